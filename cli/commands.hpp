@@ -1,0 +1,12 @@
+#pragma once
+// Each `dgnn` subcommand registers itself on the app; main() parses, runs the chosen one, and is
+// the only place that catches dgnn::Error (one line on stderr, non-zero exit).
+#include <CLI/CLI.hpp>
+
+namespace dgnn::cli {
+
+void register_train(CLI::App& app);
+void register_info(CLI::App& app);
+void register_generate(CLI::App& app);
+
+}  // namespace dgnn::cli

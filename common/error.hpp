@@ -1,0 +1,63 @@
+#pragma once
+// Typed errors: every failure dgnn reports is one of these, carrying where and what was expected.
+// Only main() catches them, prints what() as one line, and (under MPI) aborts the job.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace dgnn {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Bad contents of an input file; the message starts with "path:LINE: " when a line is known.
+class InputError : public Error {
+ public:
+  InputError(const std::string& path, int64_t line, const std::string& what)
+      : Error(format(path, line, what)) {}
+  static std::string format(const std::string& path, int64_t line, const std::string& what) {
+    return line > 0 ? path + ":" + std::to_string(line) + ": " + what : path + ": " + what;
+  }
+};
+
+// A file that cannot be opened, read or written.
+class IoError : public Error {
+ public:
+  using Error::Error;
+};
+
+// An impossible or contradictory option (command line or API config).
+class OptionError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Tensor shapes that do not fit an operation.
+class ShapeError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A device (CUDA) that is missing or failed.
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A failure in inter-process communication.
+class CommError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace dgnn
+
+// Precondition check that throws a typed error naming the call site.
+#define DGNN_CHECK(cond, ErrType, msg)                                                    \
+  do {                                                                                    \
+    if (!(cond))                                                                          \
+      throw ErrType(std::string(msg) + " [" + __FILE__ + ":" + std::to_string(__LINE__) + \
+                    "]");                                                                 \
+  } while (0)

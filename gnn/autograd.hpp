@@ -1,0 +1,76 @@
+#pragma once
+// The autograd tape. A Var is a handle to a node that holds a value, its gradient and how to
+// push that gradient to its inputs. Ops (gnn/ops.hpp) build nodes; Var::backward() runs the
+// recorded backward functions in reverse topological order. Layers never write a backward.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gnn/tensor.hpp"
+
+namespace dgnn {
+
+struct Node {
+  Tensor value;
+  Tensor grad;  // allocated (zeros) on first accumulation
+  bool requires_grad = false;
+  const char* op = "leaf";
+  std::vector<std::shared_ptr<Node>> inputs;
+  // Reads this->grad and accumulates into inputs' grads (via grad_of()).
+  std::function<void(Node&)> backward;
+
+  // The gradient buffer, zero-allocated on first use (same shape and device as value).
+  Tensor& grad_buffer();
+};
+
+class Var {
+ public:
+  Var() = default;
+  // A leaf: a constant input (requires_grad false) or a parameter (true).
+  explicit Var(Tensor value, bool requires_grad = false);
+
+  bool defined() const { return node_ != nullptr; }
+  const Tensor& value() const { return node_->value; }
+  Tensor& value() { return node_->value; }
+  // The gradient after backward(); an empty tensor if none reached this node.
+  const Tensor& grad() const { return node_->grad; }
+  Tensor& grad() { return node_->grad; }
+  bool requires_grad() const { return node_ && node_->requires_grad; }
+  int64_t rows() const { return node_->value.rows(); }
+  int64_t cols() const { return node_->value.cols(); }
+  Device device() const { return node_->value.device(); }
+  const std::shared_ptr<Node>& node() const { return node_; }
+
+  // Back-propagates from this scalar (1 x 1) Var, seeding d(this) = 1. Frees the graph of
+  // intermediate nodes' closures afterwards (leaves keep their grads).
+  void backward();
+  // Clears this node's gradient (parameters, between steps).
+  void zero_grad();
+
+ private:
+  friend Var make_op(Tensor, std::vector<Var>, std::function<void(Node&)>, const char*);
+  std::shared_ptr<Node> node_;
+};
+
+// Builds an op node. If gradients are disabled (NoGradGuard) or no input requires one, the
+// node records nothing and `backward` is dropped.
+Var make_op(Tensor value, std::vector<Var> inputs, std::function<void(Node&)> backward,
+            const char* op);
+
+// Whether ops record the tape on this thread.
+bool grad_enabled();
+
+// Disables recording in a scope (evaluation).
+class NoGradGuard {
+ public:
+  NoGradGuard();
+  ~NoGradGuard();
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+}  // namespace dgnn

@@ -1,0 +1,47 @@
+#pragma once
+// Differentiable ops: the vocabulary a layer's forward is written in. Each op computes its
+// value through kernels/ (so it runs on the tensor's device) and records its backward.
+// Graph ops (aggregate) live in gnn/graph_view.hpp; losses in gnn/loss.hpp.
+#include <cstdint>
+#include <vector>
+
+#include "gnn/autograd.hpp"
+
+namespace dgnn {
+
+// a (n x k) * b (k x m)
+Var matmul(const Var& a, const Var& b);
+// Element-wise, same shapes.
+Var add(const Var& a, const Var& b);
+Var sub(const Var& a, const Var& b);
+Var mul(const Var& a, const Var& b);
+// s * x
+Var scale(const Var& x, float s);
+// x + bias, bias is 1 x cols broadcast over rows.
+Var add_bias(const Var& x, const Var& bias);
+Var relu(const Var& x);
+Var leaky_relu(const Var& x, float slope = 0.01f);
+Var sigmoid(const Var& x);
+Var tanh(const Var& x);
+// Columns side by side (all inputs have the same row count).
+Var concat_cols(const std::vector<Var>& xs);
+// Columns [begin, end).
+Var slice_cols(const Var& x, int64_t begin, int64_t end);
+// Rows idx[i] of x (n = idx.size() rows); backward scatter-adds.
+Var gather_rows(const Var& x, std::vector<int32_t> idx);
+// Sum of all elements (1 x 1).
+Var sum(const Var& x);
+// Mean of all elements (1 x 1).
+Var mean(const Var& x);
+
+// Inverted dropout with a mask keyed by (key, row_ids[r], column); identity when !training
+// or p == 0. row_ids (may be null = row index) must outlive the backward pass.
+struct DropoutKey {
+  uint64_t seed = 0;
+  uint64_t step = 0;
+  uint64_t site = 0;  // which dropout in the model (layer index * k + position)
+  uint64_t hash() const;
+};
+Var dropout(const Var& x, float p, const DropoutKey& key, const int64_t* row_ids, bool training);
+
+}  // namespace dgnn

@@ -1,0 +1,60 @@
+#pragma once
+// Tensor: a dense row-major float32 matrix that owns its memory on one device; move-only
+// (copies are explicit with clone()), so passing one around never duplicates data by accident.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernels/views.hpp"
+
+namespace dgnn {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // rows x cols, zero-filled.
+  Tensor(int64_t rows, int64_t cols, Device dev = Device::cpu);
+  static Tensor zeros(int64_t rows, int64_t cols, Device dev = Device::cpu) {
+    return Tensor(rows, cols, dev);
+  }
+  static Tensor filled(int64_t rows, int64_t cols, float value, Device dev = Device::cpu);
+  // Copies rows*cols floats from host memory.
+  static Tensor from_host(const float* data, int64_t rows, int64_t cols, Device dev = Device::cpu);
+
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(Tensor&&) noexcept = default;
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+
+  Tensor clone() const;
+  Tensor to(Device dev) const;
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int64_t numel() const { return rows_ * cols_; }
+  Device device() const { return dev_; }
+  bool empty() const { return numel() == 0; }
+  std::string shape_str() const;
+
+  float* data() { return data_.get(); }
+  const float* data() const { return data_.get(); }
+  MatView view() { return {data(), rows_, cols_, cols_}; }
+  ConstMatView view() const { return {data(), rows_, cols_, cols_}; }
+  // Host access (CPU tensors only).
+  float& at(int64_t r, int64_t c) { return data_.get()[r * cols_ + c]; }
+  float at(int64_t r, int64_t c) const { return data_.get()[r * cols_ + c]; }
+
+  void zero();
+
+ private:
+  struct Free {
+    Device dev = Device::cpu;
+    void operator()(float* p) const noexcept;
+  };
+  std::unique_ptr<float, Free> data_;
+  int64_t rows_ = 0;
+  int64_t cols_ = 0;
+  Device dev_ = Device::cpu;
+};
+
+}  // namespace dgnn

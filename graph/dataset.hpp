@@ -1,0 +1,47 @@
+#pragma once
+// A node-classification dataset: graph + features + labels + train/val/test vertex lists,
+// loaded from files or a dataset directory (edges.txt|edges.csv[.gz], features.npy|features.txt,
+// labels.txt, train.txt, val.txt, test.txt — the layout of shared/datasets/cora).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/graph.hpp"
+
+namespace dgnn {
+
+enum class GeneratedFeatures : uint8_t { degree, onehot, random };
+
+struct DatasetOptions {
+  std::string graph;     // an edge-list file or a dataset directory
+  std::string features;  // .npy (row i = vertex id i) or text ("vertex f1 f2 ..."); overrides dir
+  std::string labels;    // text, "vertex label" per line, -1 = unlabelled; overrides dir
+  std::string train, val, test;  // text, one vertex id per line; override dir
+  EdgeListOptions edges;
+  // When no features are found: what to generate.
+  GeneratedFeatures generated = GeneratedFeatures::degree;
+  int64_t generated_dim = 64;  // random: columns; degree: one-hot degree buckets (log2)
+  // When labels exist but no split files: a random split of labelled vertices by fractions.
+  double train_frac = 0.6;
+  double val_frac = 0.2;
+  uint64_t seed = 0;
+  int32_t num_classes = 0;  // 0 = max label + 1; otherwise labels >= this are errors
+};
+
+struct Dataset {
+  Graph graph;
+  int64_t feature_dim = 0;
+  std::vector<float> features;   // num_vertices x feature_dim, row-major, dense ids
+  std::vector<int32_t> labels;   // per dense id, -1 = unlabelled; empty = no labels
+  int32_t num_classes = 0;
+  std::vector<int32_t> train, val, test;  // dense ids
+  std::string description;       // where each part came from (for `info` and logs)
+
+  int64_t num_vertices() const { return graph.num_vertices(); }
+};
+
+// Throws InputError (path:LINE: what was expected) for bad contents, IoError for missing files,
+// OptionError for contradictory options.
+Dataset load_dataset(const DatasetOptions& opt);
+
+}  // namespace dgnn

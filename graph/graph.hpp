@@ -1,0 +1,68 @@
+#pragma once
+// Reading graphs from edge-list files into a relabelled CSR, with the id mapping kept.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/csr.hpp"
+
+namespace dgnn {
+
+enum class SelfLoops : uint8_t { keep, remove };
+enum class Duplicates : uint8_t { keep, merge };  // merge: one edge, weights summed
+
+struct EdgeListOptions {
+  // 0-based columns; -1 = absent. Columns are separated by whitespace or commas.
+  int src_col = 0;
+  int dst_col = 1;
+  int weight_col = -1;
+  int time_col = -1;
+  bool directed = false;  // false: every edge is stored both ways (symmetrised)
+  SelfLoops self_loops = SelfLoops::remove;
+  Duplicates duplicates = Duplicates::merge;
+  // Binary cache of the parsed graph (see graph/cache.hpp). Empty dir = default location.
+  bool use_cache = true;
+  std::string cache_dir;
+};
+
+// Raw edges as read, in original ids, in file order.
+struct EdgeList {
+  std::vector<int64_t> src;
+  std::vector<int64_t> dst;
+  std::vector<float> weight;  // empty unless a weight column was read
+  std::vector<int64_t> time;  // empty unless a time column was read
+  int64_t lines = 0;          // lines in the file (for messages)
+};
+
+// Parses an edge-list file (plain or .gz). Lines starting with '#' or '%' are comments; a first
+// non-comment line that is not numeric is a header and skipped. Throws InputError naming
+// path:LINE for a malformed line, a non-numeric or negative id, or too few columns; IoError for
+// a missing or unreadable file; InputError for a file with no edges.
+EdgeList read_edge_list(const std::string& path, const EdgeListOptions& opt);
+
+struct Graph {
+  Csr in;                             // n x n, row = destination; values = weights if weighted
+  std::vector<int64_t> original_ids;  // dense id -> id in the file, ascending
+  bool directed = false;
+  int64_t input_edges = 0;            // edge lines read
+  int64_t self_loops_removed = 0;
+  int64_t duplicates_merged = 0;
+
+  int64_t num_vertices() const { return in.rows; }
+  // Stored directed edges (an undirected edge counts twice).
+  int64_t num_edges() const { return in.nnz(); }
+  // Dense id of an original id, or -1 when it is not a vertex.
+  int64_t dense_id(int64_t original) const;
+};
+
+// Relabels to dense ids (ascending original id order) and builds the CSR, applying the
+// direction / self-loop / duplicate policies. `extra_ids` are further vertices (e.g. labelled
+// vertices without edges) to include; `min_vertices` > 0 makes ids 0..min_vertices-1 vertices
+// (the rows of a feature matrix).
+Graph build_graph(const EdgeList& edges, const EdgeListOptions& opt,
+                  const std::vector<int64_t>& extra_ids = {}, int64_t min_vertices = 0);
+
+// read_edge_list + build_graph, through the binary cache when opt.use_cache.
+Graph load_graph(const std::string& path, const EdgeListOptions& opt, int64_t min_vertices = 0);
+
+}  // namespace dgnn

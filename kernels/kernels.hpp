@@ -1,0 +1,78 @@
+#pragma once
+// The one dispatch point for arithmetic: every kernel is declared here once, takes the device
+// first and plain views after, and is implemented per backend (kernels/cpu, kernels/cuda).
+// Callers never #ifdef on the backend. Shapes are checked here (ShapeError), not per backend.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "kernels/views.hpp"
+
+namespace dgnn::kernels {
+
+// ---- memory ------------------------------------------------------------------------------
+void* alloc(Device dev, size_t bytes);  // 64-byte aligned on the CPU; never returns null
+void free(Device dev, void* p) noexcept;
+void copy(Device dst_dev, void* dst, Device src_dev, const void* src, size_t bytes);
+void fill(Device dev, float* x, int64_t n, float value);
+
+// ---- sparse ------------------------------------------------------------------------------
+// Y = A X, or Y += A X when accumulate. A: rows x cols (values null = all ones),
+// X: cols x F, Y: rows x F. Deterministic: each output row is summed in index order.
+void spmm(Device dev, const CsrView& a, ConstMatView x, MatView y, bool accumulate = false);
+
+// ---- dense -------------------------------------------------------------------------------
+// C = alpha * op(A) * op(B) + beta * C, op = transpose when the flag is set (BLAS sgemm).
+void gemm(Device dev, bool trans_a, bool trans_b, float alpha, ConstMatView a, ConstMatView b,
+          float beta, MatView c);
+
+// ---- element-wise (contiguous arrays of n floats) ---------------------------------------
+enum class Unary : uint8_t { relu, leaky_relu, sigmoid, tanh, exp, neg };
+// y = f(x). leaky_relu uses `alpha` as the negative slope.
+void unary(Device dev, Unary op, const float* x, float* y, int64_t n, float alpha = 0.f);
+// dx (+)= dy * f'(x), given x and y = f(x) (either may be used).
+void unary_backward(Device dev, Unary op, const float* x, const float* y, const float* dy,
+                    float* dx, int64_t n, float alpha = 0.f, bool accumulate = true);
+// y = a * x + b * y
+void axpby(Device dev, int64_t n, float a, const float* x, float b, float* y);
+// z = x * y (element-wise), or z += x * y when accumulate
+void mul(Device dev, int64_t n, const float* x, const float* y, float* z, bool accumulate = false);
+// Each row of Y += bias (1 x cols).
+void add_row_vector(Device dev, MatView y, const float* bias);
+// out (1 x cols) (+)= sum over rows of X.
+void column_sum(Device dev, ConstMatView x, float* out, bool accumulate);
+// Sum of all n elements, in double.
+double sum(Device dev, const float* x, int64_t n);
+
+// ---- rows --------------------------------------------------------------------------------
+// dst[i] = src[idx[i]] for i < n (dst has n rows).
+void gather_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
+// dst[idx[i]] += src[i] for i < n. Sequential in i on equal targets (deterministic).
+void scatter_add_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
+
+// ---- dropout -----------------------------------------------------------------------------
+// Inverted dropout whose mask is a pure function of (key, row_id[r], column): any rank that
+// holds row r draws the same mask. keep iff unit_float(hash) >= p; kept values scale by 1/(1-p).
+// row_ids null means the row index itself. mask (rows*cols bytes) receives 1 for kept.
+void dropout(Device dev, ConstMatView x, float p, uint64_t key, const int64_t* row_ids,
+             MatView y, uint8_t* mask);
+// dx (+)= dy * mask / (1-p)
+void dropout_backward(Device dev, ConstMatView dy, const uint8_t* mask, float p, MatView dx,
+                      bool accumulate);
+
+// ---- losses ------------------------------------------------------------------------------
+// Softmax cross-entropy over the listed rows: returns the summed loss (double) over those rows
+// and, when dlogits.data is not null, writes dlogits[row] = scale * (softmax(row) - onehot)
+// for listed rows (other rows untouched). Labels are class indices in [0, cols).
+double softmax_xent(Device dev, ConstMatView logits, const int32_t* rows, const int32_t* labels,
+                    int64_t n, float scale, MatView dlogits);
+// Number of listed rows whose argmax equals the label (ties: lowest index).
+int64_t count_correct(Device dev, ConstMatView logits, const int32_t* rows, const int32_t* labels,
+                      int64_t n);
+
+// ---- device -----------------------------------------------------------------------------
+// True when this build has CUDA and at least one device is usable; otherwise `why` says what
+// was found (built without CUDA, or the count / error cudaGetDeviceCount gave).
+bool cuda_available(std::string* why);
+
+}  // namespace dgnn::kernels

@@ -1,0 +1,43 @@
+#pragma once
+// Non-owning views that kernels take: pointers plus extents, nothing about graphs or ranks.
+#include <cstdint>
+
+namespace dgnn {
+
+enum class Device : uint8_t { cpu, cuda };
+
+inline const char* device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
+
+// Compressed sparse rows: row r's entries are indices[offsets[r] .. offsets[r+1]).
+// 64-bit offsets (graphs past 2^31 edges), 32-bit column indices (local numbering).
+// values == nullptr means every entry is 1.
+struct CsrView {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  const int64_t* offsets = nullptr;
+  const int32_t* indices = nullptr;
+  const float* values = nullptr;
+  int64_t nnz() const { return rows > 0 ? offsets[rows] : 0; }
+};
+
+// Dense row-major float32 matrix view; ld is the distance between rows (>= cols).
+struct MatView {
+  float* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t ld = 0;
+  float* row(int64_t r) const { return data + r * ld; }
+};
+
+struct ConstMatView {
+  const float* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t ld = 0;
+  ConstMatView() = default;
+  ConstMatView(const float* d, int64_t r, int64_t c, int64_t l) : data(d), rows(r), cols(c), ld(l) {}
+  ConstMatView(const MatView& m) : data(m.data), rows(m.rows), cols(m.cols), ld(m.ld) {}
+  const float* row(int64_t r) const { return data + r * ld; }
+};
+
+}  // namespace dgnn
