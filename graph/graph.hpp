@@ -40,11 +40,24 @@ struct EdgeList {
 // a missing or unreadable file; InputError for a file with no edges.
 EdgeList read_edge_list(const std::string& path, const EdgeListOptions& opt);
 
+// The whole file, gunzipped when it starts with the gzip magic (what the parser reads).
+// IoError when missing or unreadable; InputError for corrupt gzip data.
+std::string read_file(const std::string& path);
+
+// The first edge of `path` with an endpoint id >= limit: its line and that id (line 0 when there
+// is none). Names the offending line after a (cached) load shows that some id is out of range.
+struct EdgeLocation {
+  int64_t line = 0;
+  int64_t id = -1;
+};
+EdgeLocation find_edge_id_at_least(const std::string& path, const EdgeListOptions& opt,
+                                   int64_t limit);
+
 struct Graph {
   Csr in;                             // n x n, row = destination; values = weights if weighted
   std::vector<int64_t> original_ids;  // dense id -> id in the file, ascending
   bool directed = false;
-  int64_t input_edges = 0;            // edge lines read
+  int64_t input_edges = 0;  // edge lines read
   int64_t self_loops_removed = 0;
   int64_t duplicates_merged = 0;
 
@@ -61,6 +74,10 @@ struct Graph {
 // (the rows of a feature matrix).
 Graph build_graph(const EdgeList& edges, const EdgeListOptions& opt,
                   const std::vector<int64_t>& extra_ids = {}, int64_t min_vertices = 0);
+
+// Adds `ids` (original ids, any order, existing ones ignored) as vertices without edges,
+// renumbering the dense ids so that they stay in ascending original-id order.
+void add_isolated_vertices(Graph& g, std::vector<int64_t> ids);
 
 // read_edge_list + build_graph, through the binary cache when opt.use_cache.
 Graph load_graph(const std::string& path, const EdgeListOptions& opt, int64_t min_vertices = 0);

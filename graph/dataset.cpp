@@ -1,0 +1,355 @@
+// Node-classification datasets: which files make up a dataset, and how features, labels and
+// splits are read and checked against the graph. Everything vertex-keyed in the files uses
+// original ids; everything in Dataset uses dense ids.
+#include "graph/dataset.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <filesystem>
+#include <string_view>
+
+#include "common/error.hpp"
+#include "common/hash_rng.hpp"
+#include "graph/npy.hpp"
+
+namespace dgnn {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Paths {
+  std::string edges, features, labels, train, val, test;
+};
+
+Paths resolve(const DatasetOptions& opt) {
+  if (opt.graph.empty())
+    throw OptionError("no graph given (an edge-list file or a dataset folder)");
+  Paths p;
+  std::error_code ec;
+  if (fs::is_directory(opt.graph, ec)) {
+    const fs::path dir(opt.graph);
+    auto first = [&](std::initializer_list<const char*> names) -> std::string {
+      for (const char* n : names)
+        if (fs::is_regular_file(dir / n, ec)) return (dir / n).string();
+      return {};
+    };
+    p.edges = first({"edges.txt", "edges.csv", "edges.txt.gz", "edges.csv.gz"});
+    if (p.edges.empty())
+      throw IoError("dataset folder '" + opt.graph +
+                    "' has no edges.txt, edges.csv, edges.txt.gz or edges.csv.gz");
+    p.features = first({"features.npy", "features.txt"});
+    p.labels = first({"labels.txt"});
+    p.train = first({"train.txt"});
+    p.val = first({"val.txt"});
+    p.test = first({"test.txt"});
+  } else {
+    p.edges = opt.graph;
+  }
+  for (auto [mine, given] : {std::pair{&p.features, &opt.features},
+                             {&p.labels, &opt.labels},
+                             {&p.train, &opt.train},
+                             {&p.val, &opt.val},
+                             {&p.test, &opt.test}})
+    if (!given->empty()) *mine = *given;
+  return p;
+}
+
+// Calls fn(line, fields) for each data line of a small text table. '#'/'%' comments, blank
+// lines and a non-numeric first line (a header) are skipped; whitespace and commas separate.
+template <class Fn>
+void for_each_row(const std::string& path, Fn&& fn) {
+  std::string buf = read_file(path);
+  buf.push_back('\n');
+  std::vector<std::string_view> fields;
+  int64_t line = 0;
+  bool seen = false;
+  for (size_t pos = 0; pos < buf.size();) {
+    const size_t nl = buf.find('\n', pos);
+    const std::string_view text(buf.data() + pos, nl - pos);
+    pos = nl + 1;
+    ++line;
+    fields.clear();
+    for (size_t i = 0; i < text.size();) {
+      auto sep = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == ','; };
+      while (i < text.size() && sep(text[i])) ++i;
+      size_t j = i;
+      while (j < text.size() && !sep(text[j])) ++j;
+      if (j > i) fields.push_back(text.substr(i, j - i));
+      i = j;
+    }
+    if (fields.empty() || fields[0][0] == '#' || fields[0][0] == '%') continue;
+    const char c = fields[0][0];
+    const bool numeric = (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.';
+    const bool header = !seen && !numeric;
+    seen = true;
+    if (!header) fn(line, fields);
+  }
+}
+
+template <class T>
+T parse_number(std::string_view f, const std::string& path, int64_t line, const char* what) {
+  T v{};
+  auto r = std::from_chars(f.data(), f.data() + f.size(), v);
+  if (r.ec != std::errc() || r.ptr != f.data() + f.size())
+    throw InputError(path, line,
+                     std::string("expected ") + what + ", found '" + std::string(f) + "'");
+  return v;
+}
+
+int64_t parse_vertex(std::string_view f, const std::string& path, int64_t line) {
+  const int64_t v = parse_number<int64_t>(f, path, line, "an integer vertex id");
+  if (v < 0)
+    throw InputError(path, line, "expected a non-negative vertex id, found " + std::string(f));
+  return v;
+}
+
+void expect_fields(size_t got, size_t want, const std::string& path, int64_t line,
+                   const char* layout) {
+  if (got < want)
+    throw InputError(path, line,
+                     "expected " + std::string(layout) + ", found " + std::to_string(got) +
+                         " column" + (got == 1 ? "" : "s"));
+}
+
+struct TextFeatures {
+  std::vector<int64_t> ids;
+  std::vector<float> rows;  // ids.size() x dim
+  int64_t dim = -1;
+};
+
+TextFeatures read_text_features(const std::string& path) {
+  TextFeatures t;
+  int64_t first_line = 0;
+  for_each_row(path, [&](int64_t line, const std::vector<std::string_view>& f) {
+    if (t.dim < 0) {
+      expect_fields(f.size(), 2, path, line, "'vertex f1 f2 ...'");
+      t.dim = int64_t(f.size()) - 1;
+      first_line = line;
+    } else if (int64_t(f.size()) - 1 != t.dim) {
+      throw InputError(path, line,
+                       "expected " + std::to_string(t.dim) +
+                           " feature values after the vertex id (as on line " +
+                           std::to_string(first_line) + "), found " + std::to_string(f.size() - 1));
+    }
+    t.ids.push_back(parse_vertex(f[0], path, line));
+    for (size_t k = 1; k < f.size(); ++k)
+      t.rows.push_back(parse_number<float>(f[k], path, line, "a number as feature value"));
+  });
+  if (t.ids.empty())
+    throw InputError(path, 0, "no feature rows found (expected 'vertex f1 f2 ...')");
+  return t;
+}
+
+struct LabelRow {
+  int64_t id, line;
+  int32_t label;
+};
+
+std::vector<LabelRow> read_labels(const std::string& path, int32_t num_classes) {
+  std::vector<LabelRow> rows;
+  for_each_row(path, [&](int64_t line, const std::vector<std::string_view>& f) {
+    expect_fields(f.size(), 2, path, line, "'vertex label'");
+    const int64_t v = parse_vertex(f[0], path, line);
+    const int32_t y = parse_number<int32_t>(f[1], path, line, "an integer label");
+    if (y < -1)
+      throw InputError(path, line,
+                       "expected a label >= 0, or -1 for unlabelled, found " + std::to_string(y));
+    if (num_classes > 0 && y >= num_classes)
+      throw InputError(path, line,
+                       "expected a label below the " + std::to_string(num_classes) +
+                           " classes, found " + std::to_string(y));
+    rows.push_back({v, line, y});
+  });
+  return rows;
+}
+
+std::vector<int32_t> read_split(const std::string& path, const Graph& g,
+                                const std::vector<int32_t>& labels) {
+  std::vector<int32_t> out;
+  for_each_row(path, [&](int64_t line, const std::vector<std::string_view>& f) {
+    const int64_t v = parse_vertex(f[0], path, line);
+    const int64_t d = g.dense_id(v);
+    if (d < 0)
+      throw InputError(path, line, "expected a vertex of the graph, found id " + std::to_string(v));
+    if (!labels.empty() && labels[d] < 0)
+      throw InputError(path, line,
+                       "expected a labelled vertex, vertex " + std::to_string(v) + " has no label");
+    out.push_back(int32_t(d));
+  });
+  return out;
+}
+
+void random_split(Dataset& ds, const DatasetOptions& opt) {
+  if (opt.train_frac < 0 || opt.val_frac < 0 || opt.train_frac + opt.val_frac > 1)
+    throw OptionError("split fractions must be >= 0 with train + val <= 1 (got train " +
+                      std::to_string(opt.train_frac) + ", val " + std::to_string(opt.val_frac) +
+                      ")");
+  std::vector<int32_t> pool;
+  for (size_t v = 0; v < ds.labels.size(); ++v)
+    if (ds.labels[v] >= 0) pool.push_back(int32_t(v));
+  Rng rng(hash_combine(opt.seed, 0x73706c6974));  // "split": its own stream of the seed
+  for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.below(i)]);
+  const size_t total = pool.size();
+  const size_t n_train = std::min(total, size_t(std::llround(opt.train_frac * double(total))));
+  const size_t n_val =
+      std::min(total - n_train, size_t(std::llround(opt.val_frac * double(total))));
+  ds.train.assign(pool.begin(), pool.begin() + n_train);
+  ds.val.assign(pool.begin() + n_train, pool.begin() + n_train + n_val);
+  ds.test.assign(pool.begin() + n_train + n_val, pool.end());
+  for (auto* s : {&ds.train, &ds.val, &ds.test}) std::sort(s->begin(), s->end());
+}
+
+std::string generate_features(Dataset& ds, const DatasetOptions& opt) {
+  const Graph& g = ds.graph;
+  const int64_t n = g.num_vertices();
+  if (opt.generated == GeneratedFeatures::onehot) {
+    if (n > 100000)
+      throw OptionError("one-hot vertex features need n x n values: refused for " +
+                        std::to_string(n) + " vertices (more than 100000); use degree or random");
+    ds.feature_dim = n;
+    ds.features.assign(size_t(n * n), 0.0f);
+    for (int64_t v = 0; v < n; ++v) ds.features[size_t(v * n + v)] = 1.0f;
+    return "one-hot vertex ids";
+  }
+  if (opt.generated_dim < 1)
+    throw OptionError("generated feature dimension must be >= 1, got " +
+                      std::to_string(opt.generated_dim));
+  if (opt.generated == GeneratedFeatures::random) {
+    const int64_t dim = opt.generated_dim;
+    ds.feature_dim = dim;
+    ds.features.resize(size_t(n * dim));
+    // Keyed by original id, so a vertex gets the same row whatever else is in the graph.
+    for (int64_t v = 0; v < n; ++v) {
+      const uint64_t key = hash_combine(opt.seed, uint64_t(g.original_ids[v]));
+      for (int64_t j = 0; j < dim; ++j)
+        ds.features[size_t(v * dim + j)] = 2.0f * unit_float(hash_combine(key, uint64_t(j))) - 1.0f;
+    }
+    return "random uniform [-1, 1), " + std::to_string(dim) + " columns, seed " +
+           std::to_string(opt.seed);
+  }
+  // Degree buckets: one-hot of floor(log2(in-degree + 1)), capped at generated_dim columns.
+  int64_t max_deg = 0;
+  for (int64_t v = 0; v < n; ++v) max_deg = std::max(max_deg, g.in.degree(v));
+  const int64_t dim = std::min<int64_t>(opt.generated_dim, std::bit_width(uint64_t(max_deg) + 1));
+  ds.feature_dim = dim;
+  ds.features.assign(size_t(n * dim), 0.0f);
+  for (int64_t v = 0; v < n; ++v) {
+    const int64_t b = std::bit_width(uint64_t(g.in.degree(v)) + 1) - 1;
+    ds.features[size_t(v * dim + std::min(b, dim - 1))] = 1.0f;
+  }
+  return "one-hot log2 degree buckets, " + std::to_string(dim) + " columns";
+}
+
+}  // namespace
+
+Dataset load_dataset(const DatasetOptions& opt) {
+  const Paths p = resolve(opt);
+  Dataset ds;
+  std::string desc = "graph " + p.edges;
+
+  // Features first: a .npy's row count makes ids 0..rows-1 vertices and bounds every other id.
+  const bool npy = !p.features.empty() && fs::path(p.features).extension() == ".npy";
+  NpyMatrix mat;
+  TextFeatures text;
+  int64_t npy_rows = 0;
+  if (npy) {
+    mat = read_npy(p.features);
+    npy_rows = mat.rows;
+    if (npy_rows == 0)
+      throw InputError(p.features, 0, "expected at least one row, the matrix is empty");
+  } else if (!p.features.empty()) {
+    text = read_text_features(p.features);
+  }
+  ds.graph = load_graph(p.edges, opt.edges, npy_rows);
+  if (npy && ds.graph.original_ids.back() >= npy_rows) {
+    const EdgeLocation at = find_edge_id_at_least(p.edges, opt.edges, npy_rows);
+    throw InputError(p.edges, at.line,
+                     "expected vertex ids below " + std::to_string(npy_rows) + " (the rows of " +
+                         p.features + "; row i = vertex i), found " + std::to_string(at.id));
+  }
+
+  std::vector<LabelRow> label_rows;
+  if (!p.labels.empty()) label_rows = read_labels(p.labels, opt.num_classes);
+  std::vector<int64_t> extra = text.ids;
+  for (const LabelRow& r : label_rows) {
+    if (npy && r.id >= npy_rows)
+      throw InputError(p.labels, r.line,
+                       "expected vertex ids below " + std::to_string(npy_rows) + " (the rows of " +
+                           p.features + "), found " + std::to_string(r.id));
+    extra.push_back(r.id);
+  }
+  add_isolated_vertices(ds.graph, std::move(extra));
+  const int64_t n = ds.graph.num_vertices();
+
+  if (!p.labels.empty()) {
+    ds.labels.assign(size_t(n), -1);
+    std::vector<int64_t> line_of(size_t(n), 0);
+    int32_t max_label = -1;
+    int64_t labelled = 0;
+    for (const LabelRow& r : label_rows) {
+      const int64_t d = ds.graph.dense_id(r.id);
+      if (line_of[d] != 0)
+        throw InputError(p.labels, r.line,
+                         "expected one label per vertex, vertex " + std::to_string(r.id) +
+                             " already has one (line " + std::to_string(line_of[d]) + ")");
+      line_of[d] = r.line;
+      ds.labels[d] = r.label;
+      max_label = std::max(max_label, r.label);
+      labelled += r.label >= 0;
+    }
+    ds.num_classes = opt.num_classes > 0 ? opt.num_classes : max_label + 1;
+    desc += "; labels " + p.labels + " (" + std::to_string(ds.num_classes) + " classes, " +
+            std::to_string(labelled) + " labelled)";
+  }
+
+  if (npy) {
+    // Every vertex id is below npy_rows and all of 0..npy_rows-1 are vertices: dense == original.
+    ds.feature_dim = mat.cols;
+    ds.features = std::move(mat.data);
+    desc += "; features " + p.features + " (" + std::to_string(npy_rows) + " x " +
+            std::to_string(ds.feature_dim) + ")";
+  } else if (!p.features.empty()) {
+    ds.feature_dim = text.dim;
+    ds.features.assign(size_t(n * text.dim), 0.0f);
+    std::vector<char> have(size_t(n), 0);
+    for (size_t i = 0; i < text.ids.size(); ++i) {
+      const int64_t d = ds.graph.dense_id(text.ids[i]);
+      have[d] = 1;
+      std::copy_n(text.rows.begin() + int64_t(i) * text.dim, text.dim,
+                  ds.features.begin() + d * text.dim);
+    }
+    for (int64_t d = 0; d < n; ++d)
+      if (!have[d])
+        throw InputError(p.features, 0,
+                         "expected a feature row for every vertex, vertex " +
+                             std::to_string(ds.graph.original_ids[d]) + " has none");
+    desc += "; features " + p.features + " (" + std::to_string(text.dim) + " columns)";
+  } else {
+    desc += "; features generated (" + generate_features(ds, opt) + ")";
+  }
+
+  if (!p.train.empty() || !p.val.empty() || !p.test.empty()) {
+    if (!p.train.empty()) ds.train = read_split(p.train, ds.graph, ds.labels);
+    if (!p.val.empty()) ds.val = read_split(p.val, ds.graph, ds.labels);
+    if (!p.test.empty()) ds.test = read_split(p.test, ds.graph, ds.labels);
+    desc += "; split from files";
+  } else if (!ds.labels.empty()) {
+    random_split(ds, opt);
+    desc += "; split random (seed " + std::to_string(opt.seed) + ")";
+  }
+  if (!ds.train.empty() || !ds.val.empty() || !ds.test.empty())
+    desc.append(1, ' ')
+        .append(std::to_string(ds.train.size()))
+        .append(1, '/')
+        .append(std::to_string(ds.val.size()))
+        .append(1, '/')
+        .append(std::to_string(ds.test.size()));
+  const Graph& g = ds.graph;
+  ds.description = desc + "; " + std::to_string(n) + " vertices, " + std::to_string(g.num_edges()) +
+                   " stored edges (" + (g.directed ? "directed" : "undirected") + ")";
+  return ds;
+}
+
+}  // namespace dgnn

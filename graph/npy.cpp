@@ -1,0 +1,177 @@
+// .npy reading and writing: the header is a Python dict literal; only the three keys NumPy
+// writes are read, and anything unexpected is reported with what the header said.
+#include "graph/npy.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "common/error.hpp"
+
+namespace dgnn {
+
+namespace {
+
+struct File {
+  std::FILE* f = nullptr;
+  ~File() {
+    if (f) std::fclose(f);
+  }
+};
+
+// The value text after 'key': in the header dict (up to the next top-level ',' or '}').
+std::string dict_value(const std::string& header, const std::string& key) {
+  size_t k = header.find("'" + key + "'");
+  if (k == std::string::npos) return {};
+  size_t c = header.find(':', k);
+  if (c == std::string::npos) return {};
+  size_t b = c + 1;
+  while (b < header.size() && header[b] == ' ') ++b;
+  size_t e = b;
+  int depth = 0;
+  for (; e < header.size(); ++e) {
+    char ch = header[e];
+    if (ch == '(') ++depth;
+    if (ch == ')') --depth;
+    if (depth == 0 && (ch == ',' || ch == '}')) break;
+    if (depth < 0) break;
+  }
+  std::string v = header.substr(b, e - b);
+  while (!v.empty() && v.back() == ' ') v.pop_back();
+  return v;
+}
+
+std::vector<int64_t> parse_shape(const std::string& v) {
+  std::vector<int64_t> dims;
+  if (v.size() < 2 || v.front() != '(' || v.back() != ')') return {-1};
+  const char* p = v.data() + 1;
+  const char* end = v.data() + v.size() - 1;
+  while (p < end) {
+    while (p < end && (*p == ' ' || *p == ',')) ++p;
+    if (p == end) break;
+    int64_t d;
+    auto r = std::from_chars(p, end, d);
+    if (r.ec != std::errc() || d < 0) return {-1};
+    dims.push_back(d);
+    p = r.ptr;
+    while (p < end && *p == 'L') ++p;  // Python 2 long suffix
+  }
+  return dims;
+}
+
+}  // namespace
+
+NpyMatrix read_npy(const std::string& path) {
+  File file;
+  file.f = std::fopen(path.c_str(), "rb");
+  if (!file.f) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(::fileno(file.f), &st) != 0 || S_ISDIR(st.st_mode))
+    throw IoError("cannot read '" + path + "': not a regular file");
+  auto bad = [&](const std::string& what) { return InputError(path, 0, what); };
+  unsigned char pre[10];
+  if (std::fread(pre, 1, 10, file.f) != 10 || std::memcmp(pre, "\x93NUMPY", 6) != 0)
+    throw bad("not a .npy file (expected the magic \\x93NUMPY at the start)");
+  const int major = pre[6];
+  if (major < 1 || major > 3)
+    throw bad("unsupported .npy version " + std::to_string(major) + " (expected 1, 2 or 3)");
+  int64_t header_len = pre[8] | pre[9] << 8;
+  int64_t prefix = 10;
+  if (major >= 2) {
+    unsigned char more[2];
+    if (std::fread(more, 1, 2, file.f) != 2) throw bad("truncated .npy header");
+    header_len |= int64_t(more[0]) << 16 | int64_t(more[1]) << 24;
+    prefix = 12;
+  }
+  if (header_len <= 0 || prefix + header_len > st.st_size) throw bad("truncated .npy header");
+  std::string header(size_t(header_len), '\0');
+  if (std::fread(header.data(), 1, header.size(), file.f) != header.size())
+    throw bad("truncated .npy header");
+  while (!header.empty() && (header.back() == '\n' || header.back() == ' ')) header.pop_back();
+
+  const std::string descr = dict_value(header, "descr");
+  const std::string order = dict_value(header, "fortran_order");
+  const std::vector<int64_t> shape = parse_shape(dict_value(header, "shape"));
+  int item = 0;
+  if (descr == "'<f4'" || descr == "'=f4'") item = 4;
+  if (descr == "'<f8'" || descr == "'=f8'") item = 8;
+  if (item == 0)
+    throw bad("expected float32 or float64 little-endian data ('<f4' or '<f8'), header says " +
+              (descr.empty() ? std::string("no descr") : descr) + " [" + header + "]");
+  if (order != "False")
+    throw bad("expected C order (fortran_order False), header says " +
+              (order.empty() ? std::string("nothing") : order));
+  if (shape.empty() || shape.size() > 2 || shape[0] < 0)
+    throw bad("expected a 1-D or 2-D shape, header says " + dict_value(header, "shape"));
+  NpyMatrix m;
+  m.rows = shape[0];
+  m.cols = shape.size() == 2 ? shape[1] : 1;
+  const int64_t data_bytes = st.st_size - prefix - header_len;
+  if (m.cols != 0 && m.rows > data_bytes / item / m.cols)
+    throw bad("truncated data: shape " + std::to_string(m.rows) + " x " + std::to_string(m.cols) +
+              " needs " + std::to_string(m.rows * m.cols * item) + " bytes, the file has " +
+              std::to_string(data_bytes));
+  const size_t count = size_t(m.rows * m.cols);
+  m.data.resize(count);
+  if (item == 4) {
+    if (std::fread(m.data.data(), 4, count, file.f) != count) throw bad("truncated data");
+  } else {
+    // Converted in blocks to keep the temporary small.
+    std::vector<double> block(1 << 16);
+    for (size_t done = 0; done < count;) {
+      size_t k = std::min(block.size(), count - done);
+      if (std::fread(block.data(), 8, k, file.f) != k) throw bad("truncated data");
+      for (size_t i = 0; i < k; ++i) m.data[done + i] = float(block[i]);
+      done += k;
+    }
+  }
+  return m;
+}
+
+void write_npy(const std::string& path, const float* data, int64_t rows, int64_t cols) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+                       std::to_string(rows) + ", " + std::to_string(cols) + "), }";
+  // NumPy pads the header so the data starts on a 64-byte boundary, ending in '\n'.
+  const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
+  header.append(total - 10 - header.size() - 1, ' ');
+  header.push_back('\n');
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    File file;
+    file.f = std::fopen(tmp.c_str(), "wb");
+    if (!file.f) throw IoError("cannot write '" + tmp + "': " + std::strerror(errno));
+    const unsigned char pre[10] = {0x93,
+                                   'N',
+                                   'U',
+                                   'M',
+                                   'P',
+                                   'Y',
+                                   1,
+                                   0,
+                                   (unsigned char)(header.size() & 0xff),
+                                   (unsigned char)(header.size() >> 8)};
+    const size_t count = size_t(rows * cols);
+    bool ok = std::fwrite(pre, 1, 10, file.f) == 10 &&
+              std::fwrite(header.data(), 1, header.size(), file.f) == header.size() &&
+              (count == 0 || std::fwrite(data, 4, count, file.f) == count);
+    ok = std::fclose(file.f) == 0 && ok;
+    file.f = nullptr;
+    if (!ok) {
+      std::remove(tmp.c_str());
+      throw IoError("cannot write '" + tmp + "': " + std::strerror(errno));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    throw IoError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(err));
+  }
+}
+
+}  // namespace dgnn

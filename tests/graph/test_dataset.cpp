@@ -1,0 +1,281 @@
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <set>
+
+#include "common/error.hpp"
+#include "graph/dataset.hpp"
+#include "graph/npy.hpp"
+#include "temp_files.hpp"
+
+using namespace dgnn;
+using Catch::Matchers::Contains;
+using dgnn::test::error_of;
+using dgnn::test::TempDir;
+
+namespace {
+
+DatasetOptions options(const std::string& graph, const TempDir& tmp) {
+  DatasetOptions o;
+  o.graph = graph;
+  o.edges.cache_dir = tmp.path("cache");
+  return o;
+}
+
+std::vector<float> row(const Dataset& ds, int64_t v) {
+  return {ds.features.begin() + v * ds.feature_dim, ds.features.begin() + (v + 1) * ds.feature_dim};
+}
+
+}  // namespace
+
+TEST_CASE("dataset folder: files picked up by name, ids relabelled", "[dataset]") {
+  TempDir tmp;
+  const Dataset ds = load_dataset(options(std::string(DGNN_TEST_DATA) + "/graph_tiny", tmp));
+  // Vertex 70 is only in labels.txt and features.txt: an isolated vertex.
+  CHECK(ds.graph.original_ids == std::vector<int64_t>{10, 20, 30, 40, 50, 60, 70});
+  CHECK(ds.num_vertices() == 7);
+  CHECK(ds.graph.num_edges() == 10);
+  CHECK(ds.graph.in.degree(6) == 0);
+  CHECK(ds.labels == std::vector<int32_t>{0, 1, 0, 1, -1, 2, 2});
+  CHECK(ds.num_classes == 3);
+  CHECK(ds.feature_dim == 2);
+  CHECK(row(ds, 2) == std::vector<float>{0.5f, 0.5f});
+  CHECK(row(ds, 6) == std::vector<float>{3, 3});
+  CHECK(ds.train == std::vector<int32_t>{0, 1, 3});
+  CHECK(ds.val == std::vector<int32_t>{2});
+  CHECK(ds.test == std::vector<int32_t>{5, 6});
+  CHECK_THAT(ds.description, Contains("edges.csv") && Contains("7 vertices"));
+}
+
+TEST_CASE("dataset: explicit options override the folder's files", "[dataset]") {
+  TempDir tmp;
+  DatasetOptions o = options(std::string(DGNN_TEST_DATA) + "/graph_tiny", tmp);
+  o.train = tmp.write("train.txt", "60\n");
+  o.labels = tmp.write("labels.txt", "10 4\n30 1\n60 5\n70 0\n");
+  const Dataset ds = load_dataset(o);
+  CHECK(ds.num_vertices() == 7);  // 70 still comes from features.txt
+  CHECK(ds.labels == std::vector<int32_t>{4, -1, 1, -1, -1, 5, 0});
+  CHECK(ds.num_classes == 6);
+  CHECK(ds.train == std::vector<int32_t>{5});
+  CHECK(ds.val == std::vector<int32_t>{2});
+}
+
+TEST_CASE("dataset: npy features make every row a vertex", "[dataset]") {
+  TempDir tmp;
+  const std::vector<float> x = {0, 0.5f, 1, 1.5f, 2, 2.5f, 3, 3.5f};
+  tmp.write("d/edges.txt", "0 1\n1 2\n");
+  write_npy(tmp.path("d/features.npy"), x.data(), 4, 2);
+  tmp.write("d/labels.txt", "0 1\n1 0\n2 1\n3 0\n");
+  DatasetOptions o = options(tmp.path("d"), tmp);
+  o.train_frac = 0.5;
+  o.val_frac = 0.25;
+  const Dataset ds = load_dataset(o);
+  CHECK(ds.num_vertices() == 4);
+  CHECK(ds.graph.original_ids == std::vector<int64_t>{0, 1, 2, 3});
+  CHECK(ds.graph.in.degree(3) == 0);
+  CHECK(ds.feature_dim == 2);
+  CHECK(ds.features == x);
+  // No split files: a random 2/1/1 split of the 4 labelled vertices.
+  CHECK(ds.train.size() == 2);
+  CHECK(ds.val.size() == 1);
+  CHECK(ds.test.size() == 1);
+  std::set<int32_t> all(ds.train.begin(), ds.train.end());
+  all.insert(ds.val.begin(), ds.val.end());
+  all.insert(ds.test.begin(), ds.test.end());
+  CHECK(all == std::set<int32_t>{0, 1, 2, 3});
+}
+
+TEST_CASE("dataset: an edge id beyond the feature rows names the edge line", "[dataset][errors]") {
+  TempDir tmp;
+  const std::vector<float> x(6, 1.0f);
+  write_npy(tmp.path("f.npy"), x.data(), 3, 2);
+  const std::string edges = tmp.write("e.txt", "# ids must be < 3\n0 1\n1 2\n2 5\n7 0\n");
+  DatasetOptions o = options(edges, tmp);
+  o.features = tmp.path("f.npy");
+  // Twice: the second load comes from the cache and must still find the line.
+  for (int i = 0; i < 2; ++i) {
+    CHECK_THAT(error_of<InputError>([&] { load_dataset(o); }),
+               Contains(edges + ":4: expected vertex ids below 3") && Contains("f.npy") &&
+                   Contains("found 5"));
+  }
+  o.graph = tmp.write("ok.txt", "0 1\n1 2\n");
+  o.labels = tmp.write("l.txt", "0 1\n4 0\n");
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(o); }),
+             Contains(o.labels + ":2: expected vertex ids below 3") && Contains("found 4"));
+  o.features = tmp.write("bad.npy", "not numpy");
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(o); }),
+             Contains(o.features + ": not a .npy file"));
+}
+
+TEST_CASE("dataset: label and split errors", "[dataset][errors]") {
+  TempDir tmp;
+  const std::string edges = tmp.write("e.txt", "0 1\n1 2\n");
+  DatasetOptions o = options(edges, tmp);
+  auto err = [&](std::string DatasetOptions::*field, const std::string& name,
+                 const std::string& text) {
+    DatasetOptions c = o;
+    c.*field = tmp.write(name, text);
+    return std::pair{c.*field, error_of<InputError>([&] { load_dataset(c); })};
+  };
+  {
+    auto [f, m] = err(&DatasetOptions::labels, "l1.txt", "0 1\n1 -2\n");
+    CHECK_THAT(m, Contains(f + ":2: expected a label >= 0, or -1 for unlabelled, found -2"));
+  }
+  {
+    auto [f, m] = err(&DatasetOptions::labels, "l2.txt", "# v y\n0 1\n1 x\n");
+    CHECK_THAT(m, Contains(f + ":3: expected an integer label, found 'x'"));
+  }
+  {
+    auto [f, m] = err(&DatasetOptions::labels, "l3.txt", "0 1\n1\n");
+    CHECK_THAT(m, Contains(f + ":2: expected 'vertex label', found 1 column"));
+  }
+  {
+    auto [f, m] = err(&DatasetOptions::labels, "l4.txt", "0 1\n-1 1\n");
+    CHECK_THAT(m, Contains(f + ":2: expected a non-negative vertex id, found -1"));
+  }
+  {
+    auto [f, m] = err(&DatasetOptions::labels, "l5.txt", "0 1\n2 0\n0 1\n");
+    CHECK_THAT(m, Contains(f + ":3: expected one label per vertex") && Contains("(line 1)"));
+  }
+  o.num_classes = 2;
+  {
+    auto [f, m] = err(&DatasetOptions::labels, "l6.txt", "0 1\n1 2\n");
+    CHECK_THAT(m, Contains(f + ":2: expected a label below the 2 classes, found 2"));
+  }
+  o.labels = tmp.write("labels.txt", "0 1\n1 0\n2 -1\n");
+  {
+    auto [f, m] = err(&DatasetOptions::train, "t1.txt", "0\n1\n99\n");
+    CHECK_THAT(m, Contains(f + ":3: expected a vertex of the graph, found id 99"));
+  }
+  {
+    auto [f, m] = err(&DatasetOptions::val, "t2.txt", "0\n2\n");
+    CHECK_THAT(m, Contains(f + ":2: expected a labelled vertex, vertex 2 has no label"));
+  }
+  {
+    auto [f, m] = err(&DatasetOptions::test, "t3.txt", "zero\n0\nfirst\n");
+    CHECK_THAT(m, Contains(f + ":3: expected an integer vertex id, found 'first'"));
+  }
+  DatasetOptions c = o;
+  c.labels = tmp.path("missing_labels.txt");
+  CHECK_THAT(error_of<IoError>([&] { load_dataset(c); }), Contains(c.labels));
+  c = o;
+  c.graph = tmp.path("missing_edges.txt");
+  CHECK_THAT(error_of<IoError>([&] { load_dataset(c); }), Contains(c.graph));
+  c.graph = tmp.dir();  // a folder without edges.*
+  CHECK_THAT(error_of<IoError>([&] { load_dataset(c); }), Contains("has no edges.txt"));
+  c.graph = tmp.write("empty.txt", "# nothing here\n");
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(c); }),
+             Contains(c.graph + ": no edges found"));
+}
+
+TEST_CASE("dataset: text feature errors", "[dataset][errors]") {
+  TempDir tmp;
+  DatasetOptions o = options(tmp.write("e.txt", "1 2\n2 3\n"), tmp);
+  o.features = tmp.write("f1.txt", "1 0.5 1\n2 1 1\n3 1 2 3\n");
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(o); }),
+             Contains(o.features +
+                      ":3: expected 2 feature values after the vertex id (as on line 1), found 3"));
+  o.features = tmp.write("f2.txt", "1 0.5 1\n2 1 one\n");
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(o); }),
+             Contains(o.features + ":2: expected a number as feature value, found 'one'"));
+  o.features = tmp.write("f3.txt", "1 0.5 1\n3 1 1\n");
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(o); }),
+             Contains(o.features + ": expected a feature row for every vertex, vertex 2"));
+}
+
+TEST_CASE("dataset: random split is seeded and uses labelled vertices only", "[dataset]") {
+  TempDir tmp;
+  std::string edges, labels;
+  for (int v = 0; v < 200; ++v) {
+    edges += std::to_string(v) + " " + std::to_string((v + 1) % 200) + "\n";
+    labels += std::to_string(v) + " " + (v % 4 == 3 ? "-1" : std::to_string(v % 3)) + "\n";
+  }
+  DatasetOptions o = options(tmp.write("e.txt", edges), tmp);
+  o.labels = tmp.write("l.txt", labels);
+  o.seed = 7;
+  const Dataset a = load_dataset(o), b = load_dataset(o);
+  CHECK(a.train.size() == 90);  // 150 labelled: 60% / 20% / rest
+  CHECK(a.val.size() == 30);
+  CHECK(a.test.size() == 30);
+  CHECK(a.train == b.train);
+  CHECK(a.val == b.val);
+  CHECK(std::is_sorted(a.train.begin(), a.train.end()));
+  for (auto* s : {&a.train, &a.val, &a.test})
+    for (int32_t v : *s) CHECK(a.labels[v] >= 0);
+  std::set<int32_t> all(a.train.begin(), a.train.end());
+  all.insert(a.val.begin(), a.val.end());
+  all.insert(a.test.begin(), a.test.end());
+  CHECK(all.size() == 150);
+  o.seed = 8;
+  CHECK(load_dataset(o).train != a.train);
+  o.train_frac = 0.9;
+  o.val_frac = 0.2;
+  CHECK_THROWS_AS(load_dataset(o), OptionError);
+}
+
+TEST_CASE("dataset: generated features", "[dataset]") {
+  TempDir tmp;
+  // Degrees (undirected): 0:3, 1:1, 2:1, 3:1, 9:0 (isolated, from the labels).
+  DatasetOptions o = options(tmp.write("e.txt", "0 1\n0 2\n0 3\n"), tmp);
+  o.labels = tmp.write("l.txt", "9 0\n");
+  Dataset ds = load_dataset(o);
+  CHECK(ds.num_vertices() == 5);
+  REQUIRE(ds.feature_dim == 3);  // buckets floor(log2(d + 1)) for d <= 3: 0..2
+  CHECK(row(ds, 0) == std::vector<float>{0, 0, 1});
+  CHECK(row(ds, 1) == std::vector<float>{0, 1, 0});
+  CHECK(row(ds, 4) == std::vector<float>{1, 0, 0});
+  o.generated_dim = 2;  // capped: high degrees share the last bucket
+  CHECK(row(load_dataset(o), 0) == std::vector<float>{0, 1});
+
+  o.generated = GeneratedFeatures::onehot;
+  ds = load_dataset(o);
+  REQUIRE(ds.feature_dim == 5);
+  CHECK(row(ds, 3) == std::vector<float>{0, 0, 0, 1, 0});
+
+  o.generated = GeneratedFeatures::random;
+  o.generated_dim = 4;
+  o.seed = 3;
+  ds = load_dataset(o);
+  REQUIRE(ds.feature_dim == 4);
+  CHECK(ds.features.size() == 20);
+  for (float f : ds.features) CHECK((f >= -1.0f && f < 1.0f));
+  CHECK(row(ds, 0) != row(ds, 1));
+  // Keyed by original id: vertex 9 keeps its row when another vertex joins the graph.
+  const std::vector<float> nine = row(ds, 4);
+  o.labels = tmp.write("l2.txt", "9 0\n5 1\n");
+  CHECK(row(load_dataset(o), 5) == nine);
+  o.seed = 4;
+  CHECK(row(load_dataset(o), 5) != nine);
+}
+
+TEST_CASE("dataset: one-hot features are refused above 100k vertices", "[dataset][errors]") {
+  TempDir tmp;
+  std::string edges;
+  for (int i = 0; i < 50001; ++i)
+    edges += std::to_string(2 * i) + " " + std::to_string(2 * i + 1) + "\n";
+  DatasetOptions o = options(tmp.write("e.txt", edges), tmp);
+  o.generated = GeneratedFeatures::onehot;
+  CHECK_THAT(error_of<OptionError>([&] { load_dataset(o); }),
+             Contains("100002 vertices") && Contains("100000"));
+}
+
+TEST_CASE("dataset: cora from the shared datasets, when present", "[dataset][cora]") {
+  const std::string dir = std::string(DGNN_SOURCE_DIR) + "/../shared/datasets/cora";
+  if (!std::filesystem::exists(dir + "/edges.txt")) {
+    WARN("SKIPPED: no shared datasets at " << dir);
+    return;
+  }
+  TempDir tmp;
+  const Dataset ds = load_dataset(options(dir, tmp));
+  CHECK(ds.num_vertices() == 2708);
+  CHECK(ds.graph.input_edges == 5278);
+  CHECK(ds.graph.num_edges() == 10556);
+  CHECK(ds.feature_dim == 1433);
+  CHECK(ds.num_classes == 7);
+  CHECK(ds.train.size() == 140);
+  CHECK(ds.val.size() == 500);
+  CHECK(ds.test.size() == 1000);
+  INFO(ds.description);
+  CHECK(ds.graph.self_loops_removed == 0);
+  CHECK(ds.graph.duplicates_merged == 0);
+}

@@ -1,0 +1,279 @@
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "common/error.hpp"
+#include "graph/graph.hpp"
+#include "temp_files.hpp"
+
+using namespace dgnn;
+using Catch::Matchers::Contains;
+using dgnn::test::error_of;
+using dgnn::test::TempDir;
+
+namespace {
+
+EdgeListOptions no_cache() {
+  EdgeListOptions o;
+  o.use_cache = false;
+  return o;
+}
+
+const char* kTriangle =
+    "# a triangle with a self-loop and a reversed duplicate\n"
+    "% matrix-market style comment\n"
+    "5 7\n"
+    "7 9\n"
+    "\n"
+    "9 5\n"
+    "5 5\n"
+    "7 5\n";
+
+}  // namespace
+
+TEST_CASE("undirected: symmetrised, self-loop removed, duplicates merged", "[edge_list]") {
+  TempDir tmp;
+  const std::string f = tmp.write("tri.txt", kTriangle);
+  const EdgeListOptions o = no_cache();
+  const EdgeList e = read_edge_list(f, o);
+  CHECK(e.src == std::vector<int64_t>{5, 7, 9, 5, 7});
+  CHECK(e.dst == std::vector<int64_t>{7, 9, 5, 5, 5});
+  CHECK(e.weight.empty());
+  CHECK(e.time.empty());
+  CHECK(e.lines == 8);
+
+  const Graph g = build_graph(e, o);
+  CHECK(g.original_ids == std::vector<int64_t>{5, 7, 9});
+  CHECK(g.in.offsets == std::vector<int64_t>{0, 2, 4, 6});
+  CHECK(g.in.indices == std::vector<int32_t>{1, 2, 0, 2, 0, 1});
+  CHECK_FALSE(g.in.weighted());
+  CHECK_FALSE(g.directed);
+  CHECK(g.input_edges == 5);
+  CHECK(g.self_loops_removed == 1);
+  CHECK(g.duplicates_merged == 2);  // 7->5 repeats 5-7 in both stored directions
+  CHECK(g.num_vertices() == 3);
+  CHECK(g.num_edges() == 6);
+  CHECK(g.dense_id(7) == 1);
+  CHECK(g.dense_id(6) == -1);
+  CHECK(g.dense_id(10) == -1);
+}
+
+TEST_CASE("directed: rows are destinations, policies keep", "[edge_list]") {
+  TempDir tmp;
+  const std::string f = tmp.write("tri.txt", std::string(kTriangle) + "5 7\n");
+  EdgeListOptions o = no_cache();
+  o.directed = true;
+  o.self_loops = SelfLoops::keep;
+  o.duplicates = Duplicates::keep;
+  Graph g = load_graph(f, o);
+  CHECK(g.directed);
+  // in-edges: 5 <- {5, 7, 9}; 7 <- {5, 5}; 9 <- {7}
+  CHECK(g.in.offsets == std::vector<int64_t>{0, 3, 5, 6});
+  CHECK(g.in.indices == std::vector<int32_t>{0, 1, 2, 0, 0, 1});
+  CHECK(g.self_loops_removed == 0);
+  CHECK(g.duplicates_merged == 0);
+
+  o.duplicates = Duplicates::merge;
+  g = load_graph(f, o);
+  CHECK(g.in.offsets == std::vector<int64_t>{0, 3, 4, 5});
+  CHECK(g.in.indices == std::vector<int32_t>{0, 1, 2, 0, 1});
+  CHECK(g.duplicates_merged == 1);
+
+  // An undirected self-loop is stored once.
+  o.directed = false;
+  g = load_graph(f, o);
+  CHECK(g.in.offsets == std::vector<int64_t>{0, 3, 5, 7});
+  CHECK(g.in.indices == std::vector<int32_t>{0, 1, 2, 0, 2, 0, 1});
+}
+
+TEST_CASE("weight and time columns; merged weights are summed", "[edge_list]") {
+  const std::string f = std::string(DGNN_TEST_DATA) + "/graph_weighted.txt";
+  EdgeListOptions o = no_cache();
+  o.weight_col = 2;
+  o.time_col = 3;
+  const EdgeList e = read_edge_list(f, o);
+  CHECK(e.src == std::vector<int64_t>{1, 2, 1});
+  CHECK(e.dst == std::vector<int64_t>{2, 3, 2});
+  CHECK(e.weight == std::vector<float>{0.5f, 1.5f, 2.0f});
+  CHECK(e.time == std::vector<int64_t>{100, 200, 300});
+
+  o.directed = true;
+  Graph g = build_graph(e, o);
+  CHECK(g.in.offsets == std::vector<int64_t>{0, 0, 1, 2});
+  CHECK(g.in.indices == std::vector<int32_t>{0, 1});
+  CHECK(g.in.values == std::vector<float>{2.5f, 1.5f});
+
+  o.directed = false;
+  g = build_graph(e, o);
+  CHECK(g.in.offsets == std::vector<int64_t>{0, 1, 3, 4});
+  CHECK(g.in.indices == std::vector<int32_t>{1, 0, 2, 1});
+  CHECK(g.in.values == std::vector<float>{2.5f, 2.5f, 1.5f, 1.5f});
+
+  o.weight_col = -1;  // the weights are then ignored: unweighted merge
+  g = load_graph(f, o);
+  CHECK_FALSE(g.in.weighted());
+  CHECK(g.in.indices == std::vector<int32_t>{1, 0, 2, 1});
+}
+
+TEST_CASE("header line, commas, chosen columns, CRLF", "[edge_list]") {
+  TempDir tmp;
+  const std::string f = tmp.write("t.csv",
+                                  "# exported\r\n"
+                                  "when,to,from\r\n"
+                                  "100,2,1\r\n"
+                                  "200 , 3 ,2,extra\r\n"
+                                  "300\t4\t3\r\n");
+  EdgeListOptions o = no_cache();
+  o.time_col = 0;
+  o.dst_col = 1;
+  o.src_col = 2;
+  const EdgeList e = read_edge_list(f, o);
+  CHECK(e.src == std::vector<int64_t>{1, 2, 3});
+  CHECK(e.dst == std::vector<int64_t>{2, 3, 4});
+  CHECK(e.time == std::vector<int64_t>{100, 200, 300});
+
+  // A file without a trailing newline reads its last line.
+  const std::string g = tmp.write("nonl.txt", "FromNodeId ToNodeId\n1 2\n3 4");
+  CHECK(read_edge_list(g, no_cache()).dst == std::vector<int64_t>{2, 4});
+}
+
+TEST_CASE("relabelling keeps huge ids in ascending order", "[edge_list]") {
+  TempDir tmp;
+  const int64_t big = int64_t(1) << 62, max = INT64_MAX;
+  const std::string f = tmp.write("huge.txt", std::to_string(big) + " 3\n" + std::to_string(max) +
+                                                  " " + std::to_string(big) + "\n");
+  const Graph g = load_graph(f, no_cache());
+  CHECK(g.original_ids == std::vector<int64_t>{3, big, max});
+  CHECK(g.dense_id(big) == 1);
+  CHECK(g.dense_id(max) == 2);
+  CHECK(g.dense_id(big + 1) == -1);
+  CHECK(g.in.offsets == std::vector<int64_t>{0, 1, 3, 4});
+  CHECK(g.in.indices == std::vector<int32_t>{1, 0, 2, 1});
+
+  // The sparse (sort + unique) and direct-array paths agree on the same structure.
+  const std::string sparse = tmp.write("sparse.txt", "0 3000000\n3000000 9\n9 0\n");
+  const std::string dense = tmp.write("dense.txt", "0 30\n30 9\n9 0\n");
+  const Graph a = load_graph(sparse, no_cache()), b = load_graph(dense, no_cache());
+  CHECK(a.original_ids == std::vector<int64_t>{0, 9, 3000000});
+  CHECK(b.original_ids == std::vector<int64_t>{0, 9, 30});
+  CHECK(a.in.offsets == b.in.offsets);
+  CHECK(a.in.indices == b.in.indices);
+}
+
+TEST_CASE("build_graph adds extra and min_vertices vertices without edges", "[edge_list]") {
+  EdgeList e;
+  e.src = {4};
+  e.dst = {6};
+  const Graph g = build_graph(e, no_cache(), {100, 6}, 3);
+  CHECK(g.original_ids == std::vector<int64_t>{0, 1, 2, 4, 6, 100});
+  CHECK(g.in.offsets == std::vector<int64_t>{0, 0, 0, 0, 1, 2, 2});
+  CHECK(g.in.indices == std::vector<int32_t>{4, 3});
+
+  Graph h = g;
+  add_isolated_vertices(h, {5, 1000, 4, 5});
+  CHECK(h.original_ids == std::vector<int64_t>{0, 1, 2, 4, 5, 6, 100, 1000});
+  CHECK(h.in.offsets == std::vector<int64_t>{0, 0, 0, 0, 1, 1, 2, 2, 2});
+  CHECK(h.in.indices == std::vector<int32_t>{5, 3});
+}
+
+TEST_CASE("gzip input reads the same as plain text", "[edge_list]") {
+  TempDir tmp;
+  const std::string text = "# gz\n1 2\n2 3\n3 1\n10 1\n";
+  const std::string plain = tmp.write("e.txt", text);
+  const std::string gz = tmp.write_gz("e.txt.gz", text);
+  CHECK(read_file(gz) == text);
+  const EdgeList a = read_edge_list(plain, no_cache()), b = read_edge_list(gz, no_cache());
+  CHECK(a.src == b.src);
+  CHECK(a.dst == b.dst);
+  CHECK(b.lines == 5);
+
+  // Two gzip members: the size hint in the trailer covers only the last one.
+  std::string many;
+  for (int i = 0; i < 100000; ++i) many += "1 2\n";
+  const std::string multi = tmp.write_gz("m.txt.gz", many);
+  gzFile app = gzopen(multi.c_str(), "ab");
+  gzputs(app, "3 4\n");
+  gzclose(app);
+  const EdgeList m = read_edge_list(multi, no_cache());
+  REQUIRE(m.src.size() == 100001);
+  CHECK(m.src.back() == 3);
+
+  // Damaged compressed data is an input error, not a crash.
+  std::string raw;
+  {
+    std::ifstream in(multi, std::ios::binary);
+    raw.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  for (size_t i = 12; i < raw.size() / 2; i += 7) raw[i] = char(raw[i] ^ 0x5a);
+  const std::string bad = tmp.write("bad.txt.gz", raw);
+  const std::string msg = error_of<InputError>([&] { read_edge_list(bad, no_cache()); });
+  CHECK_THAT(msg, Contains(bad) && Contains("corrupt gzip data"));
+}
+
+TEST_CASE("edge-list errors name path:LINE and what was expected", "[edge_list][errors]") {
+  TempDir tmp;
+  EdgeListOptions o = no_cache();
+  auto err = [&](const std::string& name, const std::string& text) {
+    const std::string f = tmp.write(name, text);
+    return std::pair{f, error_of<InputError>([&] { read_edge_list(f, o); })};
+  };
+  {
+    auto [f, msg] = err("alpha.txt", "1 2\nabc 3\n");
+    CHECK_THAT(msg, Contains(f + ":2: expected an integer vertex id, found 'abc'"));
+  }
+  {
+    auto [f, msg] = err("malformed.txt", "# c\n1 2\n3 4x\n");
+    CHECK_THAT(msg, Contains(f + ":3: expected an integer vertex id, found '4x'"));
+  }
+  {
+    auto [f, msg] = err("float.txt", "1 2\n3.5 4\n");
+    CHECK_THAT(msg, Contains(f + ":2: expected an integer vertex id, found '3.5'"));
+  }
+  {
+    auto [f, msg] = err("neg.txt", "1 2\n\n-3 4\n");
+    CHECK_THAT(msg, Contains(f + ":3: expected a non-negative vertex id, found '-3'"));
+  }
+  {
+    auto [f, msg] = err("overflow.txt", "9223372036854775808 1\n");
+    CHECK_THAT(msg, Contains(f + ":1: vertex id '9223372036854775808' does not fit"));
+  }
+  {
+    auto [f, msg] = err("empty_field.csv", "1,2\n1,,2\n");
+    CHECK_THAT(msg, Contains(f + ":2: expected an integer vertex id, found nothing"));
+  }
+  {
+    auto [f, msg] = err("short.txt", "1 2\n3\n");
+    CHECK_THAT(msg, Contains(f + ":2: expected at least 2 columns") && Contains("found 1"));
+  }
+  o.weight_col = 2;
+  {
+    auto [f, msg] = err("noweight.txt", "1 2 0.5\n3 4\n");
+    CHECK_THAT(msg, Contains(f + ":2: expected at least 3 columns") && Contains("weight in 2") &&
+                        Contains("found 2"));
+  }
+  {
+    auto [f, msg] = err("badweight.txt", "1 2 0.5\n3 4 heavy\n");
+    CHECK_THAT(msg, Contains(f + ":2: expected a number for the weight, found 'heavy'"));
+  }
+  o.weight_col = -1;
+  {
+    auto [f, msg] = err("empty.txt", "");
+    CHECK_THAT(msg, Contains(f + ": no edges found"));
+  }
+  {
+    auto [f, msg] = err("only_comments.txt", "# nothing\nsrc dst\n\n");
+    CHECK_THAT(msg, Contains(f + ": no edges found"));
+  }
+  const std::string missing = tmp.path("does_not_exist.txt");
+  const std::string msg = error_of<IoError>([&] { read_edge_list(missing, o); });
+  CHECK_THAT(msg, Contains("cannot open '" + missing + "'"));
+  CHECK_THROWS_AS(read_edge_list(tmp.dir(), o), IoError);
+}
+
+TEST_CASE("find_edge_id_at_least locates the first offending line", "[edge_list]") {
+  TempDir tmp;
+  const std::string f = tmp.write("e.txt", "# c\n0 1\n1 2\n7 1\n9 9\n");
+  const EdgeLocation at = find_edge_id_at_least(f, no_cache(), 3);
+  CHECK(at.line == 4);
+  CHECK(at.id == 7);
+  CHECK(find_edge_id_at_least(f, no_cache(), 10).line == 0);
+}

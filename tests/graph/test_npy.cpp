@@ -1,0 +1,115 @@
+#include <catch2/catch.hpp>
+#include <cstring>
+
+#include "common/error.hpp"
+#include "graph/graph.hpp"
+#include "graph/npy.hpp"
+#include "temp_files.hpp"
+
+using namespace dgnn;
+using Catch::Matchers::Contains;
+using dgnn::test::error_of;
+using dgnn::test::TempDir;
+
+namespace {
+
+// A .npy written byte by byte, as NumPy would (v1 header padded to 64 bytes).
+std::string npy_bytes(const std::string& dict, const void* data, size_t bytes, int major = 1) {
+  std::string header = dict;
+  const size_t pre = major == 1 ? 10 : 12;
+  while ((pre + header.size() + 1) % 64) header.push_back(' ');
+  header.push_back('\n');
+  std::string out = "\x93NUMPY";
+  out.push_back(char(major));
+  out.push_back(0);
+  out.push_back(char(header.size() & 0xff));
+  out.push_back(char(header.size() >> 8));
+  if (major != 1) out.append(2, '\0');
+  out += header;
+  out.append(static_cast<const char*>(data), bytes);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("npy: float32 round trip through write_npy", "[npy]") {
+  TempDir tmp;
+  const std::vector<float> m = {1, 2, 3, 4, 5, 6.5f};
+  const std::string f = tmp.path("m.npy");
+  write_npy(f, m.data(), 2, 3);
+  const std::string raw = read_file(f);
+  CHECK(raw.size() % 64 == 24);  // 64-byte aligned header, then 6 floats
+  const NpyMatrix r = read_npy(f);
+  CHECK(r.rows == 2);
+  CHECK(r.cols == 3);
+  CHECK(r.data == m);
+}
+
+TEST_CASE("npy: float64, 1-D and version 2 headers", "[npy]") {
+  TempDir tmp;
+  const double d[4] = {0.5, -1.25, 3, 1e-3};
+  const std::string f = tmp.write(
+      "d.npy", npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", d, 32));
+  NpyMatrix r = read_npy(f);
+  CHECK(r.rows == 2);
+  CHECK(r.cols == 2);
+  CHECK(r.data == std::vector<float>{0.5f, -1.25f, 3.0f, 1e-3f});
+
+  const float v[3] = {7, 8, 9};
+  const std::string g = tmp.write(
+      "v.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", v, 12, 2));
+  r = read_npy(g);
+  CHECK(r.rows == 3);
+  CHECK(r.cols == 1);
+  CHECK(r.data == std::vector<float>{7, 8, 9});
+}
+
+TEST_CASE("npy: bad headers are input errors naming the file", "[npy][errors]") {
+  TempDir tmp;
+  const float x[4] = {1, 2, 3, 4};
+  auto msg_of = [&](const std::string& name, const std::string& bytes) {
+    const std::string f = tmp.write(name, bytes);
+    return std::pair{f, error_of<InputError>([&] { read_npy(f); })};
+  };
+  {
+    auto [f, m] = msg_of("text.npy", "0 1 2\n3 4 5\n");
+    CHECK_THAT(m, Contains(f + ": not a .npy file"));
+  }
+  {
+    auto [f, m] = msg_of(
+        "int.npy", npy_bytes("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }", x, 16));
+    CHECK_THAT(m, Contains(f + ": expected float32 or float64") && Contains("'<i4'"));
+  }
+  {
+    auto [f, m] = msg_of(
+        "big.npy", npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }", x, 16));
+    CHECK_THAT(m, Contains(f + ": expected float32 or float64") && Contains("'>f4'"));
+  }
+  {
+    auto [f, m] =
+        msg_of("fortran.npy",
+               npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", x, 16));
+    CHECK_THAT(m, Contains(f + ": expected C order") && Contains("True"));
+  }
+  {
+    auto [f, m] =
+        msg_of("3d.npy",
+               npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 2), }", x, 16));
+    CHECK_THAT(m, Contains(f + ": expected a 1-D or 2-D shape") && Contains("(1, 2, 2)"));
+  }
+  {
+    auto [f, m] =
+        msg_of("short.npy",
+               npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }", x, 16));
+    CHECK_THAT(m, Contains(f + ": truncated data: shape 3 x 2 needs 24 bytes, the file has 16"));
+  }
+  {
+    std::string b = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", x, 16);
+    b[8] = char(0xff);  // header length beyond the file
+    b[9] = char(0x7f);
+    auto [f, m] = msg_of("hlen.npy", b);
+    CHECK_THAT(m, Contains(f + ": truncated .npy header"));
+  }
+  const std::string missing = tmp.path("none.npy");
+  CHECK_THAT(error_of<IoError>([&] { read_npy(missing); }), Contains(missing));
+}
