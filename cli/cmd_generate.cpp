@@ -1,0 +1,111 @@
+// `dgnn generate <generator>`: synthetic datasets written as a dataset directory that `train`
+// and `info` read. Each generator is one sibling subcommand with its own options.
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "common/error.hpp"
+#include "common/timer.hpp"
+#include "datasets/sbm.hpp"
+
+namespace dgnn::cli {
+
+namespace {
+
+struct SbmArgs {
+  SbmConfig cfg;
+  std::string out;
+};
+
+void add_sbm(CLI::App* gen) {
+  auto args = std::make_shared<SbmArgs>();
+  SbmConfig& c = args->cfg;
+  CLI::App* cmd = gen->add_subcommand(
+      "sbm",
+      "Planted-partition stochastic block model: classes joined mostly within themselves, "
+      "features = class centroid * signal + N(0, noise^2)");
+  cmd->add_option("--vertices,-n", c.vertices, "Number of vertices")
+      ->check(CLI::Range(int64_t(2), int64_t(std::numeric_limits<int32_t>::max())))
+      ->capture_default_str();
+  cmd->add_option("--classes,-c", c.classes, "Number of classes (planted blocks)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--avg-degree,-d", c.avg_degree,
+                  "Average degree: 2 * undirected edges / vertices")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--homophily", c.homophily,
+                  "Fraction of edges that join two vertices of the same class")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--features,-f", c.feature_dim, "Feature columns")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--signal", c.signal,
+                  "Scale of the class centroids in the features (0 = features carry no label)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--noise", c.noise, "Standard deviation of the per-vertex feature noise")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--degree-skew", c.degree_skew,
+                  "0 = Poisson-like degrees; in (0, 1) power-law degrees with tail index "
+                  "1/skew (0.5 ~ preferential attachment)")
+      ->check(CLI::Range(0.0, 0.99))
+      ->capture_default_str();
+  cmd->add_option("--train-frac", c.train_frac, "Fraction of vertices in train.txt")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--val-frac", c.val_frac, "Fraction of vertices in val.txt")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  CLI::Option* test_frac =
+      cmd->add_option(
+             "--test-frac", c.test_frac,
+             "Fraction of vertices in test.txt (default: the rest; train + val + test <= 1)")
+          ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--seed,-s", c.seed, "Random seed: the same seed gives the same files")
+      ->capture_default_str();
+  cmd->add_option("--out,-o", args->out,
+                  "Output dataset directory (created; an existing dataset there is replaced)")
+      ->required();
+  cmd->callback([args, test_frac] {
+    SbmConfig& c = args->cfg;
+    if (c.train_frac + c.val_frac > 1 + 1e-9)
+      throw OptionError("generate sbm: --train-frac + --val-frac exceed 1");
+    // So that --train-frac 0.8 alone shrinks the test set instead of being an error.
+    if (test_frac->count() == 0) c.test_frac = std::max(0.0, 1.0 - c.train_frac - c.val_frac);
+    // validate() (in generate_sbm) throws OptionError for what per-option checks cannot see.
+    Timer timer;
+    SbmDataset ds = generate_sbm(args->cfg);
+    ds.write_dataset_dir(args->out);
+    std::printf(
+        "sbm: %lld vertices, %lld edges (homophily %.3f), %d classes, %lld features "
+        "-> %s in %.2f s\n",
+        (long long)ds.num_vertices(), (long long)ds.num_edges(), ds.measured_homophily(),
+        args->cfg.classes, (long long)args->cfg.feature_dim, args->out.c_str(), timer.ms() / 1000);
+  });
+}
+
+}  // namespace
+
+void register_generate(CLI::App& app) {
+  CLI::App* gen =
+      app.add_subcommand("generate", "Write a synthetic dataset directory (see the generators)");
+  add_sbm(gen);
+  // Runs after the chosen generator's callback; with none chosen, say which exist.
+  gen->callback([gen] {
+    if (!gen->get_subcommands().empty()) return;
+    std::string names;
+    for (const CLI::App* sub :
+         gen->get_subcommands([](CLI::App* a) { return !a->get_name().empty(); }))
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    throw OptionError("generate: name a generator: " + names +
+                      " (dgnn generate <generator> --help)");
+  });
+}
+
+}  // namespace dgnn::cli

@@ -1,0 +1,123 @@
+#include "cli/options.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dgnn::cli {
+
+namespace {
+
+// An enum option spelled by name. The enums have uint8_t storage, which CLI11's
+// CheckedTransformer would print as raw characters in help and errors; matching the name with
+// IsMember and mapping it here keeps both readable ("--x: foo not in {a,b}").
+template <typename Enum>
+CLI::Option* add_enum_option(CLI::App* cmd, const std::string& flag, Enum& target,
+                             std::vector<std::pair<std::string, Enum>> names,
+                             const std::string& help) {
+  std::vector<std::string> keys;
+  std::string current;
+  for (const auto& [name, value] : names) {
+    keys.push_back(name);
+    if (value == target) current = name;
+  }
+  return cmd
+      ->add_option_function<std::string>(
+          flag,
+          [&target, names](const std::string& s) {
+            for (const auto& [name, value] : names)
+              if (name == s) target = value;
+          },
+          help)
+      ->transform(CLI::IsMember(keys, CLI::ignore_case))
+      ->default_str(current);
+}
+
+}  // namespace
+
+void add_edge_list_options(CLI::App* cmd, EdgeListOptions& opt) {
+  const std::string group = "Edge list";
+  cmd->add_flag("--directed", opt.directed,
+                "Keep edges one-way (src -> dst); by default every edge is stored both ways")
+      ->group(group);
+  cmd->add_option("--src-col", opt.src_col, "0-based column of the source vertex id")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--dst-col", opt.dst_col, "0-based column of the destination vertex id")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--weight-col", opt.weight_col,
+                  "0-based column of the edge weight (default: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(group);
+  cmd->add_option("--time-col", opt.time_col,
+                  "0-based column of the edge timestamp, for temporal graphs (default: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(group);
+  add_enum_option(cmd, "--self-loops", opt.self_loops,
+                  {{"keep", SelfLoops::keep}, {"remove", SelfLoops::remove}},
+                  "What to do with edges v -> v")
+      ->group(group);
+  add_enum_option(cmd, "--duplicates", opt.duplicates,
+                  {{"keep", Duplicates::keep}, {"merge", Duplicates::merge}},
+                  "Repeated edges: keep every copy, or merge into one (weights summed)")
+      ->group(group);
+  cmd->add_flag_callback(
+         "--no-cache", [&opt] { opt.use_cache = false; },
+         "Parse the edge list even if a binary cache of it exists, and write none")
+      ->group(group);
+}
+
+void add_dataset_options(CLI::App* cmd, DatasetOptions& opt) {
+  const std::string group = "Dataset";
+  cmd->add_option("--features", opt.features,
+                  "Feature matrix: .npy (row i = vertex id i) or text 'vertex f1 f2 ...' "
+                  "(default: features.npy|features.txt of a dataset directory)")
+      ->check(CLI::ExistingFile)
+      ->group(group);
+  cmd->add_option("--labels", opt.labels,
+                  "Labels, 'vertex label' per line, -1 = unlabelled (default: labels.txt of a "
+                  "dataset directory)")
+      ->check(CLI::ExistingFile)
+      ->group(group);
+  cmd->add_option("--train-ids", opt.train, "Training vertex ids, one per line")
+      ->check(CLI::ExistingFile)
+      ->group(group);
+  cmd->add_option("--val-ids", opt.val, "Validation vertex ids, one per line")
+      ->check(CLI::ExistingFile)
+      ->group(group);
+  cmd->add_option("--test-ids", opt.test, "Test vertex ids, one per line")
+      ->check(CLI::ExistingFile)
+      ->group(group);
+  add_enum_option(cmd, "--generate-features", opt.generated,
+                  {{"degree", GeneratedFeatures::degree},
+                   {"onehot", GeneratedFeatures::onehot},
+                   {"random", GeneratedFeatures::random}},
+                  "Features to make when none are given: degree (one-hot log2 degree bucket), "
+                  "onehot (vertex id), random")
+      ->group(group);
+  cmd->add_option("--feature-dim", opt.generated_dim, "Columns of generated features")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--train-frac", opt.train_frac,
+                  "Without split files: fraction of labelled vertices to train on")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--val-frac", opt.val_frac,
+                  "Without split files: fraction of labelled vertices to validate on (the rest "
+                  "is the test set)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--num-classes", opt.num_classes,
+                  "Number of classes (default: largest label + 1; larger labels are errors)")
+      ->check(CLI::PositiveNumber)
+      ->group(group);
+  add_edge_list_options(cmd, opt.edges);
+}
+
+}  // namespace dgnn::cli
