@@ -22,6 +22,11 @@ struct Node {
 
   // The gradient buffer, zero-allocated on first use (same shape and device as value).
   Tensor& grad_buffer();
+
+  Node() = default;
+  // Unlinks a chain of inputs iteratively: dropping a tape thousands of ops deep must not
+  // recurse once per node through shared_ptr destructors and overflow the stack.
+  ~Node();
 };
 
 class Var {
@@ -43,9 +48,10 @@ class Var {
   const std::shared_ptr<Node>& node() const { return node_; }
 
   // Back-propagates from this scalar (1 x 1) Var, seeding d(this) = 1. Frees the graph of
-  // intermediate nodes' closures afterwards (leaves keep their grads).
+  // intermediate nodes' closures afterwards (leaves keep their grads; intermediate nodes'
+  // grads are released too). A second backward through a released graph throws.
   void backward();
-  // Clears this node's gradient (parameters, between steps).
+  // Clears this node's gradient (parameters, between steps): grad() is empty afterwards.
   void zero_grad();
 
  private:

@@ -17,6 +17,8 @@ class Tensor {
   static Tensor zeros(int64_t rows, int64_t cols, Device dev = Device::cpu) {
     return Tensor(rows, cols, dev);
   }
+  // rows x cols with unspecified contents, for outputs a kernel overwrites entirely.
+  static Tensor uninitialized(int64_t rows, int64_t cols, Device dev = Device::cpu);
   static Tensor filled(int64_t rows, int64_t cols, float value, Device dev = Device::cpu);
   // Copies rows*cols floats from host memory.
   static Tensor from_host(const float* data, int64_t rows, int64_t cols, Device dev = Device::cpu);
@@ -48,7 +50,7 @@ class Tensor {
 
  private:
   struct Free {
-    Device dev = Device::cpu;
+    Device dev;  // no initializer: keeps Free default-constructible inside Tensor
     void operator()(float* p) const noexcept;
   };
   std::unique_ptr<float, Free> data_;

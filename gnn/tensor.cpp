@@ -1,0 +1,58 @@
+// Tensor storage goes through kernels::alloc/free so a tensor lives on any device the kernels
+// support, with no device code here.
+#include "gnn/tensor.hpp"
+
+#include "common/error.hpp"
+#include "kernels/kernels.hpp"
+
+namespace dgnn {
+
+void Tensor::Free::operator()(float* p) const noexcept { kernels::free(dev, p); }
+
+Tensor::Tensor(int64_t rows, int64_t cols, Device dev) : Tensor(uninitialized(rows, cols, dev)) {
+  kernels::fill(dev, data(), numel(), 0.f);
+}
+
+Tensor Tensor::uninitialized(int64_t rows, int64_t cols, Device dev) {
+  if (rows < 0 || cols < 0)
+    throw ShapeError("Tensor: negative shape [" + std::to_string(rows) + " x " +
+                     std::to_string(cols) + "]");
+  Tensor t;
+  t.rows_ = rows;
+  t.cols_ = cols;
+  t.dev_ = dev;
+  // An empty tensor holds no memory; kernels early-out on zero sizes, so null data is safe.
+  if (t.numel() == 0) return t;
+  const size_t bytes = size_t(t.numel()) * sizeof(float);
+  t.data_ =
+      std::unique_ptr<float, Free>(static_cast<float*>(kernels::alloc(dev, bytes)), Free{dev});
+  return t;
+}
+
+Tensor Tensor::filled(int64_t rows, int64_t cols, float value, Device dev) {
+  Tensor t = uninitialized(rows, cols, dev);
+  kernels::fill(dev, t.data(), t.numel(), value);
+  return t;
+}
+
+Tensor Tensor::from_host(const float* data, int64_t rows, int64_t cols, Device dev) {
+  Tensor t = uninitialized(rows, cols, dev);
+  kernels::copy(dev, t.data(), Device::cpu, data, size_t(t.numel()) * sizeof(float));
+  return t;
+}
+
+Tensor Tensor::clone() const { return to(dev_); }
+
+Tensor Tensor::to(Device dev) const {
+  Tensor t = uninitialized(rows_, cols_, dev);
+  kernels::copy(dev, t.data(), dev_, data(), size_t(numel()) * sizeof(float));
+  return t;
+}
+
+std::string Tensor::shape_str() const {
+  return "[" + std::to_string(rows_) + " x " + std::to_string(cols_) + "]";
+}
+
+void Tensor::zero() { kernels::fill(dev_, data(), numel(), 0.f); }
+
+}  // namespace dgnn

@@ -1,0 +1,42 @@
+#pragma once
+// The CPU (OpenMP + CBLAS) backend: the same kernels as kernels/kernels.hpp minus the device
+// argument. Only kernels/dispatch.cpp calls these; shapes are already checked there.
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/kernels.hpp"
+
+namespace dgnn::kernels::cpu {
+
+void* alloc(size_t bytes);
+void free(void* p) noexcept;
+void copy(void* dst, const void* src, size_t bytes);
+void fill(float* x, int64_t n, float value);
+void copy_view(ConstMatView src, MatView dst, bool accumulate);
+
+void spmm(const CsrView& a, ConstMatView x, MatView y, bool accumulate);
+
+void gemm(bool trans_a, bool trans_b, float alpha, ConstMatView a, ConstMatView b, float beta,
+          MatView c);
+
+void unary(Unary op, const float* x, float* y, int64_t n, float alpha);
+void unary_backward(Unary op, const float* x, const float* y, const float* dy, float* dx, int64_t n,
+                    float alpha, bool accumulate);
+void axpby(int64_t n, float a, const float* x, float b, float* y);
+void mul(int64_t n, const float* x, const float* y, float* z, bool accumulate);
+void add_row_vector(MatView y, const float* bias);
+void column_sum(ConstMatView x, float* out, bool accumulate);
+double sum(const float* x, int64_t n);
+
+void gather_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
+void scatter_add_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
+
+void dropout(ConstMatView x, float p, uint64_t key, const int64_t* row_ids, MatView y,
+             uint8_t* mask);
+void dropout_backward(ConstMatView dy, const uint8_t* mask, float p, MatView dx, bool accumulate);
+
+double softmax_xent(ConstMatView logits, const int32_t* rows, const int32_t* labels, int64_t n,
+                    float scale, MatView dlogits);
+int64_t count_correct(ConstMatView logits, const int32_t* rows, const int32_t* labels, int64_t n);
+
+}  // namespace dgnn::kernels::cpu

@@ -1,0 +1,102 @@
+// Row movement (gather / scatter-add) and dropout: kernels that index rows, not elements.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "common/hash_rng.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
+
+namespace dgnn::kernels::cpu {
+
+namespace {
+constexpr int64_t kParallelMin = 1 << 15;
+}  // namespace
+
+void gather_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
+  const size_t row_bytes = size_t(src.cols) * sizeof(float);
+  if (row_bytes == 0) return;
+#pragma omp parallel for if (n * src.cols >= kParallelMin)
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst.row(i), src.row(idx[i]), row_bytes);
+}
+
+void scatter_add_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
+  const int64_t cols = src.cols;
+  if (n == 0 || cols == 0) return;
+  auto add_row = [cols](float* __restrict d, const float* __restrict s) {
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c) d[c] += s[c];
+  };
+  if (n * cols < kParallelMin) {
+    for (int64_t i = 0; i < n; ++i) add_row(dst.row(idx[i]), src.row(i));
+    return;
+  }
+  // Group sources by target with a stable counting sort, then give each target to one thread.
+  // Within a target the sources stay in increasing i, so the sums are bit-identical to the
+  // sequential loop for any thread count, with no atomics.
+  const int64_t targets = dst.rows;
+  std::vector<int64_t> start(size_t(targets) + 1, 0);
+  for (int64_t i = 0; i < n; ++i) ++start[size_t(idx[i]) + 1];
+  for (int64_t t = 0; t < targets; ++t) start[size_t(t) + 1] += start[size_t(t)];
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  {
+    std::vector<int64_t> next(start.begin(), start.end() - 1);
+    for (int64_t i = 0; i < n; ++i) order[size_t(next[size_t(idx[i])]++)] = i;
+  }
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int64_t t = 0; t < targets; ++t) {
+    float* d = dst.row(t);
+    for (int64_t k = start[size_t(t)]; k < start[size_t(t) + 1]; ++k)
+      add_row(d, src.row(order[size_t(k)]));
+  }
+}
+
+void dropout(ConstMatView x, float p, uint64_t key, const int64_t* row_ids, MatView y,
+             uint8_t* mask) {
+  const int64_t cols = x.cols;
+  const float keep_scale = 1.f / (1.f - p);
+  const uint32_t threshold = dropout_threshold(p);
+#pragma omp parallel for if (x.rows * cols >= kParallelMin)
+  for (int64_t r = 0; r < x.rows; ++r) {
+    // The mask depends on the row's identity, never on its position in this matrix, so ranks
+    // holding the same vertex in different places draw the same bits.
+    const uint64_t row_key = dropout_row_key(key, row_ids ? row_ids[r] : r);
+    const float* in = x.row(r);
+    float* out = y.row(r);
+    uint8_t* m = mask ? mask + r * cols : nullptr;
+    // Full groups of four share one hash; the tail repeats the rule one column at a time.
+    int64_t c = 0;
+    for (; c + 4 <= cols; c += 4) {
+      const uint64_t bits = mix64(row_key + uint64_t(c >> 2));
+      for (int k = 0; k < 4; ++k) {
+        const bool keep = ((bits >> (16 * k)) & 0xFFFF) >= threshold;
+        if (m) m[c + k] = keep;
+        out[c + k] = in[c + k] * (keep ? keep_scale : 0.f);
+      }
+    }
+    for (; c < cols; ++c) {
+      const bool keep = dropout_keep(row_key, c, threshold);
+      if (m) m[c] = keep;
+      out[c] = in[c] * (keep ? keep_scale : 0.f);
+    }
+  }
+}
+
+void dropout_backward(ConstMatView dy, const uint8_t* mask, float p, MatView dx, bool accumulate) {
+  const int64_t cols = dy.cols;
+  const float keep_scale = 1.f / (1.f - p);
+#pragma omp parallel for if (dy.rows * cols >= kParallelMin)
+  for (int64_t r = 0; r < dy.rows; ++r) {
+    const float* g = dy.row(r);
+    const uint8_t* m = mask + r * cols;
+    float* out = dx.row(r);
+    if (accumulate) {
+#pragma omp simd
+      for (int64_t c = 0; c < cols; ++c) out[c] += m[c] ? g[c] * keep_scale : 0.f;
+    } else {
+#pragma omp simd
+      for (int64_t c = 0; c < cols; ++c) out[c] = m[c] ? g[c] * keep_scale : 0.f;
+    }
+  }
+}
+
+}  // namespace dgnn::kernels::cpu

@@ -1,0 +1,363 @@
+// The one dispatch point: checks shapes once for every backend, then turns the runtime Device
+// into a call of that backend's implementation. The CUDA backend slots into each `case
+// Device::cuda` below; nothing outside this file knows which backends exist.
+#include <climits>
+#include <string>
+
+#include "common/error.hpp"
+#include "dgnn_config.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/kernels.hpp"
+
+namespace dgnn::kernels {
+
+namespace {
+
+[[noreturn]] void no_backend(Device dev, const char* fn) {
+#if DGNN_HAVE_CUDA
+  throw DeviceError(std::string("kernels::") + fn + " on " + device_name(dev) +
+                    ": the CUDA backend is not implemented yet");
+#else
+  throw DeviceError(std::string("kernels::") + fn + " on " + device_name(dev) +
+                    ": this dgnn was built without CUDA");
+#endif
+}
+
+std::string shape(int64_t rows, int64_t cols) {
+  // Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
+  std::string s = "[";
+  s += std::to_string(rows);
+  s += " x ";
+  s += std::to_string(cols);
+  s += "]";
+  return s;
+}
+std::string shape(ConstMatView v) {
+  std::string s = shape(v.rows, v.cols);
+  if (v.ld != v.cols) s.insert(s.size() - 1, ", ld " + std::to_string(v.ld));
+  return s;
+}
+
+[[noreturn]] void mismatch(const char* fn, const char* na, const std::string& sa, const char* nb,
+                           const std::string& sb, const char* rule) {
+  throw ShapeError(std::string("kernels::") + fn + ": " + na + " is " + sa + " but " + nb + " is " +
+                   sb + " (" + rule + ")");
+}
+
+// A view is usable when its extents are non-negative, rows do not overlap, and it has memory
+// whenever it has elements.
+void check_view(const char* fn, const char* name, ConstMatView v) {
+  const bool ok = v.rows >= 0 && v.cols >= 0 && (v.rows <= 1 || v.ld >= v.cols) &&
+                  (v.rows * v.cols == 0 || v.data != nullptr);
+  if (!ok)
+    throw ShapeError(std::string("kernels::") + fn + ": " + name + " is not a valid view " +
+                     shape(v) + (v.data ? "" : " with no data"));
+}
+
+void check_same(const char* fn, const char* na, ConstMatView a, const char* nb, ConstMatView b) {
+  check_view(fn, na, a);
+  check_view(fn, nb, b);
+  if (a.rows != b.rows || a.cols != b.cols)
+    mismatch(fn, na, shape(a), nb, shape(b), "shapes must be equal");
+}
+
+void check_count(const char* fn, int64_t n) {
+  if (n < 0)
+    throw ShapeError(std::string("kernels::") + fn + ": negative length " + std::to_string(n));
+}
+
+}  // namespace
+
+// ---- memory ------------------------------------------------------------------------------
+
+void* alloc(Device dev, size_t bytes) {
+  switch (dev) {
+    case Device::cpu:
+      return cpu::alloc(bytes);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "alloc");
+}
+
+void free(Device dev, void* p) noexcept {
+  if (!p) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::free(p);
+    case Device::cuda:
+      return;  // alloc never succeeded on cuda, so there is nothing to free
+  }
+}
+
+void copy(Device dst_dev, void* dst, Device src_dev, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  if (!dst || !src)
+    throw Error("kernels::copy: null pointer for " + std::to_string(bytes) + " bytes");
+  if (dst_dev == Device::cpu && src_dev == Device::cpu) return cpu::copy(dst, src, bytes);
+  no_backend(dst_dev == Device::cpu ? src_dev : dst_dev, "copy");
+}
+
+void fill(Device dev, float* x, int64_t n, float value) {
+  check_count("fill", n);
+  if (n == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::fill(x, n, value);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "fill");
+}
+
+void copy_view(Device dev, ConstMatView src, MatView dst, bool accumulate) {
+  check_same("copy_view", "src", src, "dst", dst);
+  if (src.rows * src.cols == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::copy_view(src, dst, accumulate);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "copy_view");
+}
+
+// ---- sparse ------------------------------------------------------------------------------
+
+void spmm(Device dev, const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
+  const std::string sa = shape(a.rows, a.cols);
+  if (a.rows < 0 || a.cols < 0 || (a.rows > 0 && !a.offsets) || (a.nnz() > 0 && !a.indices))
+    throw ShapeError("kernels::spmm: A " + sa + " is not a valid CSR view");
+  check_view("spmm", "X", x);
+  check_view("spmm", "Y", y);
+  if (a.cols != x.rows) mismatch("spmm", "A", sa, "X", shape(x), "A.cols must equal X.rows");
+  if (y.rows != a.rows || y.cols != x.cols)
+    mismatch("spmm", "Y", shape(y), "A X", shape(a.rows, x.cols), "Y must be A.rows x X.cols");
+  if (y.rows * y.cols == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::spmm(a, x, y, accumulate);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "spmm");
+}
+
+// ---- dense -------------------------------------------------------------------------------
+
+void gemm(Device dev, bool trans_a, bool trans_b, float alpha, ConstMatView a, ConstMatView b,
+          float beta, MatView c) {
+  check_view("gemm", "A", a);
+  check_view("gemm", "B", b);
+  check_view("gemm", "C", c);
+  const int64_t m = trans_a ? a.cols : a.rows, ka = trans_a ? a.rows : a.cols;
+  const int64_t kb = trans_b ? b.cols : b.rows, n = trans_b ? b.rows : b.cols;
+  const char* na = trans_a ? "A^T" : "A";
+  const char* nb = trans_b ? "B^T" : "B";
+  if (ka != kb) mismatch("gemm", na, shape(m, ka), nb, shape(kb, n), "inner sizes must agree");
+  if (c.rows != m || c.cols != n)
+    mismatch("gemm", "C", shape(c), "op(A) op(B)", shape(m, n), "C must be the product's shape");
+  for (int64_t extent : {m, n, ka, a.ld, b.ld, c.ld})
+    if (extent > INT_MAX)
+      throw ShapeError("kernels::gemm: extent " + std::to_string(extent) +
+                       " exceeds the 32-bit range BLAS takes");
+  switch (dev) {
+    case Device::cpu:
+      return cpu::gemm(trans_a, trans_b, alpha, a, b, beta, c);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "gemm");
+}
+
+// ---- element-wise ------------------------------------------------------------------------
+
+void unary(Device dev, Unary op, const float* x, float* y, int64_t n, float alpha) {
+  check_count("unary", n);
+  if (n == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::unary(op, x, y, n, alpha);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "unary");
+}
+
+void unary_backward(Device dev, Unary op, const float* x, const float* y, const float* dy,
+                    float* dx, int64_t n, float alpha, bool accumulate) {
+  check_count("unary_backward", n);
+  if (n == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::unary_backward(op, x, y, dy, dx, n, alpha, accumulate);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "unary_backward");
+}
+
+void axpby(Device dev, int64_t n, float a, const float* x, float b, float* y) {
+  check_count("axpby", n);
+  if (n == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::axpby(n, a, x, b, y);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "axpby");
+}
+
+void mul(Device dev, int64_t n, const float* x, const float* y, float* z, bool accumulate) {
+  check_count("mul", n);
+  if (n == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::mul(n, x, y, z, accumulate);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "mul");
+}
+
+void add_row_vector(Device dev, MatView y, const float* bias) {
+  check_view("add_row_vector", "Y", y);
+  if (y.rows * y.cols == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::add_row_vector(y, bias);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "add_row_vector");
+}
+
+void column_sum(Device dev, ConstMatView x, float* out, bool accumulate) {
+  check_view("column_sum", "X", x);
+  if (x.cols == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::column_sum(x, out, accumulate);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "column_sum");
+}
+
+double sum(Device dev, const float* x, int64_t n) {
+  check_count("sum", n);
+  if (n == 0) return 0.0;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::sum(x, n);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "sum");
+}
+
+// ---- rows --------------------------------------------------------------------------------
+
+void gather_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
+  check_count("gather_rows", n);
+  check_view("gather_rows", "src", src);
+  check_view("gather_rows", "dst", dst);
+  if (dst.rows != n || dst.cols != src.cols)
+    mismatch("gather_rows", "dst", shape(dst), "the gathered rows", shape(n, src.cols),
+             "dst must be n x src.cols");
+  if (n * src.cols == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::gather_rows(src, idx, n, dst);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "gather_rows");
+}
+
+void scatter_add_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
+  check_count("scatter_add_rows", n);
+  check_view("scatter_add_rows", "src", src);
+  check_view("scatter_add_rows", "dst", dst);
+  if (src.rows != n || dst.cols != src.cols)
+    mismatch("scatter_add_rows", "src", shape(src), "dst", shape(dst),
+             "src must be n rows with dst's columns");
+  if (n * src.cols == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::scatter_add_rows(src, idx, n, dst);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "scatter_add_rows");
+}
+
+// ---- dropout -----------------------------------------------------------------------------
+
+void dropout(Device dev, ConstMatView x, float p, uint64_t key, const int64_t* row_ids, MatView y,
+             uint8_t* mask) {
+  check_same("dropout", "X", x, "Y", y);
+  if (!(p >= 0.f && p < 1.f))
+    throw OptionError("kernels::dropout: p must be in [0, 1), got " + std::to_string(p));
+  if (x.rows * x.cols == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::dropout(x, p, key, row_ids, y, mask);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "dropout");
+}
+
+void dropout_backward(Device dev, ConstMatView dy, const uint8_t* mask, float p, MatView dx,
+                      bool accumulate) {
+  check_same("dropout_backward", "dY", dy, "dX", dx);
+  if (!(p >= 0.f && p < 1.f))
+    throw OptionError("kernels::dropout_backward: p must be in [0, 1), got " + std::to_string(p));
+  if (dy.rows * dy.cols == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::dropout_backward(dy, mask, p, dx, accumulate);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "dropout_backward");
+}
+
+// ---- losses ------------------------------------------------------------------------------
+
+double softmax_xent(Device dev, ConstMatView logits, const int32_t* rows, const int32_t* labels,
+                    int64_t n, float scale, MatView dlogits) {
+  check_count("softmax_xent", n);
+  check_view("softmax_xent", "logits", logits);
+  if (dlogits.data) check_same("softmax_xent", "logits", logits, "dlogits", dlogits);
+  if (n > 0 && logits.cols == 0)
+    throw ShapeError("kernels::softmax_xent: logits " + shape(logits) + " have no classes");
+  if (n == 0) return 0.0;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::softmax_xent(logits, rows, labels, n, scale, dlogits);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "softmax_xent");
+}
+
+int64_t count_correct(Device dev, ConstMatView logits, const int32_t* rows, const int32_t* labels,
+                      int64_t n) {
+  check_count("count_correct", n);
+  check_view("count_correct", "logits", logits);
+  if (n > 0 && logits.cols == 0)
+    throw ShapeError("kernels::count_correct: logits " + shape(logits) + " have no classes");
+  if (n == 0) return 0;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::count_correct(logits, rows, labels, n);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "count_correct");
+}
+
+}  // namespace dgnn::kernels

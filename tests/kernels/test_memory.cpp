@@ -1,0 +1,67 @@
+// Allocation, copies, fills, and what the dispatcher says about devices this build lacks.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "dgnn_config.hpp"
+#include "kernels/kernels.hpp"
+
+using namespace dgnn;
+
+TEST_CASE("alloc is 64-byte aligned and never null", "[kernels][memory]") {
+  for (size_t bytes : {size_t(0), size_t(1), size_t(63), size_t(65), size_t(1) << 20}) {
+    void* p = kernels::alloc(Device::cpu, bytes);
+    REQUIRE(p != nullptr);
+    CHECK(reinterpret_cast<uintptr_t>(p) % 64 == 0);
+    kernels::free(Device::cpu, p);
+  }
+  kernels::free(Device::cpu, nullptr);  // harmless
+}
+
+TEST_CASE("fill, copy and copy_view", "[kernels][memory]") {
+  float* p = static_cast<float*>(kernels::alloc(Device::cpu, 5 * sizeof(float)));
+  kernels::fill(Device::cpu, p, 5, 2.5f);
+  std::vector<float> host(5);
+  kernels::copy(Device::cpu, host.data(), Device::cpu, p, 5 * sizeof(float));
+  CHECK(host == std::vector<float>(5, 2.5f));
+  kernels::free(Device::cpu, p);
+
+  const std::vector<float> src = {1, 2, 3, 4, 5, 6};  // columns 1..2 of a 2 x 3
+  std::vector<float> dst(4, 1.f);
+  kernels::copy_view(Device::cpu, ConstMatView(src.data() + 1, 2, 2, 3), {dst.data(), 2, 2, 2});
+  CHECK(dst == std::vector<float>{2, 3, 5, 6});
+  kernels::copy_view(Device::cpu, ConstMatView(src.data() + 1, 2, 2, 3), {dst.data(), 2, 2, 2},
+                     true);
+  CHECK(dst == std::vector<float>{4, 6, 10, 12});
+  CHECK_THROWS_AS(
+      kernels::copy_view(Device::cpu, ConstMatView(src.data(), 2, 3, 3), {dst.data(), 2, 2, 2}),
+      ShapeError);
+}
+
+TEST_CASE("views with ld < cols are rejected", "[kernels][memory]") {
+  std::vector<float> buf(8);
+  CHECK_THROWS_AS(kernels::add_row_vector(Device::cpu, {buf.data(), 2, 4, 3}, buf.data()),
+                  ShapeError);
+}
+
+#if !DGNN_HAVE_CUDA
+TEST_CASE("a build without CUDA says so", "[kernels][device]") {
+  std::string why;
+  CHECK_FALSE(kernels::cuda_available(&why));
+  CHECK(why == "this dgnn was built without CUDA");
+  CHECK_FALSE(kernels::cuda_available(nullptr));
+  try {
+    kernels::alloc(Device::cuda, 16);
+    FAIL("no DeviceError");
+  } catch (const DeviceError& e) {
+    CHECK(std::string(e.what()).find("built without CUDA") != std::string::npos);
+  }
+  std::vector<float> x(4);
+  CHECK_THROWS_AS(kernels::fill(Device::cuda, x.data(), 4, 1.f), DeviceError);
+  CHECK_THROWS_AS(kernels::copy(Device::cpu, x.data(), Device::cuda, x.data(), 4), DeviceError);
+  CHECK_THROWS_AS(kernels::unary(Device::cuda, kernels::Unary::relu, x.data(), x.data(), 4),
+                  DeviceError);
+}
+#endif
