@@ -1,0 +1,100 @@
+#include "gnn/layers.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+
+namespace dgnn {
+
+Linear::Linear(int64_t in, int64_t out, bool bias) : weight_(add_parameter("weight", in, out)) {
+  if (bias) bias_ = &add_parameter("bias", 1, out, Init::zeros, false);
+}
+
+Var Linear::forward(ForwardContext&, const Var& x) {
+  Var y = matmul(x, weight_);
+  return bias_ ? add_bias(y, *bias_) : y;
+}
+
+GCNConv::GCNConv(int64_t in, int64_t out, bool bias)
+    : in_(in), out_(out), weight_(add_parameter("weight", in, out)) {
+  if (bias) bias_ = &add_parameter("bias", 1, out, Init::zeros, false);
+}
+
+Var GCNConv::forward(ForwardContext& ctx, const Var& x) {
+  Var y = out_ < in_ ? aggregate(ctx.graph, matmul(x, weight_), Norm::gcn)
+                     : matmul(aggregate(ctx.graph, x, Norm::gcn), weight_);
+  return bias_ ? add_bias(y, *bias_) : y;
+}
+
+SAGEConv::SAGEConv(int64_t in, int64_t out, bool bias)
+    : self_weight_(add_parameter("self_weight", in, out)),
+      neigh_weight_(add_parameter("neigh_weight", in, out)) {
+  if (bias) bias_ = &add_parameter("bias", 1, out, Init::zeros, false);
+}
+
+Var SAGEConv::forward(ForwardContext& ctx, const Var& x) {
+  Var y = add(matmul(x, self_weight_), matmul(aggregate(ctx.graph, x, Norm::mean), neigh_weight_));
+  return bias_ ? add_bias(y, *bias_) : y;
+}
+
+static int64_t gin_mid(int64_t in, int64_t out, int64_t mid) {
+  return mid > 0 ? mid : std::max(out, std::min(in, 4 * out));
+}
+
+GINConv::GINConv(int64_t in, int64_t out, float eps, int64_t mid)
+    : eps_(eps),
+      lin1_(add_module("mlp0", std::make_unique<Linear>(in, gin_mid(in, out, mid)))),
+      lin2_(add_module("mlp1", std::make_unique<Linear>(gin_mid(in, out, mid), out))) {}
+
+Var GINConv::forward(ForwardContext& ctx, const Var& x) {
+  Var h = add(eps_ == 0.f ? x : scale(x, 1.f + eps_), aggregate(ctx.graph, x, Norm::sum));
+  return lin2_.forward(ctx, relu(lin1_.forward(ctx, h)));
+}
+
+StackModel::StackModel(const LayerFactory& make_layer, const std::vector<int64_t>& dims,
+                       float dropout)
+    : dropout_(dropout) {
+  DGNN_CHECK(dims.size() >= 2, OptionError, "a model needs at least one layer");
+  for (size_t i = 0; i + 1 < dims.size(); ++i)
+    layers_.push_back(&add_module("layers." + std::to_string(i),
+                                  make_layer(dims[i], dims[i + 1], int(i))));
+}
+
+Var StackModel::forward(ForwardContext& ctx, const Var& x) {
+  Var h = x;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    h = ctx.dropout(h, dropout_);
+    h = layers_[i]->forward(ctx, h);
+    if (i + 1 < layers_.size()) h = relu(h);
+  }
+  return h;
+}
+
+LayerFactory builtin_layer(ModelKind kind) {
+  return [kind](int64_t in, int64_t out, int) -> std::unique_ptr<Module> {
+    switch (kind) {
+      case ModelKind::gcn: return std::make_unique<GCNConv>(in, out);
+      case ModelKind::sage: return std::make_unique<SAGEConv>(in, out);
+      case ModelKind::gin: return std::make_unique<GINConv>(in, out);
+    }
+    return nullptr;
+  };
+}
+
+ModelKind parse_model_kind(const std::string& name) {
+  if (name == "gcn") return ModelKind::gcn;
+  if (name == "sage" || name == "graphsage") return ModelKind::sage;
+  if (name == "gin") return ModelKind::gin;
+  throw OptionError("--model: unknown model '" + name + "' (expected gcn, sage or gin)");
+}
+
+const char* model_kind_name(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::gcn: return "gcn";
+    case ModelKind::sage: return "sage";
+    case ModelKind::gin: return "gin";
+  }
+  return "?";
+}
+
+}  // namespace dgnn

@@ -1,0 +1,80 @@
+#pragma once
+// Built-in layers. Each is an ordinary Module whose forward uses ops only — exactly what a
+// user's custom layer looks like (see examples/custom_layer).
+#include <functional>
+
+#include "gnn/module.hpp"
+
+namespace dgnn {
+
+// y = x W + b
+class Linear : public Module {
+ public:
+  Linear(int64_t in, int64_t out, bool bias = true);
+  Var forward(ForwardContext& ctx, const Var& x) override;
+
+ private:
+  Var& weight_;
+  Var* bias_ = nullptr;
+};
+
+// Kipf & Welling GCN: y = D^-1/2 (A + I) D^-1/2 x W + b. Multiplies by W first when that
+// shrinks the rows being aggregated (out < in), as aggregation dominates the cost.
+class GCNConv : public Module {
+ public:
+  GCNConv(int64_t in, int64_t out, bool bias = true);
+  Var forward(ForwardContext& ctx, const Var& x) override;
+
+ private:
+  int64_t in_, out_;
+  Var& weight_;
+  Var* bias_ = nullptr;
+};
+
+// GraphSAGE with the mean aggregator: y = x W_self + mean_{u in N(v)} x_u W_neigh + b.
+class SAGEConv : public Module {
+ public:
+  SAGEConv(int64_t in, int64_t out, bool bias = true);
+  Var forward(ForwardContext& ctx, const Var& x) override;
+
+ private:
+  Var& self_weight_;
+  Var& neigh_weight_;
+  Var* bias_ = nullptr;
+};
+
+// GIN (Xu et al.): y = MLP((1 + eps) x + sum_{u in N(v)} x_u), MLP = Linear-ReLU-Linear with
+// `mid` hidden units, eps fixed. mid = 0 picks max(out, min(in, 4 out)): a last layer mapping to
+// a handful of classes must not squeeze its MLP through a ReLU that narrow (units die).
+class GINConv : public Module {
+ public:
+  GINConv(int64_t in, int64_t out, float eps = 0.f, int64_t mid = 0);
+  Var forward(ForwardContext& ctx, const Var& x) override;
+
+ private:
+  float eps_;
+  Linear& lin1_;
+  Linear& lin2_;
+};
+
+// Makes layer `index` mapping `in` to `out` columns; custom layers plug in through this.
+using LayerFactory = std::function<std::unique_ptr<Module>(int64_t in, int64_t out, int index)>;
+
+// Layers stacked as dropout -> layer -> ReLU (no ReLU after the last): the classic GCN /
+// GraphSAGE node classifier. dims = {in, hidden..., out}.
+class StackModel : public Module {
+ public:
+  StackModel(const LayerFactory& make_layer, const std::vector<int64_t>& dims, float dropout);
+  Var forward(ForwardContext& ctx, const Var& x) override;
+
+ private:
+  std::vector<Module*> layers_;
+  float dropout_;
+};
+
+enum class ModelKind : uint8_t { gcn, sage, gin };
+LayerFactory builtin_layer(ModelKind kind);
+ModelKind parse_model_kind(const std::string& name);  // OptionError for unknown names
+const char* model_kind_name(ModelKind kind);
+
+}  // namespace dgnn

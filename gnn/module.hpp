@@ -1,0 +1,79 @@
+#pragma once
+// Module: the base of every layer and model, built-in or a user's. A module declares its
+// parameters and children in its constructor and writes forward() with ops only; backward,
+// halo exchange, gradient averaging and the device come from the engine.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gnn/autograd.hpp"
+#include "gnn/graph_view.hpp"
+#include "gnn/ops.hpp"
+
+namespace dgnn {
+
+// What a forward pass may depend on besides its input.
+struct ForwardContext {
+  const GraphView& graph;
+  bool training = false;
+  uint64_t seed = 0;
+  uint64_t step = 0;   // optimiser step: dropout masks differ per step, identical across ranks
+  uint64_t site = 0;   // next dropout site, handed out in call order
+
+  // Dropout keyed by (seed, step, site, global vertex id): the same numbers on any rank count.
+  Var dropout(const Var& x, float p) {
+    return dgnn::dropout(x, p, DropoutKey{seed, step, site++}, graph.global_ids(), training);
+  }
+};
+
+enum class Init : uint8_t { glorot, zeros, ones };
+
+struct Parameter {
+  std::string name;  // within its module, e.g. "weight"
+  Var var;
+  Init init;
+  bool decay;  // weight decay applies (weights yes, biases no)
+};
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  virtual Var forward(ForwardContext& ctx, const Var& x) = 0;
+
+  // Every parameter of this module and its children, depth-first in declaration order, with
+  // dotted paths ("layers.0.weight"): the names checkpoints use.
+  std::vector<std::pair<std::string, Parameter*>> named_parameters();
+  std::vector<Parameter*> parameters();
+  // Re-initialises every parameter from (seed, its name): independent of construction order.
+  void reset_parameters(uint64_t seed);
+  int64_t num_parameters();
+
+ protected:
+  // Declares a rows x cols parameter (initialised by reset_parameters, glorot until then).
+  Var& add_parameter(const std::string& name, int64_t rows, int64_t cols, Init init = Init::glorot,
+                     bool decay = true);
+  template <class M>
+  M& add_module(const std::string& name, std::unique_ptr<M> m) {
+    M& ref = *m;
+    children_.emplace_back(name, std::move(m));
+    return ref;
+  }
+
+ private:
+  void collect(const std::string& prefix, std::vector<std::pair<std::string, Parameter*>>& out);
+  std::vector<std::unique_ptr<Parameter>> params_;
+  std::vector<std::pair<std::string, std::unique_ptr<Module>>> children_;
+};
+
+// Stable 64-bit hash of a string (std::hash differs between standard libraries).
+uint64_t stable_hash(const std::string& s, uint64_t seed = 0);
+
+// Fills t (fan_in = rows, fan_out = cols) from a seeded stream.
+void init_tensor(Tensor& t, Init init, uint64_t seed);
+
+}  // namespace dgnn

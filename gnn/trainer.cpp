@@ -1,0 +1,205 @@
+#include "gnn/trainer.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
+#include "common/timer.hpp"
+#include "gnn/checkpoint.hpp"
+#include "gnn/loss.hpp"
+
+namespace dgnn {
+
+NodeTask make_node_task(const Dataset& d) {
+  NodeTask t;
+  if (d.labels.empty()) throw OptionError("the dataset has no labels (give --labels FILE)");
+  t.features = Tensor::from_host(d.features.data(), d.num_vertices(), d.feature_dim);
+  t.labels = d.labels;
+  t.train = d.train;
+  t.val = d.val;
+  t.test = d.test;
+  t.global_train = int64_t(t.train.size());
+  t.global_val = int64_t(t.val.size());
+  t.global_test = int64_t(t.test.size());
+  t.num_classes = d.num_classes;
+  return t;
+}
+
+Trainer::Trainer(Module& model, const GraphView& graph, const NodeTask& task, Communicator& comm,
+                 TrainOptions opt)
+    : model_(model), graph_(graph), task_(task), comm_(comm), opt_(std::move(opt)) {
+  DGNN_CHECK(task.features.rows() == graph.n_owned(), ShapeError,
+             "features have " + std::to_string(task.features.rows()) + " rows for " +
+                 std::to_string(graph.n_owned()) + " vertices");
+  DGNN_CHECK(int64_t(task.labels.size()) == graph.n_owned(), ShapeError,
+             "need one label (or -1) per vertex");
+  if (opt_.epochs < 0) throw OptionError("--epochs must be >= 0");
+  if (!(opt_.lr > 0)) throw OptionError("--lr must be > 0");
+  if (opt_.weight_decay < 0) throw OptionError("--weight-decay must be >= 0");
+  if (task.global_train == 0) throw OptionError("no labelled training vertices: nothing to train");
+  params_ = model_.named_parameters();
+  if (opt_.optimizer == "adam") {
+    optimizer_ = std::make_unique<Adam>(params_, AdamConfig{opt_.lr, 0.9f, 0.999f, 1e-8f,
+                                                             opt_.weight_decay});
+  } else if (opt_.optimizer == "sgd") {
+    optimizer_ = std::make_unique<Sgd>(params_, SgdConfig{opt_.lr, opt_.momentum,
+                                                           opt_.weight_decay});
+  } else {
+    throw OptionError("--optimizer: unknown '" + opt_.optimizer + "' (expected adam or sgd)");
+  }
+  for (int32_t r : task.train) train_labels_.push_back(task.labels[size_t(r)]);
+  // One leaf for the features, reused by every step (inputs need no gradient).
+  features_ = Var(task.features.clone());
+}
+
+Trainer::~Trainer() = default;
+
+double Trainer::train_step(uint64_t step) {
+  optimizer_->zero_grad();
+  ForwardContext ctx{graph_, true, opt_.seed, step};
+  Var logits = model_.forward(ctx, features_);
+  DGNN_CHECK(logits.cols() == task_.num_classes, ShapeError,
+             "the model outputs " + std::to_string(logits.cols()) + " columns for " +
+                 std::to_string(task_.num_classes) + " classes");
+  Var loss = cross_entropy(logits, task_.train, train_labels_, double(task_.global_train));
+  double value = loss.value().data()[0];
+  loss.backward();
+  // Parameters are replicated: sum every rank's share of the gradient.
+  for (auto& [name, p] : params_) {
+    Tensor& g = p->var.grad();
+    if (!g.empty()) comm_.allreduce_sum(g.data(), g.numel());
+  }
+  optimizer_->step();
+  comm_.allreduce_sum(&value, 1);
+  return value;
+}
+
+Tensor Trainer::predict() {
+  NoGradGuard no_grad;
+  ForwardContext ctx{graph_, false, opt_.seed, 0};
+  return std::move(model_.forward(ctx, features_).value());
+}
+
+std::array<double, 3> Trainer::evaluate() {
+  Tensor logits = predict();
+  const std::vector<int32_t>* sets[3] = {&task_.train, &task_.val, &task_.test};
+  int64_t correct[3];
+  for (int i = 0; i < 3; ++i) {
+    std::vector<int32_t> labels;
+    for (int32_t r : *sets[i]) labels.push_back(task_.labels[size_t(r)]);
+    correct[i] = count_correct(logits, *sets[i], labels);
+  }
+  comm_.allreduce_sum(correct, 3);
+  const int64_t totals[3] = {task_.global_train, task_.global_val, task_.global_test};
+  std::array<double, 3> acc{};
+  for (int i = 0; i < 3; ++i) acc[size_t(i)] = totals[i] ? double(correct[i]) / double(totals[i]) : 0;
+  return acc;
+}
+
+TrainResult Trainer::run(const std::function<void(const EpochStats&)>& on_epoch) {
+  if (!opt_.load.empty()) load_checkpoint(opt_.load);
+  TrainResult res;
+  std::vector<double> times;
+  double loss = 0;
+  for (int e = epoch_ + 1; e <= opt_.epochs; ++e) {
+    Timer t;
+    loss = train_step(uint64_t(e - 1));
+    EpochStats st;
+    st.epoch = e;
+    st.loss = loss;
+    st.time_ms = t.ms();
+    Timer te;
+    auto acc = evaluate();
+    st.eval_ms = te.ms();
+    st.train_acc = acc[0];
+    st.val_acc = acc[1];
+    st.test_acc = acc[2];
+    // Ties keep the earlier epoch; with no validation set the last epoch wins.
+    if (task_.global_val == 0 || acc[1] > best_val_) {
+      best_val_ = acc[1];
+      best_epoch_ = e;
+      best_params_.clear();
+      for (auto& [name, p] : params_) best_params_.push_back(p->var.value().clone());
+    }
+    epoch_ = e;
+    times.push_back(st.time_ms);
+    if (on_epoch) on_epoch(st);
+    ++res.epochs_run;
+  }
+  res.last_epoch = epoch_;
+  res.final_loss = loss;
+  if (!opt_.save.empty()) save_checkpoint(opt_.save);
+  // Final test with the best-validation parameters (the current ones are put back afterwards,
+  // so a caller may keep training).
+  if (!best_params_.empty()) {
+    std::vector<Tensor> current;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      current.push_back(std::move(params_[i].second->var.value()));
+      params_[i].second->var.value() = best_params_[i].clone();
+    }
+    res.test_acc = evaluate()[2];
+    for (size_t i = 0; i < params_.size(); ++i)
+      params_[i].second->var.value() = std::move(current[i]);
+  } else {
+    res.test_acc = evaluate()[2];
+  }
+  res.best_epoch = best_epoch_;
+  res.best_val_acc = best_val_;
+  if (!times.empty()) {
+    std::sort(times.begin(), times.end());
+    res.median_epoch_ms = times[times.size() / 2];
+  }
+  return res;
+}
+
+void Trainer::save_checkpoint(const std::string& path) {
+  // Only rank 0 writes: parameters and optimiser state are replicated.
+  if (comm_.rank() != 0) return;
+  nlohmann::json meta = nlohmann::json::parse(opt_.meta_json);
+  meta["epoch"] = epoch_;
+  meta["optimizer"] = opt_.optimizer;
+  meta["optimizer_steps"] = optimizer_->steps();
+  meta["best_epoch"] = best_epoch_;
+  meta["best_val_acc"] = best_val_;
+  std::vector<std::pair<std::string, const Tensor*>> tensors;
+  for (auto& [name, p] : params_) tensors.emplace_back("param." + name, &p->var.value());
+  for (auto& [name, t] : optimizer_->state()) tensors.emplace_back("optim." + name, t);
+  for (size_t i = 0; i < best_params_.size(); ++i)
+    tensors.emplace_back("best." + params_[i].first, &best_params_[i]);
+  dgnn::save_checkpoint(path, meta.dump(), tensors);
+}
+
+void Trainer::load_checkpoint(const std::string& path) {
+  Checkpoint ck = dgnn::load_checkpoint(path);
+  nlohmann::json meta = nlohmann::json::parse(ck.meta_json);
+  if (meta.value("optimizer", opt_.optimizer) != opt_.optimizer)
+    throw OptionError(path + ": checkpoint was written with --optimizer " +
+                      meta.value("optimizer", std::string()) + ", this run uses " +
+                      opt_.optimizer);
+  auto restore = [&](const std::string& name, Tensor& into) {
+    const Tensor* t = ck.find(name);
+    if (!t)
+      throw InputError(path, 0, "checkpoint has no tensor '" + name +
+                                    "' (written for a different model?)");
+    if (t->rows() != into.rows() || t->cols() != into.cols())
+      throw InputError(path, 0, "tensor '" + name + "' is " + t->shape_str() +
+                                    " in the checkpoint but " + into.shape_str() +
+                                    " in this model (different --hidden/--layers/features?)");
+    into = t->to(into.device());
+  };
+  for (auto& [name, p] : params_) restore("param." + name, p->var.value());
+  for (auto& [name, t] : optimizer_->state()) restore("optim." + name, *t);
+  best_params_.clear();
+  if (ck.find("best." + params_.front().first)) {
+    for (auto& [name, p] : params_) {
+      best_params_.emplace_back(p->var.rows(), p->var.cols(), p->var.device());
+      restore("best." + name, best_params_.back());
+    }
+  }
+  epoch_ = meta.value("epoch", 0);
+  optimizer_->set_steps(meta.value("optimizer_steps", int64_t(0)));
+  best_epoch_ = meta.value("best_epoch", 0);
+  best_val_ = meta.value("best_val_acc", -1.0);
+}
+
+}  // namespace dgnn

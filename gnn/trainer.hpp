@@ -1,0 +1,94 @@
+#pragma once
+// Full-batch node-classification training: forward over the whole (local) graph, loss over the
+// training vertices, gradients all-reduced across ranks, optimiser step; evaluation after each
+// step; the parameters with the best validation accuracy are kept for the final test.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "gnn/module.hpp"
+#include "gnn/optimizer.hpp"
+#include "graph/dataset.hpp"
+
+namespace dgnn {
+
+// This rank's share of a node-classification task (rows are local vertex numbers).
+struct NodeTask {
+  Tensor features;               // n_owned x F
+  std::vector<int32_t> labels;   // n_owned entries, -1 = unlabelled
+  std::vector<int32_t> train, val, test;
+  int64_t global_train = 0, global_val = 0, global_test = 0;  // counts over all ranks
+  int32_t num_classes = 0;
+};
+
+// The whole dataset as one process's task. OptionError when it has no labels.
+NodeTask make_node_task(const Dataset& d);
+
+struct TrainOptions {
+  int epochs = 200;
+  uint64_t seed = 0;
+  std::string optimizer = "adam";  // adam | sgd
+  float lr = 0.01f;
+  float weight_decay = 0.f;
+  float momentum = 0.f;            // sgd only
+  std::string save;                // checkpoint written after the last epoch ("" = none)
+  std::string load;                // checkpoint to resume from ("" = none)
+  std::string meta_json = "{}";    // settings stored in checkpoints
+};
+
+struct EpochStats {
+  int epoch = 0;  // from 1
+  double loss = 0;
+  double train_acc = 0, val_acc = 0, test_acc = 0;
+  double time_ms = 0;  // the training step, without evaluation
+  double eval_ms = 0;
+};
+
+struct TrainResult {
+  int epochs_run = 0;     // in this invocation (after a resume: the remaining ones)
+  int last_epoch = 0;
+  int best_epoch = 0;
+  double best_val_acc = -1;
+  double test_acc = 0;    // with the best-validation parameters
+  double final_loss = 0;
+  double median_epoch_ms = 0;
+};
+
+class Trainer {
+ public:
+  Trainer(Module& model, const GraphView& graph, const NodeTask& task, Communicator& comm,
+          TrainOptions opt);
+  ~Trainer();
+
+  TrainResult run(const std::function<void(const EpochStats&)>& on_epoch = {});
+  // One optimisation step at step index `step`; returns the (global) training loss.
+  double train_step(uint64_t step);
+  // Accuracies (global) with the current parameters: {train, val, test}.
+  std::array<double, 3> evaluate();
+  // Logits of the owned rows with the current parameters (no dropout).
+  Tensor predict();
+
+  void save_checkpoint(const std::string& path);
+  void load_checkpoint(const std::string& path);
+
+ private:
+  Module& model_;
+  const GraphView& graph_;
+  const NodeTask& task_;
+  Communicator& comm_;
+  TrainOptions opt_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<std::pair<std::string, Parameter*>> params_;
+  std::vector<int32_t> train_labels_;
+  Var features_;
+  int epoch_ = 0;  // epochs completed
+  int best_epoch_ = 0;
+  double best_val_ = -1;
+  std::vector<Tensor> best_params_;
+};
+
+}  // namespace dgnn
