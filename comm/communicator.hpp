@@ -1,11 +1,36 @@
 #pragma once
-// Communicator: the collective operations the engine needs, over one process (SelfCommunicator)
-// or many (MPI, NCCL). Buffers are host pointers for the CPU backend.
+// Communicator: the collective and point-to-point operations the engine needs, over one process
+// (SelfCommunicator) or many (MPI; NCCL later). Buffers are host pointers for the CPU backend.
+// Every call accounts its time and the bytes this rank sent in stats().
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 namespace dgnn {
+
+// Where communication time went, on this rank, since the last reset().
+struct CommStats {
+  double comm_ms = 0;    // inside communication calls, moving data
+  double wait_ms = 0;    // blocked waiting for peers (halo waits, the barrier before all-reduce)
+  int64_t bytes_sent = 0;
+  int64_t messages = 0;
+  void reset() { *this = CommStats{}; }
+};
+
+// A point-to-point exchange in flight; wait() completes it (and is called by the destructor).
+class PendingExchange {
+ public:
+  virtual ~PendingExchange() = default;
+  virtual void wait() = 0;
+};
+
+// One message to or from a peer.
+struct PeerBuffer {
+  int peer = 0;
+  void* data = nullptr;
+  int64_t bytes = 0;
+};
 
 class Communicator {
  public:
@@ -24,9 +49,18 @@ class Communicator {
                          const std::vector<int64_t>& send_displs, void* recv,
                          const std::vector<int64_t>& recv_counts,
                          const std::vector<int64_t>& recv_displs) = 0;
+  // Starts sending each `sends` buffer to its peer and receiving each `recvs` buffer from its
+  // peer (non-blocking); buffers must stay valid until wait(). Peers must post matching sizes.
+  virtual std::unique_ptr<PendingExchange> exchange_begin(const std::vector<PeerBuffer>& sends,
+                                                          const std::vector<PeerBuffer>& recvs) = 0;
   virtual void barrier() = 0;
-  // Brings the whole job down with a message (never returns).
+  // Brings the whole job down (never returns): MPI_Abort under MPI.
   [[noreturn]] virtual void abort(int code) = 0;
+
+  CommStats& stats() { return stats_; }
+
+ protected:
+  CommStats stats_;
 };
 
 // One process: collectives are identities.
@@ -43,8 +77,15 @@ class SelfCommunicator final : public Communicator {
                  const std::vector<int64_t>& send_displs, void* recv,
                  const std::vector<int64_t>& recv_counts,
                  const std::vector<int64_t>& recv_displs) override;
+  std::unique_ptr<PendingExchange> exchange_begin(const std::vector<PeerBuffer>& sends,
+                                                  const std::vector<PeerBuffer>& recvs) override;
   void barrier() override {}
   [[noreturn]] void abort(int code) override;
 };
+
+// The communicator for this process: MPI when built with it and launched with more than one
+// rank (or DGNN_FORCE_MPI=1), else SelfCommunicator. Initialises MPI on first use; MPI is
+// finalised at exit by an RAII object.
+Communicator& world();
 
 }  // namespace dgnn

@@ -9,7 +9,7 @@
 namespace dgnn {
 
 GraphView::GraphView(const Csr& in, Device dev)
-    : in_(in), n_owned_(in.rows), n_halo_(0), dev_(dev) {
+    : in_(in), n_owned_(in.rows), n_halo_(0), n_interior_(in.rows), dev_(dev) {
   DGNN_CHECK(in.rows == in.cols, ShapeError, "GraphView of a whole graph needs a square CSR");
   global_ids_.resize(size_t(n_owned_));
   std::iota(global_ids_.begin(), global_ids_.end(), int64_t{0});
@@ -31,6 +31,13 @@ GraphView::GraphView(Csr local_in, int64_t n_owned, std::vector<int64_t> global_
   DGNN_CHECK(int64_t(halo_in_degree_.size()) == n_halo_, ShapeError,
              "need the global in-degree of every halo vertex");
   DGNN_CHECK(n_halo_ == 0 || halo_ != nullptr, ShapeError, "halo vertices need a HaloExchange");
+  while (n_interior_ < n_owned_) {
+    bool interior = true;
+    for (int64_t e = in_.offsets[n_interior_]; e < in_.offsets[n_interior_ + 1]; ++e)
+      interior &= in_.indices[e] < n_owned_;
+    if (!interior) break;
+    ++n_interior_;
+  }
 }
 
 namespace {
@@ -113,21 +120,42 @@ const GraphView::Adjacency& GraphView::adjacency(Norm norm) const {
   return *slot;
 }
 
+namespace {
+
+// Rows [begin, end) of a CSR: offsets stay absolute, so the slice is a pointer shift.
+CsrView row_slice(const Csr& a, int64_t begin, int64_t end) {
+  CsrView v = a.view();
+  v.offsets += begin;
+  v.rows = end - begin;
+  return v;
+}
+
+MatView rows_of(MatView m, int64_t begin, int64_t end) {
+  return {m.data + begin * m.ld, end - begin, m.cols, m.ld};
+}
+
+}  // namespace
+
 Var aggregate(const GraphView& g, const Var& x, Norm norm) {
   DGNN_CHECK(x.rows() == g.n_owned(), ShapeError,
              "aggregate: x has " + std::to_string(x.rows()) + " rows, the graph owns " +
                  std::to_string(g.n_owned()) + " vertices");
   const auto& adj = g.adjacency(norm);
   const Device dev = x.device();
-  const int64_t f = x.cols();
-  Tensor out(g.n_owned(), f, dev);
+  const int64_t f = x.cols(), n_owned = g.n_owned(), n_all = g.n_owned() + g.n_halo();
+  Tensor out = Tensor::uninitialized(n_owned, f, dev);
   if (g.n_halo() == 0) {
     kernels::spmm(dev, adj.forward.view(), x.value().view(), out.view());
   } else {
-    Tensor full(g.n_owned() + g.n_halo(), f, dev);
+    // Interior rows read owned columns only: they are computed while halo rows travel.
+    Tensor full = Tensor::uninitialized(n_all, f, dev);
     kernels::copy(dev, full.data(), dev, x.value().data(), size_t(x.value().numel()) * 4);
-    g.halo()->forward(full.view());
-    kernels::spmm(dev, adj.forward.view(), full.view(), out.view());
+    g.halo()->forward_begin(full.view());
+    kernels::spmm(dev, row_slice(adj.forward, 0, g.n_interior()), full.view(),
+                  rows_of(out.view(), 0, g.n_interior()));
+    g.halo()->forward_end(full.view());
+    kernels::spmm(dev, row_slice(adj.forward, g.n_interior(), n_owned), full.view(),
+                  rows_of(out.view(), g.n_interior(), n_owned));
   }
   const GraphView* gp = &g;
   return make_op(
@@ -136,13 +164,19 @@ Var aggregate(const GraphView& g, const Var& x, Norm norm) {
         const auto& a = gp->adjacency(norm);
         Node& in = *self.inputs[0];
         const Device d = self.value.device();
+        const int64_t owned = gp->n_owned(), all = gp->n_owned() + gp->n_halo();
         if (gp->n_halo() == 0) {
           kernels::spmm(d, a.backward.view(), self.grad.view(), in.grad_buffer().view(), true);
           return;
         }
-        Tensor full(gp->n_owned() + gp->n_halo(), self.grad.cols(), d);
-        kernels::spmm(d, a.backward.view(), self.grad.view(), full.view());
-        gp->halo()->backward(full.view());
+        // Halo rows of the input gradient first, so they travel while the owned rows compute.
+        Tensor full = Tensor::uninitialized(all, self.grad.cols(), d);
+        kernels::spmm(d, row_slice(a.backward, owned, all), self.grad.view(),
+                      rows_of(full.view(), owned, all));
+        gp->halo()->backward_begin(full.view());
+        kernels::spmm(d, row_slice(a.backward, 0, owned), self.grad.view(),
+                      rows_of(full.view(), 0, owned));
+        gp->halo()->backward_end(full.view());
         Tensor& gx = in.grad_buffer();
         kernels::axpby(d, gx.numel(), 1.f, full.data(), 1.f, gx.data());
       },

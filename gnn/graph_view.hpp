@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "comm/halo.hpp"
 #include "gnn/autograd.hpp"
 #include "graph/csr.hpp"
 
@@ -18,16 +19,6 @@ enum class Norm : uint8_t {
   sum,   // y_v = sum_u w_uv x_u (edge weights if the graph has them, else 1)
   mean,  // y_v = (1/deg_v) sum_u x_u
   gcn,   // y_v = sum_{u in N(v) + v} x_u / sqrt(deg_u deg_v), deg counting the self-loop
-};
-
-// Fills halo rows from their owners and returns halo gradients to them (comm/ implements it).
-class HaloExchange {
- public:
-  virtual ~HaloExchange() = default;
-  // x: (n_owned + n_halo) x F with owned rows filled; fills the halo rows.
-  virtual void forward(MatView x) = 0;
-  // g: (n_owned + n_halo) x F; adds each halo row into its owner's row (on the owner rank).
-  virtual void backward(MatView g) = 0;
 };
 
 class GraphView {
@@ -41,6 +32,9 @@ class GraphView {
             std::vector<int64_t> halo_in_degree, HaloExchange* halo, Device dev = Device::cpu);
 
   int64_t n_owned() const { return n_owned_; }
+  // Owned rows [0, n_interior) have no halo in-neighbour: they are aggregated while the halo
+  // exchange is in flight. (Partitions order interior vertices first to make this large.)
+  int64_t n_interior() const { return n_interior_; }
   int64_t n_halo() const { return n_halo_; }
   Device device() const { return dev_; }
   const Csr& structure() const { return in_; }
@@ -59,6 +53,7 @@ class GraphView {
   Csr in_;
   int64_t n_owned_ = 0;
   int64_t n_halo_ = 0;
+  int64_t n_interior_ = 0;
   std::vector<int64_t> global_ids_;
   std::vector<int64_t> halo_in_degree_;
   HaloExchange* halo_ = nullptr;

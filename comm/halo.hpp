@@ -1,0 +1,33 @@
+#pragma once
+// Halo exchange: filling the halo (ghost) rows of a rank's [owned | halo] matrix from their
+// owners, and the reverse path that returns halo-row gradients to be summed into the owners.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/halo_plan.hpp"
+#include "kernels/views.hpp"
+
+namespace dgnn {
+
+// The interface aggregate() calls, split in two phases so that the interior aggregation can run
+// while messages are in flight.
+class HaloExchange {
+ public:
+  virtual ~HaloExchange() = default;
+  // x: (n_owned + n_halo) x F with owned rows filled; begin packs and posts, end fills halo rows.
+  virtual void forward_begin(ConstMatView x) = 0;
+  virtual void forward_end(MatView x) = 0;
+  // g: (n_owned + n_halo) x F gradient; begin sends the halo rows to their owners, end adds
+  // what peers sent into this rank's owned rows.
+  virtual void backward_begin(ConstMatView g) = 0;
+  virtual void backward_end(MatView g) = 0;
+};
+
+// HaloExchange over a Communicator's point-to-point exchange (host buffers, gather / scatter-add
+// kernels to pack and unpack). Deterministic: received gradient rows are summed in peer order.
+std::unique_ptr<HaloExchange> make_halo_exchange(const HaloPlan& plan, Communicator& comm,
+                                                 Device dev = Device::cpu);
+
+}  // namespace dgnn

@@ -1,0 +1,81 @@
+#pragma once
+// Vertex partitioning for distributed training: assign every vertex to a rank (METIS k-way or a
+// baseline), measure the partition's quality, and cut a dataset into per-rank parts.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "comm/halo_plan.hpp"
+#include "graph/dataset.hpp"
+
+namespace dgnn {
+
+enum class Partitioner : uint8_t { metis, random, hash, range };
+Partitioner parse_partitioner(const std::string& name);  // OptionError for unknown names
+const char* partitioner_name(Partitioner p);
+
+struct PartitionOptions {
+  Partitioner method = Partitioner::metis;
+  int parts = 1;
+  uint64_t seed = 0;
+  double imbalance = 1.03;     // allowed max/mean load per constraint (METIS ufactor)
+  bool balance_edges = false;  // second constraint: in-edges per part
+  bool balance_train = false;  // another constraint: training vertices per part
+};
+
+// part[v] in [0, parts) for every vertex of g (g's structure is symmetrised for METIS).
+// `train` (dense ids) is used only with balance_train. Deterministic given the options.
+std::vector<int32_t> partition_vertices(const Csr& g, const PartitionOptions& opt,
+                                        const std::vector<int32_t>& train = {});
+
+struct PartQuality {
+  int64_t vertices = 0, edges = 0, halo = 0;  // owned vertices, in-edges, halo vertices
+  int64_t train = 0;
+};
+struct PartitionQuality {
+  int64_t edge_cut = 0;       // stored (directed) in-edges whose endpoints are on different parts
+  int64_t halo_vertices = 0;  // sum over parts of distinct remote in-neighbours: rows per layer
+  double vertex_balance = 0;  // max / mean
+  double edge_balance = 0;
+  std::vector<PartQuality> per_part;
+};
+PartitionQuality partition_quality(const Csr& g, const std::vector<int32_t>& part, int parts,
+                                   const std::vector<int32_t>& train = {});
+
+// One rank's share of a dataset. Local numbering: owned vertices first — those with no remote
+// in-neighbour (interior) before the others (boundary) — then halo vertices.
+struct LocalPart {
+  int rank = 0;
+  int parts = 1;
+  int64_t global_vertices = 0;
+  int64_t n_owned = 0;
+  std::vector<int64_t> global_ids;      // dense global id per local vertex [owned | halo]
+  std::vector<int64_t> original_ids;    // input-file id per owned vertex
+  Csr local_in;                         // n_owned x (n_owned + n_halo)
+  std::vector<int64_t> halo_in_degree;  // global in-degree per halo vertex (GCN weights)
+  HaloPlan plan;
+  int64_t feature_dim = 0;
+  std::vector<float> features;          // n_owned x feature_dim
+  std::vector<int32_t> labels;          // n_owned, -1 = unlabelled (empty: no labels)
+  int32_t num_classes = 0;
+  std::vector<int32_t> train, val, test;  // local row ids
+  int64_t global_train = 0, global_val = 0, global_test = 0;
+};
+
+// Cuts rank `rank`'s part out of a loaded dataset (what `train --parts P` does on the fly).
+LocalPart extract_part(const Dataset& d, const std::vector<int32_t>& part, int parts, int rank);
+
+// A partition directory: manifest.json (format version, source hash, options, quality) and one
+// binary file per rank. Writes atomically (temp dir + rename).
+void write_partition_dir(const std::string& dir, const Dataset& d, const std::vector<int32_t>& part,
+                         const PartitionOptions& opt, const std::string& source_hash);
+// Reads only `rank`'s file. OptionError when the directory was made for another graph (hash) or
+// another rank count; InputError for a corrupt file; IoError when missing.
+LocalPart read_partition_part(const std::string& dir, int rank, int parts,
+                              const std::string& expected_source_hash);
+
+// A hash of a dataset's source files and parse options (path, size, mtime of each input), so
+// a partition directory can be matched to the graph it was made from.
+std::string dataset_source_hash(const DatasetOptions& opt);
+
+}  // namespace dgnn
