@@ -5,14 +5,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace dgnn {
 
 // Where communication time went, on this rank, since the last reset().
 struct CommStats {
-  double comm_ms = 0;    // inside communication calls, moving data
-  double wait_ms = 0;    // blocked waiting for peers (halo waits, the barrier before all-reduce)
+  double comm_ms = 0;    // inside communication calls, moving data (collectives, posting, packing)
+  double wait_ms = 0;    // blocked waiting for peers (PendingExchange::wait, barrier)
   int64_t bytes_sent = 0;
   int64_t messages = 0;
   void reset() { *this = CommStats{}; }
@@ -87,5 +88,11 @@ class SelfCommunicator final : public Communicator {
 // rank (or DGNN_FORCE_MPI=1), else SelfCommunicator. Initialises MPI on first use; MPI is
 // finalised at exit by an RAII object.
 Communicator& world();
+
+// Reports a fatal error and ends the job: prints "dgnn: error: [rank R] message" (the rank only
+// when the job has more than one) to stderr, then MPI_Abort(code) when running under MPI with
+// more than one rank, so that no peer is left waiting; otherwise exit(code). Call it from main's
+// catch blocks. A code of 0 is reported as 1.
+[[noreturn]] void fail_job(const std::string& message, int code = 1);
 
 }  // namespace dgnn

@@ -1,0 +1,84 @@
+// MPI's lifetime (init / finalize / abort), error reporting and the count limit.
+#include <mpi.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdlib>
+#include <string>
+
+#include "comm/mpi/mpi.hpp"
+#include "comm/mpi/mpi_communicator.hpp"
+#include "common/error.hpp"
+
+namespace dgnn::mpi {
+
+namespace {
+std::atomic<int64_t> g_max_count{INT_MAX};
+// Set once MPI_Abort was called: finalising after it would block on dead peers.
+std::atomic<bool> g_aborting{false};
+}  // namespace
+
+void throw_mpi_error(int rc, const char* call, const char* file, int line) {
+  char text[MPI_MAX_ERROR_STRING] = {0};
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
+  throw CommError(std::string("MPI call ") + call + " failed: " +
+                  (len > 0 ? std::string(text, size_t(len)) : "error " + std::to_string(rc)) +
+                  " [" + file + ":" + std::to_string(line) + "]");
+}
+
+Environment::Environment() {
+  int initialized = 0;
+  DGNN_MPI_CHECK(MPI_Initialized(&initialized));
+  if (!initialized) {
+    int provided = 0;
+    // Only the main thread calls MPI; OpenMP threads inside kernels never do.
+    DGNN_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
+    owns_ = true;
+  }
+  DGNN_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+}
+
+Environment::~Environment() {
+  if (!owns_ || g_aborting.load()) return;
+  int finalized = 0;
+  if (MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized) MPI_Finalize();
+}
+
+std::unique_ptr<Communicator> make_world_communicator() {
+  return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD);
+}
+
+bool active() {
+  int initialized = 0, finalized = 0;
+  if (MPI_Initialized(&initialized) != MPI_SUCCESS || !initialized) return false;
+  return MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized;
+}
+
+int world_rank() {
+  int r = 0;
+  DGNN_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &r));
+  return r;
+}
+
+int world_size() {
+  int s = 1;
+  DGNN_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &s));
+  return s;
+}
+
+void abort_world(int code) {
+  g_aborting.store(true);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort is not required to return; if it does, do not run destructors
+}
+
+int64_t max_count() { return g_max_count.load(std::memory_order_relaxed); }
+
+void set_max_count(int64_t n) {
+  DGNN_CHECK(n >= 1 && n <= INT_MAX, CommError,
+             "MPI count limit must be in [1, INT_MAX], got " + std::to_string(n));
+  g_max_count.store(n, std::memory_order_relaxed);
+}
+
+}  // namespace dgnn::mpi

@@ -1,0 +1,194 @@
+// One-process communication: SelfCommunicator, the halo exchange over it (a rank whose halo is
+// some of its own rows exercises every pack / unpack path), world() and fail_job.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/halo.hpp"
+#include "common/error.hpp"
+
+using namespace dgnn;
+
+namespace {
+
+// rows x cols with padding (ld = cols + 2), so that strided views are exercised.
+struct Mat {
+  int64_t rows, cols, ld;
+  std::vector<float> data;
+  Mat(int64_t r, int64_t c) : rows(r), cols(c), ld(c + 2), data(size_t(r * (c + 2)), -7.f) {}
+  MatView view() { return {data.data(), rows, cols, ld}; }
+  float& at(int64_t r, int64_t c) { return data[size_t(r * ld + c)]; }
+};
+
+}  // namespace
+
+TEST_CASE("self communicator copies exchanges and alltoallv", "[comm]") {
+  SelfCommunicator self;
+  CHECK(self.rank() == 0);
+  CHECK(self.size() == 1);
+  std::vector<char> a{'a', 'b', 'c'}, b{'x', 'y'}, ra(3), rb(2);
+  auto pending = self.exchange_begin({{0, a.data(), 3}, {0, b.data(), 2}},
+                                     {{0, ra.data(), 3}, {0, rb.data(), 2}});
+  pending->wait();
+  CHECK(ra == a);
+  CHECK(rb == b);
+  CHECK_THROWS_AS(self.exchange_begin({{0, a.data(), 3}}, {{0, ra.data(), 2}}), CommError);
+  CHECK_THROWS_AS(self.exchange_begin({{0, a.data(), 3}}, {}), CommError);
+
+  std::vector<char> send{'0', '1', '2', '3', '4'}, recv(6, '.');
+  self.alltoallv(send.data(), {3}, {1}, recv.data(), {3}, {2});
+  CHECK(std::string(recv.begin(), recv.end()) == "..123.");
+  CHECK_THROWS_AS(self.alltoallv(send.data(), {3}, {0}, recv.data(), {2}, {0}), CommError);
+
+  double d = 2.5;
+  self.allreduce_sum(&d, 1);
+  self.allreduce_max(&d, 1);
+  CHECK(d == 2.5);
+}
+
+TEST_CASE("world is one process when not launched by mpiexec", "[comm]") {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK") ||
+      std::getenv("DGNN_FORCE_MPI")) {
+    WARN("SKIP: launched under an MPI launcher");
+    return;
+  }
+  CHECK(world().size() == 1);
+  CHECK(world().rank() == 0);
+  CHECK(&world() == &world());
+}
+
+TEST_CASE("halo exchange with no peers does nothing", "[comm]") {
+  SelfCommunicator self;
+  auto halo = make_halo_exchange(HaloPlan{}, self);
+  Mat x(4, 3);
+  for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = float(i);
+  const std::vector<float> before = x.data;
+  halo->forward_begin(x.view());
+  halo->forward_end(x.view());
+  halo->backward_begin(x.view());
+  halo->backward_end(x.view());
+  CHECK(x.data == before);
+  CHECK(self.stats().bytes_sent == 0);
+}
+
+TEST_CASE("halo exchange over self fills halo rows and sums gradients into owners", "[comm]") {
+  // 5 owned rows, 3 halo rows that are copies of owned rows 4, 1, 4 (row 4 is needed twice).
+  SelfCommunicator self;
+  HaloPlan plan;
+  plan.peers = {0};
+  plan.send_rows = {{4, 1, 4}};
+  plan.recv_rows = {{6, 5, 7}};
+  auto halo = make_halo_exchange(plan, self);
+  const int64_t n_owned = 5, f = 3;
+  for (int pass = 0; pass < 2; ++pass) {  // twice: the buffers are reused
+    Mat x(8, f);
+    for (int64_t r = 0; r < n_owned; ++r)
+      for (int64_t c = 0; c < f; ++c) x.at(r, c) = float(10 * r + c + pass);
+    halo->forward_begin(x.view());
+    halo->forward_end(x.view());
+    for (int64_t c = 0; c < f; ++c) {
+      CHECK(x.at(6, c) == float(40 + c + pass));
+      CHECK(x.at(5, c) == float(10 + c + pass));
+      CHECK(x.at(7, c) == float(40 + c + pass));
+      CHECK(x.at(2, c) == float(20 + c + pass));  // owned rows untouched
+    }
+    CHECK(x.at(5, f) == -7.f);  // padding untouched
+
+    Mat g(8, f);
+    for (int64_t r = 0; r < 8; ++r)
+      for (int64_t c = 0; c < f; ++c) g.at(r, c) = r < n_owned ? 1.f : float(100 * r + c);
+    halo->backward_begin(g.view());
+    halo->backward_end(g.view());
+    for (int64_t c = 0; c < f; ++c) {
+      CHECK(g.at(4, c) == float(1 + 600 + c + 700 + c));  // halo rows 6 and 7 come back to 4
+      CHECK(g.at(1, c) == float(1 + 500 + c));
+      CHECK(g.at(0, c) == 1.f);
+      CHECK(g.at(6, c) == float(600 + c));  // halo rows are read, not cleared
+    }
+  }
+  // A different width resizes the buffers.
+  Mat y(8, 1);
+  for (int64_t r = 0; r < n_owned; ++r) y.at(r, 0) = float(r);
+  halo->forward_begin(y.view());
+  halo->forward_end(y.view());
+  CHECK(y.at(5, 0) == 1.f);
+  CHECK(y.at(6, 0) == 4.f);
+}
+
+TEST_CASE("halo exchange rejects bad plans and bad call orders", "[comm]") {
+  SelfCommunicator self;
+  HaloPlan plan;
+  plan.peers = {0};
+  plan.send_rows = {{0}};
+  plan.recv_rows = {{3}};
+  auto halo = make_halo_exchange(plan, self);
+  Mat x(4, 2), small(3, 2), wide(4, 3);
+  CHECK_THROWS_AS(halo->forward_end(x.view()), CommError);
+  CHECK_THROWS_AS(halo->forward_begin(small.view()), ShapeError);
+  halo->forward_begin(x.view());  // the failed begin left it idle
+  CHECK_THROWS_AS(halo->forward_begin(x.view()), CommError);
+  CHECK_THROWS_AS(halo->backward_end(x.view()), CommError);
+  CHECK_THROWS_AS(halo->forward_end(wide.view()), ShapeError);
+
+  HaloPlan bad = plan;
+  bad.peers = {1};
+  CHECK_THROWS_AS(make_halo_exchange(bad, self), CommError);
+  bad = plan;
+  bad.recv_rows.clear();
+  CHECK_THROWS_AS(make_halo_exchange(bad, self), CommError);
+  bad = plan;
+  bad.send_rows = {{-1}};
+  CHECK_THROWS_AS(make_halo_exchange(bad, self), CommError);
+  CHECK_THROWS_AS(make_halo_exchange(plan, self, Device::cuda), DeviceError);
+}
+
+namespace {
+
+struct ChildResult {
+  int exit_code = -1;
+  std::string err;
+};
+
+// Runs fn in a forked child with stderr captured.
+template <class Fn>
+ChildResult run_child(Fn fn) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    dup2(fds[1], 2);
+    fn();
+    _exit(99);  // fn must not return
+  }
+  close(fds[1]);
+  ChildResult r;
+  char buf[256];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) r.err.append(buf, size_t(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("fail_job prints one line and exits with the code", "[comm]") {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE")) {
+    WARN("SKIP: launched under an MPI launcher");
+    return;
+  }
+  ChildResult r = run_child([] { fail_job("parts/part.3: cannot open", 7); });
+  CHECK(r.exit_code == 7);
+  CHECK(r.err == "dgnn: error: parts/part.3: cannot open\n");
+  r = run_child([] { fail_job("bad", 0); });
+  CHECK(r.exit_code == 1);
+}

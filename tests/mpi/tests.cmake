@@ -1,0 +1,28 @@
+# Multi-rank tests (included by tests/CMakeLists.txt when MPI is found).
+dgnn_mpi_test(comm 2 3 4)
+
+# A rank that fails must take the job down with its message, within seconds, not hang it.
+add_test(NAME "mpi: a failing rank aborts the job"
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/expect_abort.sh
+          "dgnn: error: [rank 1] parts/part.1.bin: cannot open"
+          ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 --oversubscribe
+          $<TARGET_FILE:test_mpi> "[abort]")
+set_tests_properties("mpi: a failing rank aborts the job" PROPERTIES LABELS mpi TIMEOUT 90
+  PROCESSORS 3)
+
+# The harness itself: an assertion failing on rank 1 only must fail the job and show its report.
+add_test(NAME "mpi: a failed assertion on rank 1 fails the job"
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/expect_abort.sh "---- rank 1: 1 failed assertion(s)"
+          ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 --oversubscribe
+          $<TARGET_FILE:test_mpi> "[fail_on_rank_1]")
+set_tests_properties("mpi: a failed assertion on rank 1 fails the job" PROPERTIES LABELS mpi
+  TIMEOUT 90 PROCESSORS 2)
+
+add_test(NAME "mpi: an uncaught exception aborts the job"
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/expect_abort.sh
+          "dgnn: error: [rank 1] uncaught exception: part file vanished"
+          ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 --oversubscribe
+          $<TARGET_FILE:test_mpi> "[uncaught]")
+set_tests_properties("mpi: an uncaught exception aborts the job" PROPERTIES LABELS mpi
+  TIMEOUT 90 PROCESSORS 2)
+dgnn_mpi_test(dist 2 3 4)
