@@ -8,5 +8,6 @@ namespace dgnn::cli {
 void register_train(CLI::App& app);
 void register_info(CLI::App& app);
 void register_generate(CLI::App& app);
+void register_partition(CLI::App& app);
 
 }  // namespace dgnn::cli

@@ -1,6 +1,7 @@
 #pragma once
 // Vertex partitioning for distributed training: assign every vertex to a rank (METIS k-way or a
 // baseline), measure the partition's quality, and cut a dataset into per-rank parts.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,6 +15,12 @@ enum class Partitioner : uint8_t { metis, random, hash, range };
 Partitioner parse_partitioner(const std::string& name);  // OptionError for unknown names
 const char* partitioner_name(Partitioner p);
 
+// What METIS minimises: edges cut, or total communication volume (for a symmetric graph, exactly
+// the halo_vertices of PartitionQuality).
+enum class MetisObjective : uint8_t { cut, volume };
+MetisObjective parse_metis_objective(const std::string& name);  // OptionError for unknown names
+const char* metis_objective_name(MetisObjective o);
+
 struct PartitionOptions {
   Partitioner method = Partitioner::metis;
   int parts = 1;
@@ -21,12 +28,16 @@ struct PartitionOptions {
   double imbalance = 1.03;     // allowed max/mean load per constraint (METIS ufactor)
   bool balance_edges = false;  // second constraint: in-edges per part
   bool balance_train = false;  // another constraint: training vertices per part
+  MetisObjective objective = MetisObjective::cut;
 };
 
 // part[v] in [0, parts) for every vertex of g (g's structure is symmetrised for METIS).
 // `train` (dense ids) is used only with balance_train. Deterministic given the options.
 std::vector<int32_t> partition_vertices(const Csr& g, const PartitionOptions& opt,
                                         const std::vector<int32_t>& train = {});
+
+// OptionError unless `part` assigns every vertex of g to a part in [0, parts).
+void check_assignment(const Csr& g, const std::vector<int32_t>& part, int parts);
 
 struct PartQuality {
   int64_t vertices = 0, edges = 0, halo = 0;  // owned vertices, in-edges, halo vertices
@@ -52,11 +63,12 @@ struct LocalPart {
   std::vector<int64_t> global_ids;      // dense global id per local vertex [owned | halo]
   std::vector<int64_t> original_ids;    // input-file id per owned vertex
   Csr local_in;                         // n_owned x (n_owned + n_halo)
-  std::vector<int64_t> halo_in_degree;  // global in-degree per halo vertex (GCN weights)
+  std::vector<int64_t> halo_in_degree;  // global in-degree per halo vertex, self loops not
+                                        // counted (GCN weights)
   HaloPlan plan;
   int64_t feature_dim = 0;
-  std::vector<float> features;          // n_owned x feature_dim
-  std::vector<int32_t> labels;          // n_owned, -1 = unlabelled (empty: no labels)
+  std::vector<float> features;  // n_owned x feature_dim
+  std::vector<int32_t> labels;  // n_owned, -1 = unlabelled (empty: no labels)
   int32_t num_classes = 0;
   std::vector<int32_t> train, val, test;  // local row ids
   int64_t global_train = 0, global_val = 0, global_test = 0;
@@ -70,12 +82,33 @@ LocalPart extract_part(const Dataset& d, const std::vector<int32_t>& part, int p
 void write_partition_dir(const std::string& dir, const Dataset& d, const std::vector<int32_t>& part,
                          const PartitionOptions& opt, const std::string& source_hash);
 // Reads only `rank`'s file. OptionError when the directory was made for another graph (hash) or
-// another rank count; InputError for a corrupt file; IoError when missing.
+// another rank count; InputError for a corrupt file; IoError when missing. An empty
+// expected_source_hash skips the graph check.
 LocalPart read_partition_part(const std::string& dir, int rank, int parts,
                               const std::string& expected_source_hash);
 
-// A hash of a dataset's source files and parse options (path, size, mtime of each input), so
-// a partition directory can be matched to the graph it was made from.
+// A hash of a dataset's source files and parse options, so a partition directory can be matched
+// to the graph it was made from: the content of each input file load_dataset would read (not its
+// path or mtime: a copied dataset still matches), the options that change the graph (columns,
+// direction, self-loop and duplicate policy, num_classes), and those that change the dataset
+// only when they are used (generated-feature kind/dim/seed without a feature file; split
+// fractions and seed for a random split). 16 hex digits. IoError for an unreadable input.
 std::string dataset_source_hash(const DatasetOptions& opt);
+
+// Streaming 64-bit content hash (mix64 over 8-byte words in eight independent lanes, so it runs
+// near memory speed): source hashes and part-file checksums. Chunk boundaries do not matter.
+class ContentHash {
+ public:
+  explicit ContentHash(uint64_t seed = 0);
+  void update(const void* data, size_t bytes);
+  uint64_t digest() const;
+
+ private:
+  static constexpr int kLanes = 8;
+  static constexpr size_t kBlock = 8 * kLanes;
+  uint64_t lane_[kLanes];
+  uint64_t bytes_ = 0;
+  unsigned char pending_[kBlock];  // the start of a block not yet complete
+};
 
 }  // namespace dgnn

@@ -1,0 +1,137 @@
+// `dgnn partition`: split a dataset into per-rank parts once, print what the split costs, and
+// write the partition directory that `dgnn train --partition DIR` reads rank by rank.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "common/error.hpp"
+#include "common/timer.hpp"
+#include "graph/dataset.hpp"
+#include "partition/partition.hpp"
+
+namespace dgnn::cli {
+
+namespace {
+
+struct PartitionArgs {
+  DatasetOptions dataset;
+  PartitionOptions opt;
+  std::string partitioner = "metis";
+  std::string objective = "cut";
+  std::string out;
+  bool dry_run = false;
+};
+
+double percent(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * double(part) / double(whole) : 0.0;
+}
+
+void print_quality(const Dataset& d, const PartitionQuality& q) {
+  const int64_t n = d.num_vertices(), m = d.graph.num_edges();
+  std::printf("%-14s %lld of %lld stored edges (%.2f%%)\n", "edge cut", (long long)q.edge_cut,
+              (long long)m, percent(q.edge_cut, m));
+  std::printf("%-14s %lld rows exchanged per layer (%.2f%% of the vertices)\n", "halo vertices",
+              (long long)q.halo_vertices, percent(q.halo_vertices, n));
+  std::printf("%-14s vertices %.3f, edges %.3f (max / mean)\n", "balance", q.vertex_balance,
+              q.edge_balance);
+  std::printf("%6s %12s %12s %12s %12s\n", "rank", "vertices", "in-edges", "halo", "train");
+  for (size_t r = 0; r < q.per_part.size(); ++r) {
+    const PartQuality& p = q.per_part[r];
+    std::printf("%6zu %12lld %12lld %12lld %12lld\n", r, (long long)p.vertices, (long long)p.edges,
+                (long long)p.halo, (long long)p.train);
+  }
+}
+
+void run(PartitionArgs& a) {
+  if (a.out.empty() && !a.dry_run)
+    throw OptionError("partition: give --out DIR to write the parts, or --dry-run");
+  a.opt.method = parse_partitioner(a.partitioner);
+  a.opt.objective = parse_metis_objective(a.objective);
+  // As in `dgnn train`, one --seed also seeds a random train/val/test split, so that the parts
+  // hold the split a training job with that seed would make.
+  a.dataset.seed = a.opt.seed;
+
+  Timer timer;
+  const Dataset d = load_dataset(a.dataset);
+  const double load_s = timer.ms() / 1000;
+  if (a.opt.parts > d.num_vertices())
+    throw OptionError("partition: --parts " + std::to_string(a.opt.parts) + " exceeds the " +
+                      std::to_string(d.num_vertices()) + " vertices of " + a.dataset.graph);
+  if (a.opt.balance_train && d.train.empty())
+    throw OptionError("partition: --balance-train needs training vertices; " + a.dataset.graph +
+                      " has none (give labels and a split)");
+
+  timer.reset();
+  const std::vector<int32_t> part = partition_vertices(d.graph.in, a.opt, d.train);
+  const double part_s = timer.ms() / 1000;
+  const PartitionQuality q = partition_quality(d.graph.in, part, a.opt.parts, d.train);
+
+  std::string how = a.partitioner + " into " + std::to_string(a.opt.parts) + " parts, seed " +
+                    std::to_string(a.opt.seed);
+  if (a.opt.method == Partitioner::metis) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, ", imbalance %.3f, objective %s%s%s", a.opt.imbalance,
+                  a.objective.c_str(), a.opt.balance_edges ? ", +edges" : "",
+                  a.opt.balance_train ? ", +train" : "");
+    how += buf;
+  }
+  std::printf("%-14s %s: %lld vertices, %lld stored edges (loaded in %.2f s)\n", "graph",
+              a.dataset.graph.c_str(), (long long)d.num_vertices(), (long long)d.graph.num_edges(),
+              load_s);
+  std::printf("%-14s %s (%.2f s)\n", "partitioner", how.c_str(), part_s);
+  print_quality(d, q);
+  if (a.dry_run) return;
+
+  timer.reset();
+  write_partition_dir(a.out, d, part, a.opt, dataset_source_hash(a.dataset));
+  std::printf("%-14s %s (manifest.json + %d part files) in %.2f s\n", "wrote", a.out.c_str(),
+              a.opt.parts, timer.ms() / 1000);
+}
+
+}  // namespace
+
+void register_partition(CLI::App& app) {
+  auto args = std::make_shared<PartitionArgs>();
+  PartitionArgs& a = *args;
+  CLI::App* cmd = app.add_subcommand(
+      "partition",
+      "Split a graph or dataset into per-rank parts, print the cut / halo / balance, and write a "
+      "partition directory for `dgnn train --partition DIR`");
+  cmd->add_option("--graph", a.dataset.graph,
+                  "Edge-list file (.txt/.csv, optionally .gz) or dataset directory")
+      ->required()
+      ->check(CLI::ExistingPath);
+  cmd->add_option("--parts,-p", a.opt.parts, "Number of parts (= ranks of the training job)")
+      ->required()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--partitioner", a.partitioner,
+                  "metis (k-way, minimises the cut), random (seeded, balanced), hash (of the "
+                  "vertex id) or range (contiguous id blocks)")
+      ->check(CLI::IsMember({"metis", "random", "hash", "range"}))
+      ->capture_default_str();
+  cmd->add_option("--seed,-s", a.opt.seed,
+                  "Seed of the partitioner (and of a random train/val/test split, as in train)")
+      ->capture_default_str();
+  cmd->add_option("--imbalance", a.opt.imbalance,
+                  "METIS: allowed max / mean load of each balanced quantity")
+      ->check(CLI::Range(1.0, 10.0))
+      ->capture_default_str();
+  cmd->add_flag("--balance-edges", a.opt.balance_edges,
+                "METIS: also balance in-edges per part (aggregation work)");
+  cmd->add_flag("--balance-train", a.opt.balance_train,
+                "METIS: also balance training vertices per part");
+  cmd->add_option("--objective", a.objective,
+                  "METIS: minimise the edges cut, or the communication volume (halo rows)")
+      ->check(CLI::IsMember({"cut", "volume"}))
+      ->capture_default_str();
+  cmd->add_option("--out,-o", a.out,
+                  "Partition directory to write (an existing partition there is replaced)");
+  cmd->add_flag("--dry-run", a.dry_run, "Print the partition's quality, write nothing");
+  add_dataset_options(cmd, a.dataset);
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace dgnn::cli

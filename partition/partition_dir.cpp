@@ -1,0 +1,380 @@
+// Partition directories: computed once by `dgnn partition`, then each rank of a training job
+// reads the manifest and its own part file only. Part files are a flat little-endian-host
+// layout (magic, version, fields, arrays as count + raw bytes) closed by a checksum, so a
+// truncated or damaged file is reported rather than trained on.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+
+#include "common/error.hpp"
+#include "common/hash_rng.hpp"
+#include "partition/partition.hpp"
+
+namespace dgnn {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr char kMagic[8] = {'D', 'G', 'N', 'N', 'P', 'A', 'R', 'T'};
+constexpr uint32_t kPartVersion = 1;
+constexpr uint32_t kEndianMark = 0x01020304;  // reads back swapped on a machine of other order
+constexpr int kManifestVersion = 1;
+constexpr const char* kFormat = "dgnn-partition";
+
+std::string part_file_name(int rank) { return "part-" + std::to_string(rank) + ".bin"; }
+
+bool is_partition_file(const std::string& name) {
+  static const std::regex part_re("part-[0-9]+\\.bin");
+  return name == "manifest.json" || std::regex_match(name, part_re);
+}
+
+struct Closer {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using File = std::unique_ptr<std::FILE, Closer>;
+
+void write_bytes(const fs::path& path, const std::string& bytes) {
+  File f(std::fopen(path.c_str(), "wb"));
+  if (!f) throw IoError(path.string() + ": cannot create: " + std::strerror(errno));
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size();
+  // fclose flushes: its failure (disk full) is a failed write too.
+  if (std::fclose(f.release()) != 0 || !ok)
+    throw IoError(path.string() + ": write failed: " + std::strerror(errno));
+}
+
+std::string read_bytes(const fs::path& path, const char* what) {
+  File f(std::fopen(path.c_str(), "rb"));
+  if (!f) throw IoError(path.string() + ": cannot open " + what + ": " + std::strerror(errno));
+  std::string out;
+  char buf[1 << 16];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, f.get())) > 0) out.append(buf, got);
+  if (std::ferror(f.get())) throw IoError(path.string() + ": read error");
+  return out;
+}
+
+class Encoder {
+ public:
+  template <class T>
+  void scalar(T v) {
+    buf_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  template <class T>
+  void array(const std::vector<T>& v) {
+    scalar(uint64_t(v.size()));
+    buf_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  std::string finish() {
+    ContentHash h;
+    h.update(buf_.data(), buf_.size());
+    scalar(h.digest());
+    return std::move(buf_);
+  }
+
+ private:
+  std::string buf_;
+};
+
+class Decoder {
+ public:
+  Decoder(const std::string& bytes, std::string path) : b_(bytes), path_(std::move(path)) {}
+  [[noreturn]] void fail(const std::string& what) const { throw InputError(path_, 0, what); }
+  template <class T>
+  T scalar() {
+    T v;
+    if (b_.size() - pos_ < sizeof v) fail("truncated (the file ends inside its data)");
+    std::memcpy(&v, b_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  template <class T>
+  std::vector<T> array() {
+    const uint64_t n = scalar<uint64_t>();
+    if (n > (b_.size() - pos_) / sizeof(T)) fail("truncated (an array runs past the end)");
+    std::vector<T> v(n);
+    std::memcpy(v.data(), b_.data() + pos_, n * sizeof(T));
+    pos_ += n * sizeof(T);
+    return v;
+  }
+  bool at_end() const { return pos_ == b_.size(); }
+
+ private:
+  const std::string& b_;
+  std::string path_;
+  size_t pos_ = 0;
+};
+
+std::string encode(const LocalPart& lp) {
+  Encoder e;
+  for (char c : kMagic) e.scalar(c);
+  e.scalar(kPartVersion);
+  e.scalar(kEndianMark);
+  for (int64_t v : {int64_t(lp.rank), int64_t(lp.parts), lp.global_vertices, lp.n_owned,
+                    lp.feature_dim, int64_t(lp.num_classes), lp.global_train, lp.global_val,
+                    lp.global_test, lp.local_in.rows, lp.local_in.cols})
+    e.scalar(v);
+  e.array(lp.global_ids);
+  e.array(lp.original_ids);
+  e.array(lp.local_in.offsets);
+  e.array(lp.local_in.indices);
+  e.array(lp.local_in.values);
+  e.array(lp.halo_in_degree);
+  e.array(lp.plan.peers);
+  for (size_t i = 0; i < lp.plan.peers.size(); ++i) {
+    e.array(lp.plan.send_rows[i]);
+    e.array(lp.plan.recv_rows[i]);
+  }
+  e.array(lp.features);
+  e.array(lp.labels);
+  e.array(lp.train);
+  e.array(lp.val);
+  e.array(lp.test);
+  return e.finish();
+}
+
+// Structure checks: a file that passes them cannot make the trainer index out of bounds.
+void validate(const LocalPart& lp, const Decoder& d) {
+  const Csr& in = lp.local_in;
+  const int64_t n_local = in.cols, n_halo = in.cols - lp.n_owned;
+  auto need = [&](bool ok, const char* what) {
+    if (!ok) d.fail(std::string("inconsistent part: ") + what);
+  };
+  need(lp.n_owned >= 0 && in.rows == lp.n_owned && n_halo >= 0, "row counts");
+  need(int64_t(lp.global_ids.size()) == n_local, "global ids");
+  need(int64_t(lp.original_ids.size()) == lp.n_owned, "original ids");
+  need(int64_t(in.offsets.size()) == in.rows + 1 && in.offsets.front() == 0, "CSR offsets");
+  need(std::is_sorted(in.offsets.begin(), in.offsets.end()), "CSR offsets");
+  need(in.offsets.back() == int64_t(in.indices.size()), "CSR size");
+  need(in.values.empty() || in.values.size() == in.indices.size(), "CSR values");
+  for (int32_t c : in.indices) need(c >= 0 && c < n_local, "CSR column");
+  for (int64_t g : lp.global_ids) need(g >= 0 && g < lp.global_vertices, "global id");
+  need(int64_t(lp.halo_in_degree.size()) == n_halo, "halo degrees");
+  const HaloPlan& p = lp.plan;
+  need(p.send_rows.size() == p.peers.size() && p.recv_rows.size() == p.peers.size(), "plan");
+  for (size_t i = 0; i < p.peers.size(); ++i) {
+    need(p.peers[i] >= 0 && p.peers[i] < lp.parts && p.peers[i] != lp.rank, "plan peer");
+    need(i == 0 || p.peers[i - 1] < p.peers[i], "plan peer order");
+    for (int32_t r : p.send_rows[i]) need(r >= 0 && r < lp.n_owned, "plan send row");
+    for (int32_t r : p.recv_rows[i]) need(r >= lp.n_owned && r < n_local, "plan receive row");
+  }
+  need(lp.feature_dim >= 0 && int64_t(lp.features.size()) == lp.n_owned * lp.feature_dim,
+       "features");
+  need(lp.labels.empty() || int64_t(lp.labels.size()) == lp.n_owned, "labels");
+  for (auto* s : {&lp.train, &lp.val, &lp.test})
+    for (int32_t r : *s) need(r >= 0 && r < lp.n_owned, "split row");
+}
+
+LocalPart decode(const std::string& bytes, const std::string& path) {
+  Decoder d(bytes, path);
+  char magic[8];
+  for (char& c : magic) c = d.scalar<char>();
+  if (std::memcmp(magic, kMagic, 8) != 0) d.fail("not a dgnn part file (bad magic)");
+  const uint32_t version = d.scalar<uint32_t>();
+  if (version != kPartVersion)
+    d.fail("part file version " + std::to_string(version) + ", this dgnn reads version " +
+           std::to_string(kPartVersion));
+  if (d.scalar<uint32_t>() != kEndianMark) d.fail("written on a machine of other byte order");
+  if (bytes.size() < 8) d.fail("truncated");
+  ContentHash h;
+  h.update(bytes.data(), bytes.size() - 8);
+  uint64_t stored;
+  std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
+  if (h.digest() != stored) d.fail("checksum mismatch (the file is damaged or truncated)");
+
+  LocalPart lp;
+  lp.rank = int(d.scalar<int64_t>());
+  lp.parts = int(d.scalar<int64_t>());
+  lp.global_vertices = d.scalar<int64_t>();
+  lp.n_owned = d.scalar<int64_t>();
+  lp.feature_dim = d.scalar<int64_t>();
+  lp.num_classes = int32_t(d.scalar<int64_t>());
+  lp.global_train = d.scalar<int64_t>();
+  lp.global_val = d.scalar<int64_t>();
+  lp.global_test = d.scalar<int64_t>();
+  lp.local_in.rows = d.scalar<int64_t>();
+  lp.local_in.cols = d.scalar<int64_t>();
+  lp.global_ids = d.array<int64_t>();
+  lp.original_ids = d.array<int64_t>();
+  lp.local_in.offsets = d.array<int64_t>();
+  lp.local_in.indices = d.array<int32_t>();
+  lp.local_in.values = d.array<float>();
+  lp.halo_in_degree = d.array<int64_t>();
+  lp.plan.peers = d.array<int>();
+  for (size_t i = 0; i < lp.plan.peers.size(); ++i) {
+    lp.plan.send_rows.push_back(d.array<int32_t>());
+    lp.plan.recv_rows.push_back(d.array<int32_t>());
+  }
+  lp.features = d.array<float>();
+  lp.labels = d.array<int32_t>();
+  lp.train = d.array<int32_t>();
+  lp.val = d.array<int32_t>();
+  lp.test = d.array<int32_t>();
+  d.scalar<uint64_t>();  // the checksum, verified above
+  if (!d.at_end()) d.fail("unexpected bytes after the data");
+  validate(lp, d);
+  return lp;
+}
+
+json manifest_of(const Dataset& d, const PartitionOptions& opt, const std::string& source_hash,
+                 const PartitionQuality& q) {
+  json ranks = json::array();
+  for (size_t r = 0; r < q.per_part.size(); ++r) {
+    const PartQuality& p = q.per_part[r];
+    ranks.push_back({{"rank", r},
+                     {"file", part_file_name(int(r))},
+                     {"vertices", p.vertices},
+                     {"edges", p.edges},
+                     {"halo", p.halo},
+                     {"train", p.train}});
+  }
+  return {{"format", kFormat},
+          {"version", kManifestVersion},
+          {"source_hash", source_hash},
+          {"parts", opt.parts},
+          {"partitioner", partitioner_name(opt.method)},
+          {"seed", opt.seed},
+          {"options",
+           {{"imbalance", opt.imbalance},
+            {"balance_edges", opt.balance_edges},
+            {"balance_train", opt.balance_train},
+            {"objective", metis_objective_name(opt.objective)}}},
+          {"global_vertices", d.num_vertices()},
+          {"global_edges", d.graph.num_edges()},
+          {"directed", d.graph.directed},
+          {"feature_dim", d.feature_dim},
+          {"num_classes", d.num_classes},
+          {"edge_cut", q.edge_cut},
+          {"halo_vertices", q.halo_vertices},
+          {"vertex_balance", q.vertex_balance},
+          {"edge_balance", q.edge_balance},
+          {"ranks", ranks}};
+}
+
+}  // namespace
+
+void write_partition_dir(const std::string& dir, const Dataset& d, const std::vector<int32_t>& part,
+                         const PartitionOptions& opt, const std::string& source_hash) {
+  const PartitionQuality q = partition_quality(d.graph.in, part, opt.parts, d.train);
+  fs::path target = fs::path(dir).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();  // "out/" -> "out"
+  if (target.empty()) throw IoError("empty partition directory name");
+  const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  const std::string name = target.filename().string();
+  std::error_code ec;
+
+  // Replacing a folder that holds anything else could destroy a user's files.
+  if (fs::exists(target, ec)) {
+    if (!fs::is_directory(target, ec))
+      throw IoError(target.string() + ": exists and is not a directory");
+    for (const auto& entry : fs::directory_iterator(target, ec))
+      if (!is_partition_file(entry.path().filename().string()))
+        throw IoError(target.string() + ": refusing to replace a directory that holds '" +
+                      entry.path().filename().string() + "', which is not part of a partition");
+  }
+  fs::create_directories(parent, ec);
+  if (ec) throw IoError(parent.string() + ": cannot create directory: " + ec.message());
+
+  // Same parent, so the final rename is atomic; the pid keeps concurrent runs apart.
+  const std::string tag = std::to_string(::getpid()) + "-" +
+                          std::to_string(mix64(opt.seed ^ uint64_t(opt.parts)) & 0xffffff);
+  const fs::path tmp = parent / ("." + name + ".tmp-" + tag);
+  fs::remove_all(tmp, ec);
+  if (!fs::create_directory(tmp, ec) || ec)
+    throw IoError(tmp.string() + ": cannot create directory: " + ec.message());
+  try {
+    for (int r = 0; r < opt.parts; ++r)
+      write_bytes(tmp / part_file_name(r), encode(extract_part(d, part, opt.parts, r)));
+    write_bytes(tmp / "manifest.json", manifest_of(d, opt, source_hash, q).dump(2) + "\n");
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+
+  // rename() cannot replace a non-empty directory: the old partition is moved aside first.
+  const fs::path old = parent / ("." + name + ".old-" + tag);
+  const bool had_old = fs::exists(target, ec);
+  if (had_old) {
+    fs::rename(target, old, ec);
+    if (ec) {
+      fs::remove_all(tmp, ec);
+      throw IoError(target.string() + ": cannot replace: " + ec.message());
+    }
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    const std::string msg = ec.message();
+    if (had_old) fs::rename(old, target, ec);
+    fs::remove_all(tmp, ec);
+    throw IoError(target.string() + ": cannot rename the written partition into place: " + msg);
+  }
+  if (had_old) fs::remove_all(old, ec);
+}
+
+LocalPart read_partition_part(const std::string& dir, int rank, int parts,
+                              const std::string& expected_source_hash) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw IoError(dir + ": no such partition directory");
+  const fs::path manifest_path = fs::path(dir) / "manifest.json";
+  if (!fs::exists(manifest_path, ec))
+    throw IoError(dir + ": not a partition directory (no manifest.json)");
+  const std::string mpath = manifest_path.string();
+  json m;
+  try {
+    m = json::parse(read_bytes(manifest_path, "the manifest"));
+  } catch (const json::exception& e) {
+    throw InputError(mpath, 0, std::string("not valid JSON: ") + e.what());
+  }
+  std::string format, source_hash;
+  int version = 0, made_for = 0;
+  int64_t global_vertices = 0;
+  try {
+    format = m.at("format").get<std::string>();
+    version = m.at("version").get<int>();
+    source_hash = m.at("source_hash").get<std::string>();
+    made_for = m.at("parts").get<int>();
+    global_vertices = m.at("global_vertices").get<int64_t>();
+  } catch (const json::exception& e) {
+    throw InputError(mpath, 0, std::string("not a dgnn partition manifest: ") + e.what());
+  }
+  if (format != kFormat)
+    throw InputError(mpath, 0,
+                     "expected format \"" + std::string(kFormat) + "\", found \"" + format + "\"");
+  if (version != kManifestVersion)
+    throw InputError(mpath, 0,
+                     "manifest version " + std::to_string(version) + ", this dgnn reads version " +
+                         std::to_string(kManifestVersion) + "; run dgnn partition again");
+  if (!expected_source_hash.empty() && source_hash != expected_source_hash)
+    throw OptionError(dir + " was made from a different graph (hash " + source_hash +
+                      "; this job's graph and dataset options hash to " + expected_source_hash +
+                      "): run dgnn partition again");
+  if (made_for != parts)
+    throw OptionError(dir + " was partitioned for " + std::to_string(made_for) +
+                      " ranks, this job has " + std::to_string(parts));
+  if (rank < 0 || rank >= parts)
+    throw OptionError("rank " + std::to_string(rank) + " is outside [0, " + std::to_string(parts) +
+                      ")");
+
+  const fs::path path = fs::path(dir) / part_file_name(rank);
+  if (!fs::exists(path, ec))
+    throw IoError(path.string() + ": missing (the partition directory is incomplete)");
+  LocalPart lp = decode(read_bytes(path, "the part file"), path.string());
+  if (lp.rank != rank || lp.parts != parts || lp.global_vertices != global_vertices)
+    throw InputError(path.string(), 0,
+                     "holds rank " + std::to_string(lp.rank) + " of " + std::to_string(lp.parts) +
+                         " (" + std::to_string(lp.global_vertices) +
+                         " vertices), the manifest says rank " + std::to_string(rank) + " of " +
+                         std::to_string(parts) + " (" + std::to_string(global_vertices) + ")");
+  return lp;
+}
+
+}  // namespace dgnn

@@ -1,0 +1,163 @@
+// Content hash of a dataset's inputs: a partition directory records it, and a training job
+// compares it with its own inputs before trusting the directory's parts.
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/hash_rng.hpp"
+#include "partition/partition.hpp"
+
+namespace dgnn {
+
+ContentHash::ContentHash(uint64_t seed) {
+  for (int k = 0; k < kLanes; ++k) lane_[k] = mix64(seed + uint64_t(k));
+}
+
+void ContentHash::update(const void* data, size_t bytes) {
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  size_t have = size_t(bytes_ % kBlock);
+  bytes_ += bytes;
+  auto block = [this](const unsigned char* b) {
+    // Independent chains: the multiplies of one word overlap those of the next ones.
+    for (int k = 0; k < kLanes; ++k) {
+      uint64_t w;
+      std::memcpy(&w, b + 8 * k, 8);
+      lane_[k] = mix64(lane_[k] ^ w);
+    }
+  };
+  if (have > 0) {
+    const size_t take = std::min(bytes, kBlock - have);
+    std::memcpy(pending_ + have, p, take);
+    p += take, bytes -= take, have += take;
+    if (have < kBlock) return;
+    block(pending_);
+  }
+  for (; bytes >= kBlock; p += kBlock, bytes -= kBlock) block(p);
+  std::memcpy(pending_, p, bytes);
+}
+
+uint64_t ContentHash::digest() const {
+  uint64_t l[kLanes];
+  std::copy_n(lane_, kLanes, l);
+  const size_t rest = size_t(bytes_ % kBlock);
+  for (size_t i = 0; i < rest; i += 8) {
+    uint64_t w = 0;
+    std::memcpy(&w, pending_ + i, std::min<size_t>(8, rest - i));
+    l[i / 8] = mix64(l[i / 8] ^ w);
+  }
+  uint64_t h = bytes_;
+  for (uint64_t x : l) h = hash_combine(h, x);
+  return h;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The files load_dataset reads for `opt` (graph/dataset.cpp resolves them the same way).
+struct Inputs {
+  std::string edges, features, labels, train, val, test;
+};
+
+Inputs resolve_inputs(const DatasetOptions& opt) {
+  if (opt.graph.empty())
+    throw OptionError("no graph given (an edge-list file or a dataset folder)");
+  Inputs in;
+  std::error_code ec;
+  if (fs::is_directory(opt.graph, ec)) {
+    const fs::path dir(opt.graph);
+    auto first = [&](std::initializer_list<const char*> names) -> std::string {
+      for (const char* n : names)
+        if (fs::is_regular_file(dir / n, ec)) return (dir / n).string();
+      return {};
+    };
+    in.edges = first({"edges.txt", "edges.csv", "edges.txt.gz", "edges.csv.gz"});
+    if (in.edges.empty())
+      throw IoError("dataset folder '" + opt.graph +
+                    "' has no edges.txt, edges.csv, edges.txt.gz or edges.csv.gz");
+    in.features = first({"features.npy", "features.txt"});
+    in.labels = first({"labels.txt"});
+    in.train = first({"train.txt"});
+    in.val = first({"val.txt"});
+    in.test = first({"test.txt"});
+  } else {
+    in.edges = opt.graph;
+  }
+  for (auto [mine, given] : {std::pair{&in.features, &opt.features},
+                             {&in.labels, &opt.labels},
+                             {&in.train, &opt.train},
+                             {&in.val, &opt.val},
+                             {&in.test, &opt.test}})
+    if (!given->empty()) *mine = *given;
+  return in;
+}
+
+// The file's bytes as stored (a .gz is not inflated: reading it is the cost, not inflating it).
+void hash_file(ContentHash& h, const std::string& path) {
+  struct Closer {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  std::unique_ptr<std::FILE, Closer> f(std::fopen(path.c_str(), "rb"));
+  if (!f) throw IoError(path + ": cannot open: " + std::strerror(errno));
+  std::vector<unsigned char> buf(size_t(1) << 20);
+  size_t got;
+  while ((got = std::fread(buf.data(), 1, buf.size(), f.get())) > 0) h.update(buf.data(), got);
+  if (std::ferror(f.get())) throw IoError(path + ": read error");
+}
+
+void hash_value(ContentHash& h, int64_t v) { h.update(&v, sizeof v); }
+
+void hash_text(ContentHash& h, const std::string& s) {
+  hash_value(h, int64_t(s.size()));
+  h.update(s.data(), s.size());
+}
+
+}  // namespace
+
+std::string dataset_source_hash(const DatasetOptions& opt) {
+  const Inputs in = resolve_inputs(opt);
+  ContentHash h(0x736f75726365);  // "source"
+  // Each role is tagged, so moving a file from one role to another changes the hash.
+  for (auto [role, path] : {std::pair{"edges", &in.edges},
+                            {"features", &in.features},
+                            {"labels", &in.labels},
+                            {"train", &in.train},
+                            {"val", &in.val},
+                            {"test", &in.test}}) {
+    hash_text(h, role);
+    if (path->empty()) {
+      hash_value(h, -1);
+      continue;
+    }
+    hash_file(h, *path);
+    if (path == &in.features) hash_value(h, fs::path(*path).extension() == ".npy");
+  }
+  const EdgeListOptions& e = opt.edges;
+  for (int64_t v : {int64_t(e.src_col), int64_t(e.dst_col), int64_t(e.weight_col),
+                    int64_t(e.time_col), int64_t(e.directed), int64_t(e.self_loops),
+                    int64_t(e.duplicates), int64_t(opt.num_classes)})
+    hash_value(h, v);
+  if (in.features.empty()) {
+    hash_value(h, int64_t(opt.generated));
+    if (opt.generated != GeneratedFeatures::onehot) hash_value(h, opt.generated_dim);
+    if (opt.generated == GeneratedFeatures::random) hash_value(h, int64_t(opt.seed));
+  }
+  if (!in.labels.empty() && in.train.empty() && in.val.empty() && in.test.empty()) {
+    hash_value(h, int64_t(std::llround(opt.train_frac * 1e9)));
+    hash_value(h, int64_t(std::llround(opt.val_frac * 1e9)));
+    hash_value(h, int64_t(opt.seed));
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h.digest());
+  return hex;
+}
+
+}  // namespace dgnn
