@@ -90,6 +90,10 @@ void free(Device dev, void* p) noexcept {
   }
 }
 
+void release_cached(Device dev) noexcept {
+  if (dev == Device::cpu) cpu::release_cached();
+}
+
 void copy(Device dst_dev, void* dst, Device src_dev, const void* src, size_t bytes) {
   if (bytes == 0) return;
   if (!dst || !src)

@@ -14,6 +14,8 @@ namespace dgnn::kernels {
 // ---- memory ------------------------------------------------------------------------------
 void* alloc(Device dev, size_t bytes);  // 64-byte aligned on the CPU; never returns null
 void free(Device dev, void* p) noexcept;
+// Returns blocks that free() kept for reuse (large blocks are cached by size) to the system.
+void release_cached(Device dev) noexcept;
 void copy(Device dst_dev, void* dst, Device src_dev, const void* src, size_t bytes);
 void fill(Device dev, float* x, int64_t n, float value);
 // dst (+)= src for two same-shaped strided views (column blocks for concat / slice).

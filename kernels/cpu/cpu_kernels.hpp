@@ -10,6 +10,7 @@ namespace dgnn::kernels::cpu {
 
 void* alloc(size_t bytes);
 void free(void* p) noexcept;
+void release_cached() noexcept;
 void copy(void* dst, const void* src, size_t bytes);
 void fill(float* x, int64_t n, float value);
 void copy_view(ConstMatView src, MatView dst, bool accumulate);
