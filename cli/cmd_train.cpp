@@ -1,6 +1,7 @@
 // `dgnn train`: node classification on a dataset (file, directory, or the generated default).
 #include <omp.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "common/error.hpp"
 #include "common/timer.hpp"
 #include "datasets/sbm.hpp"
+#include "gnn/distributed.hpp"
 #include "gnn/layers.hpp"
 #include "gnn/trainer.hpp"
 #include "graph/dataset.hpp"
@@ -33,6 +35,9 @@ struct TrainArgs {
   std::string log_json;
   std::string predictions;
   std::string device = "cpu";
+  int parts = 0;                    // 0 = as many as ranks
+  std::string partitioner = "metis";
+  std::string partition_dir;
   int threads = 0;
   bool quiet = false;
 };
@@ -77,12 +82,76 @@ Dataset load_or_generate(const TrainArgs& a, bool quiet) {
   return generate_sbm(cfg).to_dataset();
 }
 
+// This rank's part: read from a partition directory, or cut from the dataset (one part when
+// single-process).
+LocalPart load_part(const TrainArgs& a, Communicator& comm) {
+  const bool print = !a.quiet && comm.rank() == 0;
+  if (!a.partition_dir.empty()) {
+    const std::string hash = a.data.graph.empty() ? "" : dataset_source_hash(a.data);
+    return read_partition_part(a.partition_dir, comm.rank(), comm.size(), hash);
+  }
+  if (a.parts > 0 && a.parts != comm.size())
+    throw OptionError("--parts " + std::to_string(a.parts) + " but the job has " +
+                      std::to_string(comm.size()) + " ranks (launch with mpirun -np " +
+                      std::to_string(a.parts) + ")");
+  Timer load_timer;
+  Dataset data = load_or_generate(a, !print);
+  if (print)
+    std::printf("graph: %lld vertices, %lld stored edges, %lld features, %d classes, "
+                "train/val/test %zu/%zu/%zu (loaded in %.0f ms)\n",
+                (long long)data.num_vertices(), (long long)data.graph.num_edges(),
+                (long long)data.feature_dim, int(data.num_classes), data.train.size(),
+                data.val.size(), data.test.size(), load_timer.ms());
+  if (data.labels.empty()) throw OptionError("the dataset has no labels (give --labels FILE)");
+  PartitionOptions popt;
+  popt.method = parse_partitioner(a.partitioner);
+  popt.seed = a.train.seed;
+  return partition_and_extract(data, popt, comm);
+}
+
+// Predictions of every rank, gathered on rank 0 and written there in the input's ids.
+void write_predictions(const std::string& path, const Tensor& logits, const LocalPart& part,
+                       Communicator& comm) {
+  std::vector<int64_t> mine;
+  for (int64_t v = 0; v < logits.rows(); ++v) {
+    int64_t best = 0;
+    for (int64_t c = 1; c < logits.cols(); ++c)
+      if (logits.at(v, c) > logits.at(v, best)) best = c;
+    mine.push_back(part.original_ids[size_t(v)]);
+    mine.push_back(best);
+  }
+  const int p = comm.size();
+  std::vector<int64_t> send_counts(size_t(p), 0), send_displs(size_t(p), 0);
+  std::vector<int64_t> recv_counts(size_t(p), 0), recv_displs(size_t(p), 0);
+  send_counts[0] = int64_t(mine.size()) * 8;
+  std::vector<int64_t> counts(size_t(p), 0);
+  counts[size_t(comm.rank())] = send_counts[0];
+  comm.allreduce_sum(counts.data(), p);
+  int64_t total = 0;
+  if (comm.rank() == 0)
+    for (int r = 0; r < p; ++r) {
+      recv_counts[size_t(r)] = counts[size_t(r)];
+      recv_displs[size_t(r)] = total;
+      total += counts[size_t(r)];
+    }
+  std::vector<int64_t> all(size_t(total / 8));
+  comm.alltoallv(mine.data(), send_counts, send_displs, all.data(), recv_counts, recv_displs);
+  if (comm.rank() != 0) return;
+  std::vector<std::pair<int64_t, int64_t>> rows;
+  for (size_t i = 0; i + 1 < all.size(); i += 2) rows.emplace_back(all[i], all[i + 1]);
+  std::sort(rows.begin(), rows.end());
+  AtomicFile out(path);
+  for (auto [id, cls] : rows) std::fprintf(out.get(), "%lld %lld\n", (long long)id, (long long)cls);
+  out.commit();
+}
+
 void run_train(TrainArgs& a) {
   if (a.layers < 1) throw OptionError("--layers must be >= 1");
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
   if (!(a.dropout >= 0 && a.dropout < 1)) throw OptionError("--dropout must be in [0, 1)");
   if (a.threads > 0) omp_set_num_threads(a.threads);
   const ModelKind kind = parse_model_kind(a.model);
+  parse_partitioner(a.partitioner);
   if (a.device == "cuda") {
     std::string why;
     if (!kernels::cuda_available(&why)) throw DeviceError("--device cuda: " + why);
@@ -90,20 +159,14 @@ void run_train(TrainArgs& a) {
   }
   if (a.device != "cpu") throw OptionError("--device: expected cpu or cuda, got '" + a.device + "'");
 
-  Timer load_timer;
-  Dataset data = load_or_generate(a, a.quiet);
-  if (!a.quiet)
-    std::printf("graph: %lld vertices, %lld stored edges, %lld features, %d classes, "
-                "train/val/test %zu/%zu/%zu (loaded in %.0f ms)\n",
-                (long long)data.num_vertices(), (long long)data.graph.num_edges(),
-                (long long)data.feature_dim, int(data.num_classes), data.train.size(),
-                data.val.size(), data.test.size(), load_timer.ms());
-  NodeTask task = make_node_task(data);
-  GraphView graph(data.graph.in);
+  Communicator& comm = world();
+  const bool root = comm.rank() == 0;
+  auto setup = make_rank_setup(load_part(a, comm), comm);
+  const LocalPart& part = setup->part;
 
-  std::vector<int64_t> dims{data.feature_dim};
+  std::vector<int64_t> dims{part.feature_dim};
   for (int i = 0; i + 1 < a.layers; ++i) dims.push_back(a.hidden);
-  dims.push_back(data.num_classes);
+  dims.push_back(part.num_classes);
   StackModel model(builtin_layer(kind), dims, a.dropout);
   model.reset_parameters(a.train.seed);
 
@@ -117,41 +180,51 @@ void run_train(TrainArgs& a) {
                              {"optimizer", a.train.optimizer},
                              {"epochs", a.train.epochs},
                              {"seed", a.train.seed},
-                             {"ranks", 1},
+                             {"ranks", comm.size()},
+                             {"partitioner", a.partition_dir.empty() ? a.partitioner : "dir"},
+                             {"partition", a.partition_dir},
                              {"threads", omp_get_max_threads()},
                              {"device", a.device}};
   a.train.meta_json = settings.dump();
 
   std::unique_ptr<AtomicFile> log;
-  if (!a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);
-  SelfCommunicator comm;
-  Trainer trainer(model, graph, task, comm, a.train);
+  if (root && !a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);
+  Trainer trainer(model, *setup->graph, setup->task, comm, a.train);
+  const bool multi = comm.size() > 1;
   TrainResult res = trainer.run([&](const EpochStats& s) {
-    if (!a.quiet)
-      std::printf("epoch %4d  loss %.4f  train %.4f  val %.4f  %7.1f ms\n", s.epoch, s.loss,
+    if (!root) return;
+    if (!a.quiet) {
+      std::printf("epoch %4d  loss %.4f  train %.4f  val %.4f  %7.1f ms", s.epoch, s.loss,
                   s.train_acc, s.val_acc, s.time_ms);
+      if (multi)
+        std::printf("  (compute %.1f comm %.1f wait %.1f, sent %.2f MB)", s.compute_ms, s.comm_ms,
+                    s.wait_ms, double(s.bytes_sent) / 1e6);
+      std::printf("\n");
+    }
     if (log) {
-      nlohmann::json j = {{"epoch", s.epoch},       {"loss", s.loss},       {"train_acc", s.train_acc},
-                          {"val_acc", s.val_acc},   {"test_acc", s.test_acc}, {"time_ms", s.time_ms},
-                          {"eval_ms", s.eval_ms}};
+      nlohmann::json j = {{"epoch", s.epoch},
+                          {"loss", s.loss},
+                          {"train_acc", s.train_acc},
+                          {"val_acc", s.val_acc},
+                          {"test_acc", s.test_acc},
+                          {"time_ms", s.time_ms},
+                          {"eval_ms", s.eval_ms},
+                          {"compute_ms", s.compute_ms},
+                          {"comm_ms", s.comm_ms},
+                          {"wait_ms", s.wait_ms},
+                          {"bytes_sent", s.bytes_sent},
+                          {"max_compute_ms", s.max_compute_ms},
+                          {"max_comm_ms", s.max_comm_ms},
+                          {"max_wait_ms", s.max_wait_ms},
+                          {"max_bytes_sent", s.max_bytes_sent}};
       std::fprintf(log->get(), "%s\n", j.dump().c_str());
     }
   });
-  std::printf("test accuracy %.4f (best val %.4f at epoch %d), median epoch %.2f ms\n",
-              res.test_acc, res.best_val_acc, res.best_epoch, res.median_epoch_ms);
+  if (root)
+    std::printf("test accuracy %.4f (best val %.4f at epoch %d), median epoch %.2f ms\n",
+                res.test_acc, res.best_val_acc, res.best_epoch, res.median_epoch_ms);
 
-  if (!a.predictions.empty()) {
-    Tensor logits = trainer.predict();
-    AtomicFile out(a.predictions);
-    for (int64_t v = 0; v < logits.rows(); ++v) {
-      int64_t best = 0;
-      for (int64_t c = 1; c < logits.cols(); ++c)
-        if (logits.at(v, c) > logits.at(v, best)) best = c;
-      std::fprintf(out.get(), "%lld %lld\n", (long long)data.graph.original_ids[size_t(v)],
-                   (long long)best);
-    }
-    out.commit();
-  }
+  if (!a.predictions.empty()) write_predictions(a.predictions, trainer.predict(), part, comm);
   if (log) {
     nlohmann::json j = {{"final", true},
                         {"test_acc", res.test_acc},
@@ -160,6 +233,10 @@ void run_train(TrainArgs& a) {
                         {"epochs", res.last_epoch},
                         {"final_loss", res.final_loss},
                         {"median_epoch_ms", res.median_epoch_ms},
+                        {"median_compute_ms", res.median_compute_ms},
+                        {"median_comm_ms", res.median_comm_ms},
+                        {"median_wait_ms", res.median_wait_ms},
+                        {"bytes_sent_per_epoch", res.bytes_per_epoch},
                         {"settings", settings}};
     std::fprintf(log->get(), "%s\n", j.dump().c_str());
     log->commit();
@@ -198,10 +275,18 @@ void register_train(CLI::App& app) {
   cmd->add_option("--predictions", a->predictions,
                   "Write 'vertex predicted_class' per vertex, in the input's vertex ids");
   cmd->add_option("--device", a->device, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--parts", a->parts,
+                  "Partition on the fly into this many parts (must equal the MPI rank count)");
+  cmd->add_option("--partitioner", a->partitioner, "metis, random, hash or range (with --parts)")
+      ->check(CLI::IsMember({"metis", "random", "hash", "range"}))
+      ->capture_default_str();
+  cmd->add_option("--partition", a->partition_dir,
+                  "A directory written by `dgnn partition`: each rank reads only its part");
   cmd->add_option("--threads", a->threads, "OpenMP threads (default: all cores)");
   cmd->add_flag("--quiet", a->quiet, "Only print the final line");
   cmd->callback([a] {
     a->data.seed = a->train.seed;
+    if (!a->quiet) a->data.edges.progress = terminal_progress("loading " + a->data.graph);
     run_train(*a);
   });
 }

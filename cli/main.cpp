@@ -5,6 +5,7 @@
 #include <new>
 
 #include "cli/commands.hpp"
+#include "comm/communicator.hpp"
 #include "common/error.hpp"
 #include "dgnn_config.hpp"
 
@@ -16,19 +17,18 @@ int main(int argc, char** argv) {
   dgnn::cli::register_train(app);
   dgnn::cli::register_info(app);
   dgnn::cli::register_generate(app);
+  dgnn::cli::register_partition(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const dgnn::Error& e) {
-    std::fprintf(stderr, "dgnn: error: %s\n", e.what());
-    return 1;
+    // One line, and under MPI the whole job comes down (MPI_Abort), never a hang.
+    dgnn::fail_job(e.what(), 1);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "dgnn: error: out of memory\n");
-    return 1;
+    dgnn::fail_job("out of memory", 1);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "dgnn: internal error: %s\n", e.what());
-    return 2;
+    dgnn::fail_job(std::string("internal error: ") + e.what(), 2);
   }
   return 0;
 }

@@ -1,5 +1,10 @@
 #include "cli/options.hpp"
 
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -118,6 +123,25 @@ void add_dataset_options(CLI::App* cmd, DatasetOptions& opt) {
       ->check(CLI::PositiveNumber)
       ->group(group);
   add_edge_list_options(cmd, opt.edges);
+}
+
+}  // namespace dgnn::cli
+
+namespace dgnn::cli {
+
+ProgressFn terminal_progress(const std::string& what) {
+  if (!isatty(STDERR_FILENO)) return {};
+  auto start = std::make_shared<std::chrono::steady_clock::time_point>(
+      std::chrono::steady_clock::now());
+  return [what, start](const char* stage, double fraction) {
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - *start).count();
+    if (s < 0.5) return;
+    std::fprintf(stderr, "\r%s: %-5s %3.0f%%  (%.1f s)\x1b[K", what.c_str(), stage,
+                 100.0 * fraction, s);
+    if (std::string(stage) == "build" && fraction >= 1.0) std::fprintf(stderr, "\r\x1b[K");
+    std::fflush(stderr);
+  };
 }
 
 }  // namespace dgnn::cli

@@ -18,3 +18,11 @@ void add_edge_list_options(CLI::App* cmd, EdgeListOptions& opt);
 void add_dataset_options(CLI::App* cmd, DatasetOptions& opt);
 
 }  // namespace dgnn::cli
+
+namespace dgnn::cli {
+
+// A progress indicator for long loads on stderr: silent unless stderr is a terminal and the
+// load has run for over half a second; one line, rewritten in place, cleared when done.
+ProgressFn terminal_progress(const std::string& what);
+
+}  // namespace dgnn::cli

@@ -55,6 +55,12 @@ Trainer::Trainer(Module& model, const GraphView& graph, const NodeTask& task, Co
 Trainer::~Trainer() = default;
 
 double Trainer::train_step(uint64_t step) {
+  const double loss = forward_backward(step);
+  optimizer_->step();
+  return loss;
+}
+
+double Trainer::forward_backward(uint64_t step) {
   optimizer_->zero_grad();
   ForwardContext ctx{graph_, true, opt_.seed, step};
   Var logits = model_.forward(ctx, features_);
@@ -65,11 +71,12 @@ double Trainer::train_step(uint64_t step) {
   double value = loss.value().data()[0];
   loss.backward();
   // Parameters are replicated: sum every rank's share of the gradient.
+  // Every rank reduces every parameter, even one its backward did not reach (a rank without
+  // training vertices): the collectives must match across ranks.
   for (auto& [name, p] : params_) {
-    Tensor& g = p->var.grad();
-    if (!g.empty()) comm_.allreduce_sum(g.data(), g.numel());
+    Tensor& g = p->var.node()->grad_buffer();
+    comm_.allreduce_sum(g.data(), g.numel());
   }
-  optimizer_->step();
   comm_.allreduce_sum(&value, 1);
   return value;
 }
@@ -96,18 +103,48 @@ std::array<double, 3> Trainer::evaluate() {
   return acc;
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void Trainer::split_times(double step_ms, EpochStats& st) {
+  // Snapshot this rank's counters before the reductions below add to them.
+  const CommStats mine = comm_.stats();
+  const double compute = std::max(0.0, step_ms - mine.comm_ms - mine.wait_ms);
+  double sums[3] = {compute, mine.comm_ms, mine.wait_ms};
+  double maxes[5] = {step_ms, compute, mine.comm_ms, mine.wait_ms, double(mine.bytes_sent)};
+  int64_t bytes = mine.bytes_sent;
+  comm_.allreduce_sum(sums, 3);
+  comm_.allreduce_max(maxes, 5);
+  comm_.allreduce_sum(&bytes, 1);
+  const double p = double(comm_.size());
+  st.time_ms = maxes[0];
+  st.compute_ms = sums[0] / p;
+  st.comm_ms = sums[1] / p;
+  st.wait_ms = sums[2] / p;
+  st.max_compute_ms = maxes[1];
+  st.max_comm_ms = maxes[2];
+  st.max_wait_ms = maxes[3];
+  st.max_bytes_sent = int64_t(maxes[4]);
+  st.bytes_sent = bytes;
+}
+
 TrainResult Trainer::run(const std::function<void(const EpochStats&)>& on_epoch) {
   if (!opt_.load.empty()) load_checkpoint(opt_.load);
   TrainResult res;
   std::vector<double> times;
   double loss = 0;
+  std::vector<double> computes, comms, waits;
   for (int e = epoch_ + 1; e <= opt_.epochs; ++e) {
+    comm_.stats().reset();
     Timer t;
     loss = train_step(uint64_t(e - 1));
     EpochStats st;
     st.epoch = e;
     st.loss = loss;
-    st.time_ms = t.ms();
+    split_times(t.ms(), st);
     Timer te;
     auto acc = evaluate();
     st.eval_ms = te.ms();
@@ -123,6 +160,10 @@ TrainResult Trainer::run(const std::function<void(const EpochStats&)>& on_epoch)
     }
     epoch_ = e;
     times.push_back(st.time_ms);
+    computes.push_back(st.compute_ms);
+    comms.push_back(st.comm_ms);
+    waits.push_back(st.wait_ms);
+    res.bytes_per_epoch = st.bytes_sent;
     if (on_epoch) on_epoch(st);
     ++res.epochs_run;
   }
@@ -145,10 +186,10 @@ TrainResult Trainer::run(const std::function<void(const EpochStats&)>& on_epoch)
   }
   res.best_epoch = best_epoch_;
   res.best_val_acc = best_val_;
-  if (!times.empty()) {
-    std::sort(times.begin(), times.end());
-    res.median_epoch_ms = times[times.size() / 2];
-  }
+  res.median_epoch_ms = median(times);
+  res.median_compute_ms = median(computes);
+  res.median_comm_ms = median(comms);
+  res.median_wait_ms = median(waits);
   return res;
 }
 

@@ -25,6 +25,9 @@ struct NodeTask {
   int32_t num_classes = 0;
 };
 
+// Median of a list (0 when empty).
+double median(std::vector<double> v);
+
 // The whole dataset as one process's task. OptionError when it has no labels.
 NodeTask make_node_task(const Dataset& d);
 
@@ -44,8 +47,13 @@ struct EpochStats {
   int epoch = 0;  // from 1
   double loss = 0;
   double train_acc = 0, val_acc = 0, test_acc = 0;
-  double time_ms = 0;  // the training step, without evaluation
+  double time_ms = 0;  // the training step (slowest rank), without evaluation
   double eval_ms = 0;
+  // The step's time split, averaged over ranks (compute = time - comm - wait), the slowest
+  // rank's of each, and bytes sent in the step (sum over ranks, and the largest rank's).
+  double compute_ms = 0, comm_ms = 0, wait_ms = 0;
+  double max_compute_ms = 0, max_comm_ms = 0, max_wait_ms = 0;
+  int64_t bytes_sent = 0, max_bytes_sent = 0;
 };
 
 struct TrainResult {
@@ -56,6 +64,9 @@ struct TrainResult {
   double test_acc = 0;    // with the best-validation parameters
   double final_loss = 0;
   double median_epoch_ms = 0;
+  // Medians over epochs of the split (ms) and bytes sent per epoch (sum over ranks).
+  double median_compute_ms = 0, median_comm_ms = 0, median_wait_ms = 0;
+  int64_t bytes_per_epoch = 0;
 };
 
 class Trainer {
@@ -67,6 +78,8 @@ class Trainer {
   TrainResult run(const std::function<void(const EpochStats&)>& on_epoch = {});
   // One optimisation step at step index `step`; returns the (global) training loss.
   double train_step(uint64_t step);
+  // The loss and the parameters' gradients (summed over ranks) at `step`, without updating.
+  double forward_backward(uint64_t step);
   // Accuracies (global) with the current parameters: {train, val, test}.
   std::array<double, 3> evaluate();
   // Logits of the owned rows with the current parameters (no dropout).
@@ -76,6 +89,8 @@ class Trainer {
   void load_checkpoint(const std::string& path);
 
  private:
+  void split_times(double step_ms, EpochStats& st);
+
   Module& model_;
   const GraphView& graph_;
   const NodeTask& task_;

@@ -32,7 +32,8 @@ struct Fd {
   throw IoError("cannot " + std::string(what) + " '" + path + "': " + std::strerror(errno));
 }
 
-std::string read_gz(const std::string& path, int64_t file_size, uint32_t isize_hint) {
+std::string read_gz(const std::string& path, int64_t file_size, uint32_t isize_hint,
+                    const ProgressFn& progress) {
   gzFile gz = gzopen(path.c_str(), "rb");
   if (!gz) io_fail(path, "open");
   std::unique_ptr<gzFile_s, int (*)(gzFile)> guard(gz, gzclose);
@@ -43,7 +44,8 @@ std::string read_gz(const std::string& path, int64_t file_size, uint32_t isize_h
   size_t len = 0;
   for (;;) {
     if (len == buf.size()) buf.resize(buf.size() * 2);
-    unsigned chunk = unsigned(std::min<size_t>(buf.size() - len, size_t(1) << 30));
+    // 64 MiB at a time, so a long read can report how far it got.
+    unsigned chunk = unsigned(std::min<size_t>(buf.size() - len, size_t(1) << 26));
     int got = gzread(gz, buf.data() + len, chunk);
     if (got < 0) {
       int code = 0;
@@ -53,6 +55,7 @@ std::string read_gz(const std::string& path, int64_t file_size, uint32_t isize_h
     }
     if (got == 0) break;
     len += size_t(got);
+    if (progress) progress("read", double(gzoffset(gz)) / double(std::max<int64_t>(file_size, 1)));
   }
   buf.resize(len);
   return buf;
@@ -60,7 +63,7 @@ std::string read_gz(const std::string& path, int64_t file_size, uint32_t isize_h
 
 }  // namespace
 
-std::string read_file(const std::string& path) {
+std::string read_file(const std::string& path, const ProgressFn& progress) {
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (f.fd < 0) io_fail(path, "open");
@@ -74,16 +77,17 @@ std::string read_file(const std::string& path) {
     uint32_t hint = 0;
     if (::pread(f.fd, tail, 4, size - 4) == 4)
       hint = tail[0] | tail[1] << 8 | tail[2] << 16 | uint32_t(tail[3]) << 24;
-    return read_gz(path, size, hint);
+    return read_gz(path, size, hint, progress);
   }
   std::string buf(size_t(size), '\0');
   size_t len = 0;
   while (len < buf.size()) {
-    ssize_t got = ::read(f.fd, buf.data() + len, buf.size() - len);
+    ssize_t got = ::read(f.fd, buf.data() + len, std::min<size_t>(buf.size() - len, 1 << 26));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) io_fail(path, "read");
     if (got == 0) break;
     len += size_t(got);
+    if (progress) progress("read", double(len) / double(buf.size()));
   }
   buf.resize(len);
   return buf;
@@ -120,7 +124,13 @@ int64_t parse_edges(const std::string& buf, const std::string& path, const EdgeL
   int64_t line = 0;
   bool seen_data = false;
   auto fail = [&](const std::string& what) -> void { throw InputError(path, line, what); };
+  // Progress every 64 MiB of text: one compare per line otherwise.
+  const char* next_report = opt.progress ? p + (size_t(1) << 26) : end;
   while (p < end) {
+    if (p >= next_report) {
+      opt.progress("parse", double(p - buf.data()) / double(end - buf.data()));
+      next_report = p + (size_t(1) << 26);
+    }
     ++line;
     const char* q = p;
     while (is_space(*q)) ++q;
@@ -199,8 +209,8 @@ int64_t parse_edges(const std::string& buf, const std::string& path, const EdgeL
   return line;
 }
 
-std::string read_for_parse(const std::string& path) {
-  std::string buf = read_file(path);
+std::string read_for_parse(const std::string& path, const ProgressFn& progress = {}) {
+  std::string buf = read_file(path, progress);
   if (buf.empty() || buf.back() != '\n') buf.push_back('\n');
   return buf;  // c_str() supplies the NUL after the final '\n'
 }
@@ -208,7 +218,7 @@ std::string read_for_parse(const std::string& path) {
 }  // namespace
 
 EdgeList read_edge_list(const std::string& path, const EdgeListOptions& opt) {
-  const std::string buf = read_for_parse(path);
+  const std::string buf = read_for_parse(path, opt.progress);
   const size_t guess = size_t(std::count(buf.begin(), buf.end(), '\n'));
   EdgeList e;
   e.src.reserve(guess);

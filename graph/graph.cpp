@@ -185,7 +185,10 @@ Graph load_graph(const std::string& path, const EdgeListOptions& opt, int64_t mi
   if (opt.use_cache) {
     if (auto cached = cache_load(path, opt, min_vertices)) return std::move(*cached);
   }
-  Graph g = build_graph(read_edge_list(path, opt), opt, {}, min_vertices);
+  EdgeList edges = read_edge_list(path, opt);
+  if (opt.progress) opt.progress("build", 0.0);
+  Graph g = build_graph(edges, opt, {}, min_vertices);
+  if (opt.progress) opt.progress("build", 1.0);
   if (opt.use_cache) cache_store(path, opt, min_vertices, g);
   return g;
 }

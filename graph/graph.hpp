@@ -1,6 +1,7 @@
 #pragma once
 // Reading graphs from edge-list files into a relabelled CSR, with the id mapping kept.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,9 @@ namespace dgnn {
 
 enum class SelfLoops : uint8_t { keep, remove };
 enum class Duplicates : uint8_t { keep, merge };  // merge: one edge, weights summed
+
+// Progress of a long load: a stage name ("read", "parse", "build") and the fraction done.
+using ProgressFn = std::function<void(const char* stage, double fraction)>;
 
 struct EdgeListOptions {
   // 0-based columns; -1 = absent. Columns are separated by whitespace or commas.
@@ -23,6 +27,8 @@ struct EdgeListOptions {
   // Binary cache of the parsed graph (see graph/cache.hpp). Empty dir = default location.
   bool use_cache = true;
   std::string cache_dir;
+  // Called now and then during a load (not part of the cache key); may be empty.
+  ProgressFn progress;
 };
 
 // Raw edges as read, in original ids, in file order.
@@ -42,7 +48,7 @@ EdgeList read_edge_list(const std::string& path, const EdgeListOptions& opt);
 
 // The whole file, gunzipped when it starts with the gzip magic (what the parser reads).
 // IoError when missing or unreadable; InputError for corrupt gzip data.
-std::string read_file(const std::string& path);
+std::string read_file(const std::string& path, const ProgressFn& progress = {});
 
 // The first edge of `path` with an endpoint id >= limit: its line and that id (line 0 when there
 // is none). Names the offending line after a (cached) load shows that some id is out of range.

@@ -1,0 +1,27 @@
+#pragma once
+// What one rank trains on: its part of the graph as a GraphView wired to a halo exchange, and its
+// share of the node-classification task. A model runs on it unchanged.
+#include <memory>
+
+#include "comm/halo.hpp"
+#include "gnn/graph_view.hpp"
+#include "gnn/trainer.hpp"
+#include "partition/partition.hpp"
+
+namespace dgnn {
+
+struct RankSetup {
+  LocalPart part;
+  std::unique_ptr<HaloExchange> halo;
+  std::unique_ptr<GraphView> graph;
+  NodeTask task;
+};
+
+// Takes ownership of `part`; `comm` must outlive the result. OptionError without labels.
+std::unique_ptr<RankSetup> make_rank_setup(LocalPart part, Communicator& comm);
+
+// The partition of `d` for `comm.size()` ranks, computed on rank 0 and broadcast (so every rank
+// agrees even if a partitioner were not deterministic), and this rank's part of it.
+LocalPart partition_and_extract(const Dataset& d, const PartitionOptions& opt, Communicator& comm);
+
+}  // namespace dgnn

@@ -1,0 +1,108 @@
+// Distributed training equals single-process training: the same model on P ranks (METIS and
+// random partitions, dropout on) gives the 1-rank loss at every epoch and the 1-rank gradients
+// at step 0. The 1-rank reference is computed in the same binary, on every rank.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+
+#include "comm/communicator.hpp"
+#include "datasets/sbm.hpp"
+#include "gnn/distributed.hpp"
+#include "gnn/layers.hpp"
+
+using namespace dgnn;
+
+namespace {
+
+const Dataset& dataset() {
+  static const Dataset d = [] {
+    SbmConfig cfg;
+    cfg.vertices = 500;
+    cfg.classes = 4;
+    cfg.avg_degree = 8;
+    cfg.feature_dim = 12;
+    cfg.train_frac = 0.3;
+    cfg.seed = 21;
+    return generate_sbm(cfg).to_dataset();
+  }();
+  return d;
+}
+
+struct Curve {
+  std::vector<double> losses;
+  std::vector<std::vector<float>> grads0;  // parameter gradients at step 0
+  double test_acc = 0;
+};
+
+Curve train_on(Communicator& comm, Partitioner method, ModelKind kind, int epochs,
+               const std::string& save = "", const std::string& load = "", int total = 0) {
+  PartitionOptions popt;
+  popt.method = method;
+  popt.seed = 3;
+  auto setup = make_rank_setup(partition_and_extract(dataset(), popt, comm), comm);
+  const LocalPart& p = setup->part;
+  StackModel model(builtin_layer(kind), {p.feature_dim, 16, p.num_classes}, 0.5f);
+  model.reset_parameters(7);
+  TrainOptions opt;
+  opt.epochs = total ? total : epochs;
+  opt.seed = 11;
+  opt.weight_decay = 5e-4f;
+  opt.save = save;
+  opt.load = load;
+  Trainer trainer(model, *setup->graph, setup->task, comm, opt);
+  Curve c;
+  if (load.empty()) {
+    trainer.forward_backward(0);
+    for (auto* prm : model.parameters()) {
+      const Tensor& g = prm->var.grad();
+      c.grads0.emplace_back(g.data(), g.data() + g.numel());
+    }
+  }
+  c.test_acc = trainer.run([&](const EpochStats& s) { c.losses.push_back(s.loss); }).test_acc;
+  return c;
+}
+
+void check_close(const std::vector<double>& a, const std::vector<double>& b) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("epoch " << i + 1 << ": " << a[i] << " vs " << b[i]);
+    CHECK(std::abs(a[i] - b[i]) <= 1e-4 * std::abs(b[i]));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("distributed loss and step-0 gradients equal one process", "[dist]") {
+  Communicator& comm = world();
+  SelfCommunicator self;
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage, ModelKind::gin}) {
+    const Curve ref = train_on(self, Partitioner::metis, kind, 20);
+    for (Partitioner method : {Partitioner::metis, Partitioner::random}) {
+      INFO(model_kind_name(kind) << " / " << partitioner_name(method) << " on " << comm.size()
+                                 << " ranks");
+      const Curve got = train_on(comm, method, kind, 20);
+      check_close(got.losses, ref.losses);
+      REQUIRE(got.grads0.size() == ref.grads0.size());
+      for (size_t i = 0; i < ref.grads0.size(); ++i)
+        for (size_t k = 0; k < ref.grads0[i].size(); ++k)
+          CHECK(got.grads0[i][k] == Approx(ref.grads0[i][k]).epsilon(1e-4).margin(1e-6));
+      CHECK(got.test_acc == Approx(ref.test_acc).margin(0.02));
+    }
+  }
+}
+
+TEST_CASE("a checkpoint written on P ranks resumes on one rank", "[dist]") {
+  Communicator& comm = world();
+  SelfCommunicator self;
+  const auto dir = std::filesystem::temp_directory_path() / "dgnn_test_dist_ckpt";
+  const std::string path = (dir / ("p" + std::to_string(comm.size()) + ".ckpt")).string();
+  if (comm.rank() == 0) std::filesystem::create_directories(dir);
+  comm.barrier();
+  const Curve full = train_on(self, Partitioner::metis, ModelKind::gcn, 10);
+  const Curve first = train_on(comm, Partitioner::metis, ModelKind::gcn, 4, path);
+  comm.barrier();  // rank 0 has written the file
+  const Curve rest = train_on(self, Partitioner::metis, ModelKind::gcn, 0, "", path, 10);
+  std::vector<double> joined = first.losses;
+  joined.insert(joined.end(), rest.losses.begin(), rest.losses.end());
+  check_close(joined, full.losses);
+}
