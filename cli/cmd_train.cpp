@@ -38,6 +38,7 @@ struct TrainArgs {
   int parts = 0;                    // 0 = as many as ranks
   std::string partitioner = "metis";
   std::string partition_dir;
+  bool no_overlap = false;
   int threads = 0;
   bool quiet = false;
 };
@@ -162,6 +163,7 @@ void run_train(TrainArgs& a) {
   Communicator& comm = world();
   const bool root = comm.rank() == 0;
   auto setup = make_rank_setup(load_part(a, comm), comm);
+  setup->graph->set_overlap(!a.no_overlap);
   const LocalPart& part = setup->part;
 
   std::vector<int64_t> dims{part.feature_dim};
@@ -183,6 +185,7 @@ void run_train(TrainArgs& a) {
                              {"ranks", comm.size()},
                              {"partitioner", a.partition_dir.empty() ? a.partitioner : "dir"},
                              {"partition", a.partition_dir},
+                             {"overlap", !a.no_overlap},
                              {"threads", omp_get_max_threads()},
                              {"device", a.device}};
   a.train.meta_json = settings.dump();
@@ -282,6 +285,8 @@ void register_train(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--partition", a->partition_dir,
                   "A directory written by `dgnn partition`: each rank reads only its part");
+  cmd->add_flag("--no-overlap", a->no_overlap,
+                "Wait for halo rows before aggregating (to measure what the overlap saves)");
   cmd->add_option("--threads", a->threads, "OpenMP threads (default: all cores)");
   cmd->add_flag("--quiet", a->quiet, "Only print the final line");
   cmd->callback([a] {

@@ -150,12 +150,13 @@ Var aggregate(const GraphView& g, const Var& x, Norm norm) {
     // Interior rows read owned columns only: they are computed while halo rows travel.
     Tensor full = Tensor::uninitialized(n_all, f, dev);
     kernels::copy(dev, full.data(), dev, x.value().data(), size_t(x.value().numel()) * 4);
+    const int64_t split = g.overlap() ? g.n_interior() : 0;
     g.halo()->forward_begin(full.view());
-    kernels::spmm(dev, row_slice(adj.forward, 0, g.n_interior()), full.view(),
-                  rows_of(out.view(), 0, g.n_interior()));
+    kernels::spmm(dev, row_slice(adj.forward, 0, split), full.view(),
+                  rows_of(out.view(), 0, split));
     g.halo()->forward_end(full.view());
-    kernels::spmm(dev, row_slice(adj.forward, g.n_interior(), n_owned), full.view(),
-                  rows_of(out.view(), g.n_interior(), n_owned));
+    kernels::spmm(dev, row_slice(adj.forward, split, n_owned), full.view(),
+                  rows_of(out.view(), split, n_owned));
   }
   const GraphView* gp = &g;
   return make_op(
@@ -173,9 +174,13 @@ Var aggregate(const GraphView& g, const Var& x, Norm norm) {
         Tensor full = Tensor::uninitialized(all, self.grad.cols(), d);
         kernels::spmm(d, row_slice(a.backward, owned, all), self.grad.view(),
                       rows_of(full.view(), owned, all));
+        if (!gp->overlap())
+          kernels::spmm(d, row_slice(a.backward, 0, owned), self.grad.view(),
+                        rows_of(full.view(), 0, owned));
         gp->halo()->backward_begin(full.view());
-        kernels::spmm(d, row_slice(a.backward, 0, owned), self.grad.view(),
-                      rows_of(full.view(), 0, owned));
+        if (gp->overlap())
+          kernels::spmm(d, row_slice(a.backward, 0, owned), self.grad.view(),
+                        rows_of(full.view(), 0, owned));
         gp->halo()->backward_end(full.view());
         Tensor& gx = in.grad_buffer();
         kernels::axpby(d, gx.numel(), 1.f, full.data(), 1.f, gx.data());

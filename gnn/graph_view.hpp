@@ -35,6 +35,10 @@ class GraphView {
   // Owned rows [0, n_interior) have no halo in-neighbour: they are aggregated while the halo
   // exchange is in flight. (Partitions order interior vertices first to make this large.)
   int64_t n_interior() const { return n_interior_; }
+  // Whether aggregate() overlaps interior rows with the exchange (on by default; off only to
+  // measure what the overlap saves).
+  bool overlap() const { return overlap_; }
+  void set_overlap(bool on) { overlap_ = on; }
   int64_t n_halo() const { return n_halo_; }
   Device device() const { return dev_; }
   const Csr& structure() const { return in_; }
@@ -54,6 +58,7 @@ class GraphView {
   int64_t n_owned_ = 0;
   int64_t n_halo_ = 0;
   int64_t n_interior_ = 0;
+  bool overlap_ = true;
   std::vector<int64_t> global_ids_;
   std::vector<int64_t> halo_in_degree_;
   HaloExchange* halo_ = nullptr;
