@@ -95,19 +95,26 @@ LocalPart load_part(const TrainArgs& a, Communicator& comm) {
     throw OptionError("--parts " + std::to_string(a.parts) + " but the job has " +
                       std::to_string(comm.size()) + " ranks (launch with mpirun -np " +
                       std::to_string(a.parts) + ")");
-  Timer load_timer;
-  Dataset data = load_or_generate(a, !print);
-  if (print)
-    std::printf("graph: %lld vertices, %lld stored edges, %lld features, %d classes, "
-                "train/val/test %zu/%zu/%zu (loaded in %.0f ms)\n",
-                (long long)data.num_vertices(), (long long)data.graph.num_edges(),
-                (long long)data.feature_dim, int(data.num_classes), data.train.size(),
-                data.val.size(), data.test.size(), load_timer.ms());
-  if (data.labels.empty()) throw OptionError("the dataset has no labels (give --labels FILE)");
+  // Only rank 0 reads the graph; it partitions and sends every other rank its part.
+  std::unique_ptr<Dataset> data;
+  if (comm.rank() == 0) {
+    Timer load_timer;
+    data = std::make_unique<Dataset>(load_or_generate(a, !print));
+    if (print)
+      std::printf("graph: %lld vertices, %lld stored edges, %lld features, %d classes, "
+                  "train/val/test %zu/%zu/%zu (loaded in %.0f ms)\n",
+                  (long long)data->num_vertices(), (long long)data->graph.num_edges(),
+                  (long long)data->feature_dim, int(data->num_classes), data->train.size(),
+                  data->val.size(), data->test.size(), load_timer.ms());
+    if (data->labels.empty()) throw OptionError("the dataset has no labels (give --labels FILE)");
+  }
   PartitionOptions popt;
   popt.method = parse_partitioner(a.partitioner);
   popt.seed = a.train.seed;
-  return partition_and_extract(data, popt, comm);
+  if (comm.size() == 1)
+    return extract_part(*data, std::vector<int32_t>(size_t(data->num_vertices()), 0), 1, 0);
+  if (print) std::printf("partitioning for %d ranks (%s)\n", comm.size(), a.partitioner.c_str());
+  return partition_and_scatter(data.get(), popt, comm);
 }
 
 // Predictions of every rank, gathered on rank 0 and written there in the input's ids.

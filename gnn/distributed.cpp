@@ -37,4 +37,34 @@ LocalPart partition_and_extract(const Dataset& d, const PartitionOptions& opt, C
   return extract_part(d, part, o.parts, comm.rank());
 }
 
+LocalPart partition_and_scatter(const Dataset* d, const PartitionOptions& opt, Communicator& comm) {
+  const int p = comm.size(), me = comm.rank();
+  std::vector<int64_t> sizes(size_t(p), 0);
+  std::vector<std::string> encoded(static_cast<size_t>(p));
+  if (me == 0) {
+    PartitionOptions o = opt;
+    o.parts = p;
+    const std::vector<int32_t> part = partition_vertices(d->graph.in, o, d->train);
+    for (int r = 0; r < p; ++r) {
+      encoded[size_t(r)] = encode_part(extract_part(*d, part, p, r));
+      sizes[size_t(r)] = int64_t(encoded[size_t(r)].size());
+    }
+  }
+  comm.broadcast(sizes.data(), int64_t(sizes.size()) * 8, 0);
+  std::vector<int64_t> send_counts(size_t(p), 0), send_displs(size_t(p), 0);
+  std::vector<int64_t> recv_counts(size_t(p), 0), recv_displs(size_t(p), 0);
+  std::string send;
+  if (me == 0)
+    for (int r = 0; r < p; ++r) {
+      send_displs[size_t(r)] = int64_t(send.size());
+      send_counts[size_t(r)] = sizes[size_t(r)];
+      send += encoded[size_t(r)];
+      encoded[size_t(r)].clear();
+    }
+  recv_counts[0] = sizes[size_t(me)];
+  std::string mine(static_cast<size_t>(sizes[size_t(me)]), 0);
+  comm.alltoallv(send.data(), send_counts, send_displs, mine.data(), recv_counts, recv_displs);
+  return decode_part(mine, "the part rank 0 sent to rank " + std::to_string(me));
+}
+
 }  // namespace dgnn

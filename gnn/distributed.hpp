@@ -21,7 +21,12 @@ struct RankSetup {
 std::unique_ptr<RankSetup> make_rank_setup(LocalPart part, Communicator& comm);
 
 // The partition of `d` for `comm.size()` ranks, computed on rank 0 and broadcast (so every rank
-// agrees even if a partitioner were not deterministic), and this rank's part of it.
+// agrees even if a partitioner were not deterministic), and this rank's part of it. Every rank
+// holds the dataset.
 LocalPart partition_and_extract(const Dataset& d, const PartitionOptions& opt, Communicator& comm);
+
+// Rank 0 (which alone holds the dataset: `d` is ignored elsewhere and may be null) partitions it,
+// cuts every rank's part and sends each its own; the others only receive.
+LocalPart partition_and_scatter(const Dataset* d, const PartitionOptions& opt, Communicator& comm);
 
 }  // namespace dgnn

@@ -81,6 +81,11 @@ LocalPart extract_part(const Dataset& d, const std::vector<int32_t>& part, int p
 // binary file per rank. Writes atomically (temp dir + rename).
 void write_partition_dir(const std::string& dir, const Dataset& d, const std::vector<int32_t>& part,
                          const PartitionOptions& opt, const std::string& source_hash);
+// A part as bytes (the part-file format) and back, to send parts between ranks. decode_part
+// throws InputError naming `origin` for bytes that are not a valid part.
+std::string encode_part(const LocalPart& part);
+LocalPart decode_part(const std::string& bytes, const std::string& origin);
+
 // Reads only `rank`'s file. OptionError when the directory was made for another graph (hash) or
 // another rank count; InputError for a corrupt file; IoError when missing. An empty
 // expected_source_hash skips the graph check.

@@ -262,6 +262,11 @@ json manifest_of(const Dataset& d, const PartitionOptions& opt, const std::strin
 
 }  // namespace
 
+std::string encode_part(const LocalPart& part) { return encode(part); }
+LocalPart decode_part(const std::string& bytes, const std::string& origin) {
+  return decode(bytes, origin);
+}
+
 void write_partition_dir(const std::string& dir, const Dataset& d, const std::vector<int32_t>& part,
                          const PartitionOptions& opt, const std::string& source_hash) {
   const PartitionQuality q = partition_quality(d.graph.in, part, opt.parts, d.train);

@@ -106,3 +106,14 @@ TEST_CASE("a checkpoint written on P ranks resumes on one rank", "[dist]") {
   joined.insert(joined.end(), rest.losses.begin(), rest.losses.end());
   check_close(joined, full.losses);
 }
+
+TEST_CASE("parts sent from rank 0 equal parts each rank cuts itself", "[dist]") {
+  Communicator& comm = world();
+  PartitionOptions popt;
+  popt.seed = 3;
+  const LocalPart local = partition_and_extract(dataset(), popt, comm);
+  const LocalPart sent =
+      partition_and_scatter(comm.rank() == 0 ? &dataset() : nullptr, popt, comm);
+  CHECK(encode_part(sent) == encode_part(local));
+  CHECK(sent.rank == comm.rank());
+}

@@ -26,3 +26,9 @@ add_test(NAME "mpi: an uncaught exception aborts the job"
 set_tests_properties("mpi: an uncaught exception aborts the job" PROPERTIES LABELS mpi
   TIMEOUT 90 PROCESSORS 2)
 dgnn_mpi_test(dist 2 3 4)
+
+# The executable under mpiexec: equality with one process, and a missing part file.
+add_test(NAME "mpi: dgnn train on 2 ranks (CLI)"
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/cli_dist.sh $<TARGET_FILE:dgnn_cli>)
+set_tests_properties("mpi: dgnn train on 2 ranks (CLI)" PROPERTIES LABELS mpi TIMEOUT 300
+  PROCESSORS 2)

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The dgnn executable under mpiexec, as a user runs it:
+#  1. `train --parts 2` and `train --partition DIR` on 2 ranks log the 1-rank loss every epoch;
+#  2. a missing part file on one rank brings the job down with that rank's message, no hang.
+set -euo pipefail
+dgnn="$1"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMP_NUM_THREADS=1
+run() { mpiexec -n 2 --oversubscribe "$@"; }
+
+"$dgnn" generate sbm --vertices 800 --classes 4 --seed 2 --out "$work/g" >/dev/null
+"$dgnn" train --graph "$work/g" --epochs 15 --seed 1 --quiet --log-json "$work/one.jsonl" >/dev/null
+run "$dgnn" train --graph "$work/g" --epochs 15 --seed 1 --parts 2 --quiet \
+  --log-json "$work/two.jsonl" --predictions "$work/pred.txt" >/dev/null
+"$dgnn" partition --graph "$work/g" --parts 2 --seed 1 --out "$work/parts" >/dev/null
+run "$dgnn" train --graph "$work/g" --epochs 15 --seed 1 --partition "$work/parts" --quiet \
+  --log-json "$work/dir.jsonl" >/dev/null
+
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+def losses(name):
+    rows = [json.loads(l) for l in open(f"{work}/{name}.jsonl")]
+    return [r["loss"] for r in rows if not r.get("final")], rows[-1]
+one, _ = losses("one")
+for name in ("two", "dir"):
+    got, final = losses(name)
+    assert len(got) == len(one) == 15, (name, len(got))
+    for e, (a, b) in enumerate(zip(got, one), 1):
+        assert abs(a - b) <= 1e-4 * abs(b), f"{name}: epoch {e}: {a} vs {b}"
+    assert final["settings"]["ranks"] == 2 and final["bytes_sent_per_epoch"] > 0, final
+preds = open(f"{work}/pred.txt").read().split("\n")
+assert len([p for p in preds if p]) == 800, len(preds)
+print("distributed CLI runs match one process over 15 epochs")
+PY
+
+# A rank whose part file is missing: one line naming it, the job exits non-zero in seconds.
+rm "$work/parts/part-1.bin"
+start=$(date +%s)
+set +e
+out=$(timeout 60 mpiexec -n 2 --oversubscribe "$dgnn" train --graph "$work/g" --epochs 5 \
+  --partition "$work/parts" 2>&1)
+code=$?
+set -e
+echo "$out" | grep -q "part-1.bin" || { echo "no message naming part-1.bin: $out"; exit 1; }
+[ "$code" -ne 0 ] && [ "$code" -ne 124 ] || { echo "exit code $code"; exit 1; }
+echo "missing part file: exit $code after $(( $(date +%s) - start )) s"
