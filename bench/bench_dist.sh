@@ -24,7 +24,7 @@ for np in 1 2 4; do
   for mode in overlap no-overlap; do
     flag=""; [ "$mode" = no-overlap ] && flag="--no-overlap"
     [ "$np" = 1 ] && [ "$mode" = no-overlap ] && continue
-    mpiexec -n "$np" --oversubscribe -x OMP_NUM_THREADS="$threads" "$dgnn" train --graph "$work/g" \
+    mpiexec -n "$np" --oversubscribe --bind-to none -x OMP_NUM_THREADS="$threads" "$dgnn" train --graph "$work/g" \
       --model "$model" --hidden 64 --epochs "$epochs" --parts "$np" --partitioner metis --quiet \
       $flag --log-json "$work/log-$np-$mode.jsonl" >/dev/null
   done
