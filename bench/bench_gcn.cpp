@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   // weight / input gradients (layer 1 needs no input gradient).
   const auto& adj = graph.adjacency(Norm::gcn);
   const int64_t n = data.num_vertices(), f = data.feature_dim, c = data.num_classes;
-  Tensor x = task.features.clone(), w1(f, hidden), h(n, hidden), h2(n, hidden), w2(hidden, c),
+  Tensor x = task.features.value().clone(), w1(f, hidden), h(n, hidden), h2(n, hidden), w2(hidden, c),
          o(n, c), o2(n, c), gw1(f, hidden), gw2(hidden, c);
   const Device cpu = Device::cpu;
   auto floor_epoch = [&] {
@@ -86,10 +86,10 @@ int main(int argc, char** argv) {
     kernels::spmm(cpu, adj.forward.view(), h.view(), h2.view());
     kernels::gemm(cpu, false, false, 1.f, h2.view(), w2.view(), 0.f, o.view());
     kernels::spmm(cpu, adj.forward.view(), o.view(), o2.view());
-    kernels::spmm(cpu, adj.backward.view(), o2.view(), o.view());
+    kernels::spmm(cpu, adj.backward().view(), o2.view(), o.view());
     kernels::gemm(cpu, true, false, 1.f, h2.view(), o.view(), 0.f, gw2.view());
     kernels::gemm(cpu, false, true, 1.f, o.view(), w2.view(), 0.f, h2.view());
-    kernels::spmm(cpu, adj.backward.view(), h2.view(), h.view());
+    kernels::spmm(cpu, adj.backward().view(), h2.view(), h.view());
     kernels::gemm(cpu, true, false, 1.f, x.view(), h.view(), 0.f, gw1.view());
   };
   const double floor_ms = best_of(5, floor_epoch);

@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "common/error.hpp"
 #include "common/timer.hpp"
+#include "datasets/evolving_sbm.hpp"
 #include "datasets/sbm.hpp"
 
 namespace dgnn::cli {
@@ -90,12 +91,75 @@ void add_sbm(CLI::App* gen) {
   });
 }
 
+struct EvolvingArgs {
+  EvolvingSbmConfig cfg;
+  std::string out;
+};
+
+void add_evolving_sbm(CLI::App* gen) {
+  auto args = std::make_shared<EvolvingArgs>();
+  EvolvingSbmConfig& c = args->cfg;
+  CLI::App* cmd = gen->add_subcommand(
+      "evolving-sbm",
+      "Temporal SBM: communities drift (a fraction of vertices moves at every step) and each "
+      "snapshot's edges are drawn from the current communities; features from the initial "
+      "community, labels = the final one");
+  cmd->add_option("--vertices,-n", c.vertices, "Number of vertices")
+      ->check(CLI::Range(int64_t(2), int64_t(std::numeric_limits<int32_t>::max())))
+      ->capture_default_str();
+  cmd->add_option("--snapshots,-t", c.snapshots, "Number of snapshots (time steps)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--classes,-c", c.classes, "Number of communities")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--avg-degree,-d", c.avg_degree,
+                  "Average degree of one snapshot: 2 * its undirected edges / vertices")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--homophily", c.homophily,
+                  "Fraction of a snapshot's edges inside one (current) community")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--drift", c.drift,
+                  "Fraction of vertices that move to another community at each step")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--features,-f", c.feature_dim, "Feature columns")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--signal", c.signal, "Scale of the initial-community centroid in the features")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--noise", c.noise, "Standard deviation of the per-vertex feature noise")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--seed,-s", c.seed, "Random seed: the same seed gives the same files")
+      ->capture_default_str();
+  cmd->add_option("--out,-o", args->out,
+                  "Output dataset directory (created; an existing dataset there is replaced)")
+      ->required();
+  cmd->callback([args] {
+    Timer timer;
+    const EvolvingSbm ds = generate_evolving_sbm(args->cfg);
+    ds.write_dataset_dir(args->out);
+    const int T = ds.num_snapshots();
+    std::printf(
+        "evolving-sbm: %lld vertices, %d snapshots, %lld edges (%.0f per snapshot, homophily "
+        "%.3f), %d classes, drift %.3f per step, %lld features -> %s in %.2f s\n",
+        (long long)ds.num_vertices(), T, (long long)ds.num_edges(), double(ds.num_edges()) / T,
+        ds.measured_homophily(T - 1, T - 1), args->cfg.classes, T > 1 ? ds.measured_drift(1) : 0.0,
+        (long long)args->cfg.feature_dim, args->out.c_str(), timer.ms() / 1000);
+  });
+}
+
 }  // namespace
 
 void register_generate(CLI::App& app) {
   CLI::App* gen =
       app.add_subcommand("generate", "Write a synthetic dataset directory (see the generators)");
   add_sbm(gen);
+  add_evolving_sbm(gen);
   // Runs after the chosen generator's callback; with none chosen, say which exist.
   gen->callback([gen] {
     if (!gen->get_subcommands().empty()) return;

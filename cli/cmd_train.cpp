@@ -1,6 +1,8 @@
 // `dgnn train`: node classification on a dataset (file, directory, or the generated default).
 #include <omp.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -11,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/train_args.hpp"
 #include "comm/communicator.hpp"
 #include "common/error.hpp"
 #include "common/timer.hpp"
@@ -24,53 +27,6 @@
 namespace dgnn::cli {
 
 namespace {
-
-struct TrainArgs {
-  DatasetOptions data;
-  std::string model = "gcn";
-  int layers = 2;
-  int64_t hidden = 16;
-  float dropout = 0.5f;
-  TrainOptions train;
-  std::string log_json;
-  std::string predictions;
-  std::string device = "cpu";
-  int parts = 0;                    // 0 = as many as ranks
-  std::string partitioner = "metis";
-  std::string partition_dir;
-  bool no_overlap = false;
-  int threads = 0;
-  bool quiet = false;
-};
-
-// Writes a text file atomically: the content appears whole under `path` or not at all.
-class AtomicFile {
- public:
-  explicit AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
-    f_ = std::fopen(tmp_.c_str(), "w");
-    if (!f_) throw IoError(path_ + ": cannot write (" + std::strerror(errno) + ")");
-  }
-  ~AtomicFile() {
-    if (f_) {
-      std::fclose(f_);
-      std::remove(tmp_.c_str());
-    }
-  }
-  FILE* get() { return f_; }
-  void commit() {
-    const bool ok = std::fflush(f_) == 0 && !std::ferror(f_);
-    std::fclose(f_);
-    f_ = nullptr;
-    if (!ok || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-      std::remove(tmp_.c_str());
-      throw IoError(path_ + ": writing failed");
-    }
-  }
-
- private:
-  std::string path_, tmp_;
-  FILE* f_ = nullptr;
-};
 
 Dataset load_or_generate(const TrainArgs& a, bool quiet) {
   if (!a.data.graph.empty()) return load_dataset(a.data);
@@ -88,7 +44,13 @@ Dataset load_or_generate(const TrainArgs& a, bool quiet) {
 LocalPart load_part(const TrainArgs& a, Communicator& comm) {
   const bool print = !a.quiet && comm.rank() == 0;
   if (!a.partition_dir.empty()) {
-    const std::string hash = a.data.graph.empty() ? "" : dataset_source_hash(a.data);
+    // Rank 0 hashes the sources (reading them whole) and tells the others: 64 ranks must not
+    // read the whole dataset 64 times to check it.
+    std::string hash = comm.rank() == 0 && !a.data.graph.empty() ? dataset_source_hash(a.data) : "";
+    int64_t len = int64_t(hash.size());
+    comm.broadcast(&len, 8, 0);
+    hash.resize(size_t(len));
+    comm.broadcast(hash.data(), len, 0);
     return read_partition_part(a.partition_dir, comm.rank(), comm.size(), hash);
   }
   if (a.parts > 0 && a.parts != comm.size())
@@ -153,12 +115,35 @@ void write_predictions(const std::string& path, const Tensor& logits, const Loca
   out.commit();
 }
 
+}  // namespace
+
+void check_writable(const std::string& path, const char* option) {
+  if (path.empty()) return;
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!std::filesystem::is_directory(dir))
+    throw OptionError(std::string(option) + " " + path + ": folder " + dir.string() +
+                      " does not exist");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw OptionError(std::string(option) + " " + path + ": folder " + dir.string() +
+                      " is not writable");
+}
+
+namespace {
+
 void run_train(TrainArgs& a) {
   if (a.layers < 1) throw OptionError("--layers must be >= 1");
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
   if (!(a.dropout >= 0 && a.dropout < 1)) throw OptionError("--dropout must be in [0, 1)");
+  if (a.threads < 0) throw OptionError("--threads must be >= 0 (0 = all cores)");
   if (a.threads > 0) omp_set_num_threads(a.threads);
-  const ModelKind kind = parse_model_kind(a.model);
+  if (!(a.data.train_frac >= 0 && a.data.train_frac <= 1 && a.data.val_frac >= 0 &&
+        a.data.val_frac <= 1 && a.data.train_frac + a.data.val_frac <= 1))
+    throw OptionError("--train-frac and --val-frac must be in [0, 1] with a sum <= 1");
+  check_writable(a.log_json, "--log-json");
+  check_writable(a.predictions, "--predictions");
+  check_writable(a.train.save, "--save");
+  const ModelKind kind = parse_model_kind(a.model.empty() ? "gcn" : a.model);
   parse_partitioner(a.partitioner);
   if (a.device == "cuda") {
     std::string why;
@@ -262,9 +247,11 @@ void register_train(CLI::App& app) {
   cmd->add_option("--graph", a->data.graph,
                   "Edge-list file or dataset directory (default: a generated SBM graph)");
   add_dataset_options(cmd, a->data);
-  cmd->add_option("--model", a->model, "Layer type")
-      ->check(CLI::IsMember({"gcn", "sage", "graphsage", "gin"}))
-      ->capture_default_str();
+  cmd->add_option("--model", a->model,
+                  "Layer type (static: gcn, sage, gin; temporal: evolvegcn-o, evolvegcn-h, gcrn, "
+                  "tgcn)")
+      ->check(CLI::IsMember({"gcn", "sage", "graphsage", "gin", "evolvegcn-o", "evolvegcn-h",
+                             "gcrn", "tgcn"}));
   cmd->add_option("--layers", a->layers, "Number of GNN layers")->capture_default_str();
   cmd->add_option("--hidden", a->hidden, "Hidden width")->capture_default_str();
   cmd->add_option("--dropout", a->dropout, "Dropout probability before each layer")
@@ -296,10 +283,23 @@ void register_train(CLI::App& app) {
                 "Wait for halo rows before aggregating (to measure what the overlap saves)");
   cmd->add_option("--threads", a->threads, "OpenMP threads (default: all cores)");
   cmd->add_flag("--quiet", a->quiet, "Only print the final line");
+  add_snapshot_options(cmd, a->snapshots);
+  cmd->add_option("--task", a->task, "Temporal task: link (prediction)")->capture_default_str();
+  cmd->add_option("--bptt", a->bptt,
+                  "Temporal: snapshots per back-propagation window (0 = the whole training span)")
+      ->capture_default_str();
+  cmd->add_option("--neg-train", a->neg_train, "Temporal: sampled non-edges per edge in training")
+      ->capture_default_str();
+  cmd->add_option("--neg-eval", a->neg_eval,
+                  "Temporal: sampled non-edges per edge in validation and test")
+      ->capture_default_str();
   cmd->callback([a] {
     a->data.seed = a->train.seed;
     if (!a->quiet) a->data.edges.progress = terminal_progress("loading " + a->data.graph);
-    run_train(*a);
+    if (is_temporal_input(a->data.graph, a->data.edges, a->snapshots))
+      run_train_temporal(*a);
+    else
+      run_train(*a);
   });
 }
 

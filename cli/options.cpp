@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/error.hpp"
+
 namespace dgnn::cli {
 
 namespace {
@@ -125,14 +127,56 @@ void add_dataset_options(CLI::App* cmd, DatasetOptions& opt) {
   add_edge_list_options(cmd, opt.edges);
 }
 
+void add_snapshot_options(CLI::App* cmd, SnapshotOptions& snap) {
+  const std::string group = "Snapshots (temporal graphs)";
+  CLI::Option* secs =
+      cmd->add_option("--snapshot-seconds", snap.seconds,
+                      "Cut the time line into buckets of this many time units (e.g. 1200000 s)")
+          ->check(CLI::PositiveNumber)
+          ->group(group);
+  CLI::Option* count = cmd->add_option("--snapshots", snap.count,
+                                       "Cut [first time, last time] into this many equal buckets")
+                           ->check(CLI::PositiveNumber)
+                           ->group(group);
+  secs->excludes(count);
+  CLI::Option* window =
+      cmd->add_option_function<int>(
+             "--window",
+             [&snap](int k) {
+               snap.window = k;
+               snap.mode = k > 1 ? SnapshotMode::sliding : SnapshotMode::window;
+             },
+             "Snapshot t holds the edges of buckets t-k+1..t (default 1: its own bucket only)")
+          ->check(CLI::PositiveNumber)
+          ->group(group);
+  CLI::Option* cumulative =
+      cmd->add_flag_callback(
+             "--cumulative", [&snap] { snap.mode = SnapshotMode::cumulative; },
+             "Snapshot t holds every edge up to the end of bucket t")
+          ->group(group);
+  window->excludes(cumulative);
+}
+
+bool is_temporal_input(const std::string& graph, const EdgeListOptions& edges,
+                       const SnapshotOptions& snap) {
+  if (edges.time_col >= 0 || read_temporal_layout(graph)) return true;
+  const bool given =
+      snap.seconds != 0 || snap.count != 0 || snap.window != 1 || snap.mode != SnapshotMode::window;
+  if (given)
+    throw OptionError(
+        "--snapshot-seconds, --snapshots, --window and --cumulative cut a temporal graph: "
+        "give the column of the timestamps with --time-col");
+  return false;
+}
+
 }  // namespace dgnn::cli
 
 namespace dgnn::cli {
 
 ProgressFn terminal_progress(const std::string& what) {
   if (!isatty(STDERR_FILENO)) return {};
-  auto start = std::make_shared<std::chrono::steady_clock::time_point>(
-      std::chrono::steady_clock::now());
+  auto start =
+      std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
   return [what, start](const char* stage, double fraction) {
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - *start).count();

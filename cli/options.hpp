@@ -4,6 +4,7 @@
 
 #include "graph/dataset.hpp"
 #include "graph/graph.hpp"
+#include "graph/temporal.hpp"
 
 namespace dgnn::cli {
 
@@ -16,6 +17,18 @@ void add_edge_list_options(CLI::App* cmd, EdgeListOptions& opt);
 // --train-frac, --val-frac, --num-classes. Not --graph (each command words its own help) nor
 // --seed (commands share theirs with other uses).
 void add_dataset_options(CLI::App* cmd, DatasetOptions& opt);
+
+// Adds --snapshot-seconds S, --snapshots T (exclusive), --window k (sliding when k > 1) and
+// --cumulative (exclusive with --window), bound to `snap`, which must outlive the parse.
+// load_temporal checks what the flags cannot: exactly one of seconds / count once a time column
+// is used.
+void add_snapshot_options(CLI::App* cmd, SnapshotOptions& snap);
+
+// After parsing: whether `graph` is to be read as a temporal graph (a --time-col, or a dataset
+// directory with snapshots.txt). OptionError when snapshot options were given for an input
+// that is not temporal.
+bool is_temporal_input(const std::string& graph, const EdgeListOptions& edges,
+                       const SnapshotOptions& snap);
 
 }  // namespace dgnn::cli
 

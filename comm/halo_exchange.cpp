@@ -71,12 +71,15 @@ class HostHaloExchange final : public HaloExchange {
 
   void forward_begin(ConstMatView x) override {
     start(Phase::forward, x.rows, x.cols, "forward_begin");
-    ScopedMs t(comm_.stats().comm_ms);
-    // Owned rows each peer needs, packed peer after peer.
-    for (size_t i = 0; i < plan_.peers.size(); ++i) {
-      const int64_t n = send_off_[i + 1] - send_off_[i];
-      kernels::gather_rows(Device::cpu, x, plan_.send_rows[i].data(), n,
-                           block(send_buf_, send_off_[i], n));
+    {
+      // Only the packing is timed here: the communicator accounts for posting the messages.
+      ScopedMs t(comm_.stats().comm_ms);
+      // Owned rows each peer needs, packed peer after peer.
+      for (size_t i = 0; i < plan_.peers.size(); ++i) {
+        const int64_t n = send_off_[i + 1] - send_off_[i];
+        kernels::gather_rows(Device::cpu, x, plan_.send_rows[i].data(), n,
+                             block(send_buf_, send_off_[i], n));
+      }
     }
     post(Phase::forward, send_buf_, send_off_, recv_buf_, recv_off_);
   }
@@ -97,13 +100,15 @@ class HostHaloExchange final : public HaloExchange {
 
   void backward_begin(ConstMatView g) override {
     start(Phase::backward, g.rows, g.cols, "backward_begin");
-    ScopedMs t(comm_.stats().comm_ms);
-    // The gradient of a halo row belongs to the peer that sent the row: pack it in the forward
-    // receive layout, and receive the peers' contributions in the forward send layout.
-    for (size_t i = 0; i < plan_.peers.size(); ++i) {
-      const int64_t n = recv_off_[i + 1] - recv_off_[i];
-      kernels::gather_rows(Device::cpu, g, plan_.recv_rows[i].data(), n,
-                           block(recv_buf_, recv_off_[i], n));
+    {
+      ScopedMs t(comm_.stats().comm_ms);
+      // The gradient of a halo row belongs to the peer that sent the row: pack it in the forward
+      // receive layout, and receive the peers' contributions in the forward send layout.
+      for (size_t i = 0; i < plan_.peers.size(); ++i) {
+        const int64_t n = recv_off_[i + 1] - recv_off_[i];
+        kernels::gather_rows(Device::cpu, g, plan_.recv_rows[i].data(), n,
+                             block(recv_buf_, recv_off_[i], n));
+      }
     }
     post(Phase::backward, recv_buf_, recv_off_, send_buf_, send_off_);
   }
@@ -133,11 +138,11 @@ class HostHaloExchange final : public HaloExchange {
                std::string("halo exchange: ") + what + " while another exchange is in flight");
     check_rows(rows, what);
     DGNN_CHECK(cols >= 0, ShapeError, std::string("halo exchange: ") + what + ": negative width");
-    if (cols != f_) {
-      f_ = cols;
-      send_buf_.assign(size_t(send_off_.back() * f_), 0.f);
-      recv_buf_.assign(size_t(recv_off_.back() * f_), 0.f);
-    }
+    // Layers alternate widths: grow the buffers to the widest seen, never shrink or zero them
+    // (every element read is written by the packing or by a peer first).
+    f_ = cols;
+    if (send_buf_.size() < size_t(send_off_.back() * f_)) send_buf_.resize(size_t(send_off_.back() * f_));
+    if (recv_buf_.size() < size_t(recv_off_.back() * f_)) recv_buf_.resize(size_t(recv_off_.back() * f_));
   }
 
   void finish(Phase phase, int64_t rows, int64_t cols, const char* what) {

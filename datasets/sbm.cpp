@@ -1,13 +1,7 @@
 #include "datasets/sbm.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <numeric>
@@ -15,9 +9,12 @@
 
 #include "common/error.hpp"
 #include "common/hash_rng.hpp"
+#include "datasets/dataset_dir.hpp"
 #include "graph/npy.hpp"
 
 namespace dgnn {
+
+using dataset_dir::fmt_double;
 
 namespace {
 
@@ -201,65 +198,6 @@ void sort_unique(std::vector<uint64_t>& keys, int64_t n) {
   keys.swap(sorted);
 }
 
-std::string fmt_double(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
-
-// Buffered text output: numbers formatted with to_chars into a large buffer, written with
-// fwrite in big blocks (iostreams per number are ~10x slower on 10M-edge files).
-class TextWriter {
- public:
-  explicit TextWriter(std::string path) : path_(std::move(path)), buf_(size_t(1) << 20) {
-    f_ = std::fopen(path_.c_str(), "wb");
-    if (!f_) throw IoError(path_ + ": cannot create: " + std::strerror(errno));
-  }
-  ~TextWriter() {
-    if (f_) std::fclose(f_);
-  }
-  TextWriter(const TextWriter&) = delete;
-  TextWriter& operator=(const TextWriter&) = delete;
-
-  void text(const std::string& s) {
-    for (char ch : s) put(ch);
-  }
-  void integer(int64_t v) {
-    if (buf_.size() - used_ < 24) flush();
-    used_ = std::to_chars(buf_.data() + used_, buf_.data() + buf_.size(), v).ptr - buf_.data();
-  }
-  void put(char ch) {
-    if (used_ == buf_.size()) flush();
-    buf_[used_++] = ch;
-  }
-  void close() {
-    flush();
-    FILE* f = f_;
-    f_ = nullptr;
-    if (std::fclose(f) != 0) throw IoError(path_ + ": write failed: " + std::strerror(errno));
-  }
-
- private:
-  void flush() {
-    if (used_ && std::fwrite(buf_.data(), 1, used_, f_) != used_)
-      throw IoError(path_ + ": write failed: " + std::strerror(errno));
-    used_ = 0;
-  }
-  std::string path_;
-  FILE* f_ = nullptr;
-  std::vector<char> buf_;
-  size_t used_ = 0;
-};
-
-void write_ids(const std::string& path, const std::vector<int32_t>& ids) {
-  TextWriter w(path);
-  for (int32_t v : ids) w.integer(v), w.put('\n');
-  w.close();
-}
-
-const char* const kDatasetFiles[] = {"edges.txt", "features.npy", "labels.txt",
-                                     "train.txt", "val.txt",      "test.txt"};
-
 }  // namespace
 
 void validate(const SbmConfig& cfg) {
@@ -412,87 +350,40 @@ Dataset SbmDataset::to_dataset() && {
 }
 
 void SbmDataset::write_dataset_dir(const std::string& dir) const {
+  using dataset_dir::TextWriter;
   namespace fs = std::filesystem;
-  fs::path target = fs::path(dir).lexically_normal();
-  if (!target.has_filename()) target = target.parent_path();  // "out/" -> "out"
-  if (target.empty()) throw IoError("sbm: empty output directory name");
-  fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  const std::string name = target.filename().string();
-  std::error_code ec;
-
-  // Replacing a folder that holds anything else could destroy a user's files.
-  if (fs::exists(target, ec)) {
-    if (!fs::is_directory(target, ec))
-      throw IoError(target.string() + ": exists and is not a directory");
-    for (const auto& entry : fs::directory_iterator(target, ec)) {
-      std::string f = entry.path().filename().string();
-      if (std::find(std::begin(kDatasetFiles), std::end(kDatasetFiles), f) ==
-          std::end(kDatasetFiles))
-        throw IoError(target.string() + ": refusing to replace a directory that holds '" + f +
-                      "', which is not part of a dataset");
-    }
-  }
-  fs::create_directories(parent, ec);
-  if (ec) throw IoError(parent.string() + ": cannot create directory: " + ec.message());
-
-  // Same parent, so the final rename is atomic; pid + seed hash keep concurrent runs apart.
-  const std::string tag = std::to_string(::getpid()) + "-" +
-                          std::to_string(mix64(config.seed ^ uint64_t(num_edges())) & 0xffffff);
-  const fs::path tmp = parent / ("." + name + ".tmp-" + tag);
-  fs::remove_all(tmp, ec);
-  if (!fs::create_directory(tmp, ec) || ec)
-    throw IoError(tmp.string() + ": cannot create directory: " + ec.message());
-  try {
-    {
-      TextWriter w((tmp / "edges.txt").string());
-      w.text(description());
-      w.put('\n');
-      for (size_t i = 0; i < src.size(); ++i) {
-        w.integer(src[i]);
-        w.put(' ');
-        w.integer(dst[i]);
-        w.put('\n');
-      }
-      w.close();
-    }
-    write_npy((tmp / "features.npy").string(), features.data(), num_vertices(), config.feature_dim);
-    {
-      TextWriter w((tmp / "labels.txt").string());
-      w.text("# vertex label\n");
-      for (size_t v = 0; v < labels.size(); ++v) {
-        w.integer(int64_t(v));
-        w.put(' ');
-        w.integer(labels[v]);
-        w.put('\n');
-      }
-      w.close();
-    }
-    write_ids((tmp / "train.txt").string(), train);
-    write_ids((tmp / "val.txt").string(), val);
-    write_ids((tmp / "test.txt").string(), test);
-  } catch (...) {
-    fs::remove_all(tmp, ec);
-    throw;
-  }
-
-  // An existing dataset is moved aside first: rename() cannot replace a non-empty directory.
-  const fs::path old = parent / ("." + name + ".old-" + tag);
-  const bool had_old = fs::exists(target, ec);
-  if (had_old) {
-    fs::rename(target, old, ec);
-    if (ec) {
-      fs::remove_all(tmp, ec);
-      throw IoError(target.string() + ": cannot replace: " + ec.message());
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::string msg = ec.message();
-    if (had_old) fs::rename(old, target, ec);
-    fs::remove_all(tmp, ec);
-    throw IoError(target.string() + ": cannot rename the written dataset into place: " + msg);
-  }
-  if (had_old) fs::remove_all(old, ec);
+  dataset_dir::write_atomically(dir, "sbm", config.seed ^ uint64_t(num_edges()),
+                                [&](const std::string& tmp_dir) {
+                                  const fs::path tmp(tmp_dir);
+                                  {
+                                    TextWriter w((tmp / "edges.txt").string());
+                                    w.text(description());
+                                    w.put('\n');
+                                    for (size_t i = 0; i < src.size(); ++i) {
+                                      w.integer(src[i]);
+                                      w.put(' ');
+                                      w.integer(dst[i]);
+                                      w.put('\n');
+                                    }
+                                    w.close();
+                                  }
+                                  write_npy((tmp / "features.npy").string(), features.data(),
+                                            num_vertices(), config.feature_dim);
+                                  {
+                                    TextWriter w((tmp / "labels.txt").string());
+                                    w.text("# vertex label\n");
+                                    for (size_t v = 0; v < labels.size(); ++v) {
+                                      w.integer(int64_t(v));
+                                      w.put(' ');
+                                      w.integer(labels[v]);
+                                      w.put('\n');
+                                    }
+                                    w.close();
+                                  }
+                                  dataset_dir::write_ids((tmp / "train.txt").string(), train);
+                                  dataset_dir::write_ids((tmp / "val.txt").string(), val);
+                                  dataset_dir::write_ids((tmp / "test.txt").string(), test);
+                                });
 }
 
 }  // namespace dgnn

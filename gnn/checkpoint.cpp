@@ -1,7 +1,9 @@
 #include "gnn/checkpoint.hpp"
 
-#include <cstdint>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -31,7 +33,8 @@ void save_checkpoint(const std::string& path, const std::string& meta_json,
   for (auto& [name, t] : tensors) list.push_back({{"name", name}, {"rows", t->rows()}, {"cols", t->cols()}});
   const std::string text = header.dump();
 
-  const std::string tmp = path + ".tmp";
+  // A per-process temporary name: two runs saving to the same path do not share one.
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw IoError(path + ": cannot write checkpoint (" + std::strerror(errno) + ")");
@@ -82,15 +85,19 @@ Checkpoint load_checkpoint(const std::string& path) {
     throw InputError(path, 0, std::string("corrupt checkpoint header: ") + e.what());
   }
   Checkpoint ck;
-  ck.meta_json = header.value("meta", nlohmann::json::object()).dump();
-  for (auto& entry : header.at("tensors")) {
-    const int64_t rows = entry.at("rows"), cols = entry.at("cols");
-    if (rows < 0 || cols < 0 || rows * cols > (int64_t(1) << 40))
-      throw InputError(path, 0, "corrupt tensor shape in checkpoint");
-    Tensor t(rows, cols);
-    in.read(reinterpret_cast<char*>(t.data()), std::streamsize(t.numel() * 4));
-    if (!in) throw InputError(path, 0, "checkpoint is truncated");
-    ck.tensors.emplace_back(entry.at("name").get<std::string>(), std::move(t));
+  try {
+    ck.meta_json = header.value("meta", nlohmann::json::object()).dump();
+    for (auto& entry : header.at("tensors")) {
+      const int64_t rows = entry.at("rows"), cols = entry.at("cols");
+      if (rows < 0 || cols < 0 || rows * cols > (int64_t(1) << 40))
+        throw InputError(path, 0, "corrupt tensor shape in checkpoint");
+      Tensor t(rows, cols);
+      in.read(reinterpret_cast<char*>(t.data()), std::streamsize(t.numel() * 4));
+      if (!in) throw InputError(path, 0, "checkpoint is truncated");
+      ck.tensors.emplace_back(entry.at("name").get<std::string>(), std::move(t));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, 0, std::string("corrupt checkpoint header: ") + e.what());
   }
   return ck;
 }

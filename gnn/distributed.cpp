@@ -11,12 +11,16 @@ std::unique_ptr<RankSetup> make_rank_setup(LocalPart part, Communicator& comm) {
   if (p.parts != comm.size())
     throw OptionError("the partition has " + std::to_string(p.parts) + " parts, the job has " +
                       std::to_string(comm.size()) + " ranks");
-  if (p.labels.empty()) throw OptionError("the dataset has no labels (give --labels FILE)");
+  // A rank may own no vertex at all (tiny graphs, hash parts): that is not "no labels".
+  if (p.num_classes <= 0) throw OptionError("the dataset has no labels (give --labels FILE)");
+  if (p.labels.empty()) p.labels.assign(size_t(p.n_owned), -1);
   s->halo = make_halo_exchange(p.plan, comm);
-  s->graph = std::make_unique<GraphView>(p.local_in, p.n_owned, p.global_ids, p.halo_in_degree,
-                                         s->halo.get());
+  // The view takes the structure; the part keeps ids and labels (predictions need them).
+  s->graph = std::make_unique<GraphView>(std::move(p.local_in), p.n_owned, p.global_ids,
+                                         p.halo_in_degree, s->halo.get());
   NodeTask& t = s->task;
-  t.features = Tensor::from_host(p.features.data(), p.n_owned, p.feature_dim);
+  t.features = Var(Tensor::from_host(p.features.data(), p.n_owned, p.feature_dim));
+  std::vector<float>().swap(p.features);
   t.labels = p.labels;
   t.train = p.train;
   t.val = p.val;
@@ -59,7 +63,7 @@ LocalPart partition_and_scatter(const Dataset* d, const PartitionOptions& opt, C
       send_displs[size_t(r)] = int64_t(send.size());
       send_counts[size_t(r)] = sizes[size_t(r)];
       send += encoded[size_t(r)];
-      encoded[size_t(r)].clear();
+      std::string().swap(encoded[size_t(r)]);  // clear() would keep the memory
     }
   recv_counts[0] = sizes[size_t(me)];
   std::string mine(static_cast<size_t>(sizes[size_t(me)]), 0);

@@ -114,7 +114,12 @@ const GraphView::Adjacency& GraphView::adjacency(Norm norm) const {
       case Norm::mean: a->forward = mean_adjacency(in_); break;
       case Norm::gcn: a->forward = gcn_adjacency(in_, n_owned_, halo_in_degree_); break;
     }
-    a->backward = a->forward.transpose();
+    a->transposed = a->forward.transpose();
+    const Csr& f = a->forward;
+    const Csr& t = a->transposed;
+    a->symmetric = f.rows == t.rows && f.offsets == t.offsets && f.indices == t.indices &&
+                   f.values == t.values;
+    if (a->symmetric) a->transposed = Csr{};
     slot = std::move(a);
   }
   return *slot;
@@ -167,19 +172,19 @@ Var aggregate(const GraphView& g, const Var& x, Norm norm) {
         const Device d = self.value.device();
         const int64_t owned = gp->n_owned(), all = gp->n_owned() + gp->n_halo();
         if (gp->n_halo() == 0) {
-          kernels::spmm(d, a.backward.view(), self.grad.view(), in.grad_buffer().view(), true);
+          kernels::spmm(d, a.backward().view(), self.grad.view(), in.grad_buffer().view(), true);
           return;
         }
         // Halo rows of the input gradient first, so they travel while the owned rows compute.
         Tensor full = Tensor::uninitialized(all, self.grad.cols(), d);
-        kernels::spmm(d, row_slice(a.backward, owned, all), self.grad.view(),
+        kernels::spmm(d, row_slice(a.backward(), owned, all), self.grad.view(),
                       rows_of(full.view(), owned, all));
         if (!gp->overlap())
-          kernels::spmm(d, row_slice(a.backward, 0, owned), self.grad.view(),
+          kernels::spmm(d, row_slice(a.backward(), 0, owned), self.grad.view(),
                         rows_of(full.view(), 0, owned));
         gp->halo()->backward_begin(full.view());
         if (gp->overlap())
-          kernels::spmm(d, row_slice(a.backward, 0, owned), self.grad.view(),
+          kernels::spmm(d, row_slice(a.backward(), 0, owned), self.grad.view(),
                         rows_of(full.view(), 0, owned));
         gp->halo()->backward_end(full.view());
         Tensor& gx = in.grad_buffer();

@@ -48,8 +48,12 @@ class GraphView {
 
   // The normalised adjacency (forward) and its transpose (backward), built on first use.
   struct Adjacency {
-    Csr forward;   // n_owned x (n_owned + n_halo)
-    Csr backward;  // (n_owned + n_halo) x n_owned
+    Csr forward;  // n_owned x (n_owned + n_halo)
+    // (n_owned + n_halo) x n_owned; the forward matrix itself when that is symmetric (GCN and
+    // sum weights on an undirected graph), which saves a copy of the graph.
+    const Csr& backward() const { return symmetric ? forward : transposed; }
+    Csr transposed;
+    bool symmetric = false;
   };
   const Adjacency& adjacency(Norm norm) const;
 

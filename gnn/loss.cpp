@@ -1,6 +1,9 @@
-// Softmax cross-entropy and accuracy for node classification.
+// Softmax cross-entropy and accuracy for node classification; binary cross-entropy for links.
 #include "gnn/loss.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -98,6 +101,57 @@ int64_t count_correct(const Tensor& logits, const std::vector<int32_t>& rows,
   const DeviceInts d_rows(rows, logits.device()), d_labels(labels, logits.device());
   return kernels::count_correct(logits.device(), logits.view(), d_rows.data(), d_labels.data(),
                                 int64_t(rows.size()));
+}
+
+Var bce_with_logits(const Var& logits, const std::vector<float>& targets, double normaliser,
+                    const std::vector<float>& weights) {
+  if (!logits.defined()) throw Error("bce_with_logits: undefined logits");
+  if (logits.cols() != 1)
+    throw ShapeError("bce_with_logits: logits " + logits.value().shape_str() +
+                     " must be one column");
+  const size_t n = size_t(logits.rows());
+  if (targets.size() != n)
+    throw ShapeError("bce_with_logits: " + std::to_string(n) + " logits but " +
+                     std::to_string(targets.size()) + " targets");
+  if (!weights.empty() && weights.size() != n)
+    throw ShapeError("bce_with_logits: " + std::to_string(n) + " logits but " +
+                     std::to_string(weights.size()) + " weights");
+  for (size_t i = 0; i < n; ++i)
+    if (!(targets[i] >= 0.f && targets[i] <= 1.f))
+      throw OptionError("bce_with_logits: target " + std::to_string(targets[i]) + " of item " +
+                        std::to_string(i) + " is outside [0, 1]");
+  if (!(normaliser > 0.0))
+    throw OptionError("bce_with_logits: normaliser must be positive, got " +
+                      std::to_string(normaliser));
+  // One column of scored pairs is small next to the model that produced it, so the loss is
+  // computed on the host in double: one copy each way, and no kernel per backend.
+  const Device dev = logits.device();
+  std::vector<float> x(n);
+  kernels::copy(Device::cpu, x.data(), dev, logits.value().data(), n * sizeof(float));
+  const bool record = grad_enabled() && logits.requires_grad();
+  std::vector<float> dx(record ? n : 0);
+  double total = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    const double xi = x[i], yi = targets[i], wi = weights.empty() ? 1.0 : weights[i];
+    const double e = std::exp(-std::fabs(xi));
+    total += wi * (std::max(xi, 0.0) - xi * yi + std::log1p(e));
+    if (record) {
+      const double sig = xi >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+      dx[i] = float(wi * (sig - yi) / normaliser);
+    }
+  }
+  Tensor loss = Tensor::filled(1, 1, float(total / normaliser), dev);
+  if (!record) return Var(std::move(loss));
+  auto saved = std::make_shared<Tensor>(Tensor::from_host(dx.data(), int64_t(n), 1, dev));
+  return make_op(
+      std::move(loss), {logits},
+      [dev, saved](Node& n) {
+        float g = 0.f;
+        kernels::copy(Device::cpu, &g, dev, n.grad.data(), sizeof(float));
+        kernels::axpby(dev, saved->numel(), g, saved->data(), 1.f,
+                       n.inputs[0]->grad_buffer().data());
+      },
+      "bce_with_logits");
 }
 
 }  // namespace dgnn

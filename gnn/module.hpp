@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "gnn/autograd.hpp"
 #include "gnn/graph_view.hpp"
 #include "gnn/ops.hpp"
@@ -22,7 +23,13 @@ struct ForwardContext {
   uint64_t site = 0;   // next dropout site, handed out in call order
 
   // Dropout keyed by (seed, step, site, global vertex id): the same numbers on any rank count.
+  // x must have one row per owned vertex (or per owned + halo vertex).
   Var dropout(const Var& x, float p) {
+    if (x.rows() != graph.n_owned() && x.rows() != graph.n_owned() + graph.n_halo())
+      throw ShapeError("ForwardContext::dropout: " + std::to_string(x.rows()) +
+                       " rows, but masks are keyed by vertex: expected " +
+                       std::to_string(graph.n_owned()) + " (one per owned vertex); use "
+                       "dgnn::dropout with your own row keys for other matrices");
     return dgnn::dropout(x, p, DropoutKey{seed, step, site++}, graph.global_ids(), training);
   }
 };

@@ -2,6 +2,8 @@
 // backward that accumulates (+=) into the grads of only those inputs that require one.
 #include "gnn/ops.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
@@ -327,6 +329,101 @@ Var dropout(const Var& x, float p, const DropoutKey& key, const int64_t* row_ids
                                   grad_of(n, 0).view(), true);
       },
       "dropout");
+}
+
+// ---- small generic ops for temporal models and link prediction ----------------------------
+
+Var row_sum(const Var& x) {
+  check_defined("row_sum", x);
+  const Device dev = x.device();
+  // A product with a ones column: BLAS does the reduction, and the same product transposed
+  // broadcasts the gradient back, so no reduction kernel of its own is needed.
+  auto ones = std::make_shared<Tensor>(Tensor::filled(x.cols(), 1, 1.f, dev));
+  Tensor y = Tensor::uninitialized(x.rows(), 1, dev);
+  kernels::gemm(dev, false, false, 1.f, x.value().view(), std::as_const(*ones).view(), 0.f,
+                y.view());
+  return make_op(
+      std::move(y), {x},
+      [dev, ones](Node& n) {  // dX += dy 1^T
+        kernels::gemm(dev, false, true, 1.f, std::as_const(n.grad).view(),
+                      std::as_const(*ones).view(), 1.f, grad_of(n, 0).view());
+      },
+      "row_sum");
+}
+
+Var dot_rows(const Var& a, const Var& b) {
+  check_same_shape("dot_rows", a, b);
+  const Device dev = a.device();
+  const int64_t rows = a.rows(), cols = a.cols();
+  auto ones = std::make_shared<Tensor>(Tensor::filled(cols, 1, 1.f, dev));
+  Tensor prod = Tensor::uninitialized(rows, cols, dev);
+  kernels::mul(dev, prod.numel(), a.value().data(), b.value().data(), prod.data());
+  Tensor y = Tensor::uninitialized(rows, 1, dev);
+  kernels::gemm(dev, false, false, 1.f, std::as_const(prod).view(), std::as_const(*ones).view(),
+                0.f, y.view());
+  return make_op(
+      std::move(y), {a, b},
+      [dev, ones](Node& n) {
+        // Each row's upstream scalar broadcast over its columns, then times the other factor.
+        const Tensor& x0 = value_of(n, 0);
+        Tensor g = Tensor::uninitialized(x0.rows(), x0.cols(), dev);
+        kernels::gemm(dev, false, true, 1.f, std::as_const(n.grad).view(),
+                      std::as_const(*ones).view(), 0.f, g.view());
+        for (size_t i = 0; i < 2; ++i)
+          if (wants(n, i))
+            kernels::mul(dev, g.numel(), g.data(), value_of(n, 1 - i).data(), grad_of(n, i).data(),
+                         true);
+      },
+      "dot_rows");
+}
+
+Var add_scalar(const Var& x, float s) {
+  check_defined("add_scalar", x);
+  const Device dev = x.device();
+  Tensor y = x.value().clone();
+  add_scalar(y, s);
+  return make_op(
+      std::move(y), {x},
+      [dev](Node& n) {
+        kernels::axpby(dev, n.grad.numel(), 1.f, n.grad.data(), 1.f, grad_of(n, 0).data());
+      },
+      "add_scalar");
+}
+
+Var one_minus(const Var& x) {
+  check_defined("one_minus", x);
+  const Device dev = x.device();
+  Tensor y = Tensor::uninitialized(x.rows(), x.cols(), dev);
+  kernels::axpby(dev, y.numel(), -1.f, x.value().data(), 0.f, y.data());
+  add_scalar(y, 1.f);
+  return make_op(
+      std::move(y), {x},
+      [dev](Node& n) {
+        kernels::axpby(dev, n.grad.numel(), -1.f, n.grad.data(), 1.f, grad_of(n, 0).data());
+      },
+      "one_minus");
+}
+
+std::vector<int32_t> topk_rows(const Tensor& scores, int64_t k) {
+  if (scores.cols() != 1)
+    throw ShapeError("topk_rows: scores " + scores.shape_str() + " must be one column");
+  if (k < 0 || k > scores.rows())
+    throw ShapeError("topk_rows: k = " + std::to_string(k) + " out of range for " +
+                     scores.shape_str());
+  std::vector<float> s(size_t(scores.rows()));
+  kernels::copy(Device::cpu, s.data(), scores.device(), scores.data(), s.size() * sizeof(float));
+  std::vector<int32_t> idx(s.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = int32_t(i);
+  // NaN ranks below everything, which also keeps the order a strict weak ordering.
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int32_t a, int32_t b) {
+    const float sa = s[size_t(a)], sb = s[size_t(b)];
+    const bool na = std::isnan(sa), nb = std::isnan(sb);
+    if (na != nb) return nb;
+    if (!na && sa != sb) return sa > sb;
+    return a < b;
+  });
+  idx.resize(size_t(k));
+  return idx;
 }
 
 }  // namespace dgnn

@@ -44,4 +44,18 @@ struct DropoutKey {
 };
 Var dropout(const Var& x, float p, const DropoutKey& key, const int64_t* row_ids, bool training);
 
+// ---- small generic ops for temporal models and link prediction ----------------------------
+// Row sums: N x F -> N x 1.
+Var row_sum(const Var& x);
+// Row-wise dot product of two N x F matrices -> N x 1 (the score of each candidate pair).
+Var dot_rows(const Var& a, const Var& b);
+// x + s element-wise.
+Var add_scalar(const Var& x, float s);
+// 1 - x element-wise (a gate's complement).
+Var one_minus(const Var& x);
+// The row indices of the k largest entries of an N x 1 score column, largest first; equal
+// scores keep the lower row first and NaN ranks below everything. Not differentiable (an index
+// helper, e.g. for EvolveGCN-H's top-k summary: gather_rows with these indices is).
+std::vector<int32_t> topk_rows(const Tensor& scores, int64_t k);
+
 }  // namespace dgnn

@@ -1,6 +1,7 @@
 #include "gnn/trainer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
@@ -13,7 +14,7 @@ namespace dgnn {
 NodeTask make_node_task(const Dataset& d) {
   NodeTask t;
   if (d.labels.empty()) throw OptionError("the dataset has no labels (give --labels FILE)");
-  t.features = Tensor::from_host(d.features.data(), d.num_vertices(), d.feature_dim);
+  t.features = Var(Tensor::from_host(d.features.data(), d.num_vertices(), d.feature_dim));
   t.labels = d.labels;
   t.train = d.train;
   t.val = d.val;
@@ -33,9 +34,13 @@ Trainer::Trainer(Module& model, const GraphView& graph, const NodeTask& task, Co
                  std::to_string(graph.n_owned()) + " vertices");
   DGNN_CHECK(int64_t(task.labels.size()) == graph.n_owned(), ShapeError,
              "need one label (or -1) per vertex");
+  // Written so that NaN fails every check.
   if (opt_.epochs < 0) throw OptionError("--epochs must be >= 0");
-  if (!(opt_.lr > 0)) throw OptionError("--lr must be > 0");
-  if (opt_.weight_decay < 0) throw OptionError("--weight-decay must be >= 0");
+  if (!(opt_.lr > 0 && std::isfinite(opt_.lr))) throw OptionError("--lr must be a number > 0");
+  if (!(opt_.weight_decay >= 0 && std::isfinite(opt_.weight_decay)))
+    throw OptionError("--weight-decay must be a number >= 0");
+  if (!(opt_.momentum >= 0 && opt_.momentum < 1))
+    throw OptionError("--momentum must be in [0, 1)");
   if (task.global_train == 0) throw OptionError("no labelled training vertices: nothing to train");
   params_ = model_.named_parameters();
   if (opt_.optimizer == "adam") {
@@ -48,8 +53,7 @@ Trainer::Trainer(Module& model, const GraphView& graph, const NodeTask& task, Co
     throw OptionError("--optimizer: unknown '" + opt_.optimizer + "' (expected adam or sgd)");
   }
   for (int32_t r : task.train) train_labels_.push_back(task.labels[size_t(r)]);
-  // One leaf for the features, reused by every step (inputs need no gradient).
-  features_ = Var(task.features.clone());
+  features_ = task.features;  // the same leaf every step: inputs need no gradient
 }
 
 Trainer::~Trainer() = default;
@@ -71,13 +75,29 @@ double Trainer::forward_backward(uint64_t step) {
   double value = loss.value().data()[0];
   loss.backward();
   // Parameters are replicated: sum every rank's share of the gradient.
-  // Every rank reduces every parameter, even one its backward did not reach (a rank without
-  // training vertices): the collectives must match across ranks.
-  for (auto& [name, p] : params_) {
-    Tensor& g = p->var.node()->grad_buffer();
-    comm_.allreduce_sum(g.data(), g.numel());
+  if (comm_.size() > 1) {
+    // One all-reduce for every gradient and the loss (latency, not bandwidth, dominates small
+    // models). Every rank reduces every parameter, even one its backward did not reach (a rank
+    // without training vertices): the collectives must match across ranks.
+    int64_t total = 1;
+    for (auto& [name, p] : params_) total += p->var.value().numel();
+    flat_.resize(size_t(total));
+    int64_t off = 0;
+    for (auto& [name, p] : params_) {
+      const Tensor& g = p->var.node()->grad_buffer();
+      std::copy(g.data(), g.data() + g.numel(), flat_.data() + off);
+      off += g.numel();
+    }
+    flat_[size_t(off)] = float(value);
+    comm_.allreduce_sum(flat_.data(), total);
+    off = 0;
+    for (auto& [name, p] : params_) {
+      Tensor& g = p->var.grad();
+      std::copy(flat_.data() + off, flat_.data() + off + g.numel(), g.data());
+      off += g.numel();
+    }
+    value = flat_[size_t(off)];
   }
-  comm_.allreduce_sum(&value, 1);
   return value;
 }
 
@@ -211,6 +231,15 @@ void Trainer::save_checkpoint(const std::string& path) {
 }
 
 void Trainer::load_checkpoint(const std::string& path) {
+  try {
+    restore_checkpoint(path);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, 0, std::string("checkpoint metadata is not what dgnn wrote: ") +
+                                  e.what());
+  }
+}
+
+void Trainer::restore_checkpoint(const std::string& path) {
   Checkpoint ck = dgnn::load_checkpoint(path);
   nlohmann::json meta = nlohmann::json::parse(ck.meta_json);
   if (meta.value("optimizer", opt_.optimizer) != opt_.optimizer)

@@ -18,7 +18,7 @@ namespace dgnn {
 
 // This rank's share of a node-classification task (rows are local vertex numbers).
 struct NodeTask {
-  Tensor features;               // n_owned x F
+  Var features;                  // n_owned x F (a leaf: trainers share it, nobody copies it)
   std::vector<int32_t> labels;   // n_owned entries, -1 = unlabelled
   std::vector<int32_t> train, val, test;
   int64_t global_train = 0, global_val = 0, global_test = 0;  // counts over all ranks
@@ -90,6 +90,7 @@ class Trainer {
 
  private:
   void split_times(double step_ms, EpochStats& st);
+  void restore_checkpoint(const std::string& path);
 
   Module& model_;
   const GraphView& graph_;
@@ -99,6 +100,7 @@ class Trainer {
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<std::pair<std::string, Parameter*>> params_;
   std::vector<int32_t> train_labels_;
+  std::vector<float> flat_;  // gradients packed for one all-reduce
   Var features_;
   int epoch_ = 0;  // epochs completed
   int best_epoch_ = 0;

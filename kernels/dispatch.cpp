@@ -364,4 +364,97 @@ int64_t count_correct(Device dev, ConstMatView logits, const int32_t* rows, cons
   no_backend(dev, "count_correct");
 }
 
+// ---- recurrent cells ---------------------------------------------------------------------
+
+namespace {
+
+// Checks a cell's operand: `width` state columns per row for every one of `rows` rows. Optional
+// operands (null data) are skipped: they mean "zero" for inputs and "not wanted" for outputs.
+void check_cell(const char* fn, const char* name, ConstMatView v, int64_t rows, int64_t width,
+                bool optional, const char* rule) {
+  if (optional && !v.data) return;
+  check_view(fn, name, v);
+  if (v.rows != rows || v.cols != width)
+    mismatch(fn, name, shape(v), "the cell", shape(rows, width), rule);
+}
+
+}  // namespace
+
+void lstm_cell_forward(Device dev, ConstMatView gates, ConstMatView c_prev, MatView h, MatView c) {
+  check_view("lstm_cell_forward", "c_prev", c_prev);
+  const int64_t n = c_prev.rows, hid = c_prev.cols;
+  const char* rule = "gates are N x 4H, c_prev, h and c N x H";
+  check_cell("lstm_cell_forward", "gates", gates, n, 4 * hid, false, rule);
+  check_cell("lstm_cell_forward", "h", h, n, hid, false, rule);
+  check_cell("lstm_cell_forward", "c", c, n, hid, false, rule);
+  if (n * hid == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::lstm_cell_forward(gates, c_prev, h, c);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "lstm_cell_forward");
+}
+
+void lstm_cell_backward(Device dev, ConstMatView gates, ConstMatView c_prev, ConstMatView dh,
+                        ConstMatView dc, MatView dgates, MatView dc_prev, bool accumulate) {
+  check_view("lstm_cell_backward", "c_prev", c_prev);
+  const int64_t n = c_prev.rows, hid = c_prev.cols;
+  const char* rule = "gates and dgates are N x 4H, the rest N x H";
+  check_cell("lstm_cell_backward", "gates", gates, n, 4 * hid, false, rule);
+  check_cell("lstm_cell_backward", "dh", dh, n, hid, true, rule);
+  check_cell("lstm_cell_backward", "dc", dc, n, hid, true, rule);
+  check_cell("lstm_cell_backward", "dgates", dgates, n, 4 * hid, true, rule);
+  check_cell("lstm_cell_backward", "dc_prev", dc_prev, n, hid, true, rule);
+  if (n * hid == 0 || (!dgates.data && !dc_prev.data)) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::lstm_cell_backward(gates, c_prev, dh, dc, dgates, dc_prev, accumulate);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "lstm_cell_backward");
+}
+
+void gru_cell_forward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatView h_prev,
+                      MatView h) {
+  check_view("gru_cell_forward", "h_prev", h_prev);
+  const int64_t n = h_prev.rows, hid = h_prev.cols;
+  const char* rule = "xg and hg are N x 3H, h_prev and h N x H";
+  check_cell("gru_cell_forward", "xg", xg, n, 3 * hid, false, rule);
+  check_cell("gru_cell_forward", "hg", hg, n, 3 * hid, false, rule);
+  check_cell("gru_cell_forward", "h", h, n, hid, false, rule);
+  if (n * hid == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::gru_cell_forward(xg, hg, h_prev, h);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "gru_cell_forward");
+}
+
+void gru_cell_backward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatView h_prev,
+                       ConstMatView dh, MatView dxg, MatView dhg, MatView dh_prev,
+                       bool accumulate) {
+  check_view("gru_cell_backward", "h_prev", h_prev);
+  const int64_t n = h_prev.rows, hid = h_prev.cols;
+  const char* rule = "xg, hg, dxg and dhg are N x 3H, the rest N x H";
+  check_cell("gru_cell_backward", "xg", xg, n, 3 * hid, false, rule);
+  check_cell("gru_cell_backward", "hg", hg, n, 3 * hid, false, rule);
+  check_cell("gru_cell_backward", "dh", dh, n, hid, false, rule);
+  check_cell("gru_cell_backward", "dxg", dxg, n, 3 * hid, true, rule);
+  check_cell("gru_cell_backward", "dhg", dhg, n, 3 * hid, true, rule);
+  check_cell("gru_cell_backward", "dh_prev", dh_prev, n, hid, true, rule);
+  if (n * hid == 0 || (!dxg.data && !dhg.data && !dh_prev.data)) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::gru_cell_backward(xg, hg, h_prev, dh, dxg, dhg, dh_prev, accumulate);
+    case Device::cuda:
+      break;
+  }
+  no_backend(dev, "gru_cell_backward");
+}
+
 }  // namespace dgnn::kernels

@@ -91,4 +91,26 @@ int64_t count_correct(Device dev, ConstMatView logits, const int32_t* rows, cons
 // was found (built without CUDA, or the count / error cudaGetDeviceCount gave).
 bool cuda_available(std::string* why);
 
+// ---- recurrent cells ---------------------------------------------------------------------
+// Fused cells: one pass over the rows does every gate's activation and the state update, so a
+// step of an unrolled recurrence reads its pre-activations once instead of once per op.
+// Backward recomputes the activations from the pre-activations rather than keeping them: the
+// tape holds the pre-activations anyway, and keeping N x 4H activations per step would double
+// the memory of a long unrolled sequence for a few exp/tanh per element.
+//
+// LSTM: gates (N x 4H, [i | f | g | o] pre-activations), c_prev (N x H) -> h, c (N x H):
+// c = sigmoid(f) c_prev + sigmoid(i) tanh(g), h = sigmoid(o) tanh(c).
+void lstm_cell_forward(Device dev, ConstMatView gates, ConstMatView c_prev, MatView h, MatView c);
+// dgates, dc_prev (+)= the gradients given dh and dc. A dh or dc with null data counts as zero
+// (an output nothing used); a dgates or dc_prev with null data is not computed.
+void lstm_cell_backward(Device dev, ConstMatView gates, ConstMatView c_prev, ConstMatView dh,
+                        ConstMatView dc, MatView dgates, MatView dc_prev, bool accumulate);
+// GRU (PyTorch's formulation): xg, hg (N x 3H, [r | z | n] pre-activations of the input and of
+// the previous state), h_prev (N x H) -> h (N x H): r = sigmoid(xr + hr), z = sigmoid(xz + hz),
+// n = tanh(xn + r hn), h = (1 - z) n + z h_prev.
+void gru_cell_forward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatView h_prev, MatView h);
+// dxg, dhg, dh_prev (+)= the gradients given dh; an output with null data is not computed.
+void gru_cell_backward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatView h_prev,
+                       ConstMatView dh, MatView dxg, MatView dhg, MatView dh_prev, bool accumulate);
+
 }  // namespace dgnn::kernels

@@ -40,4 +40,11 @@ double softmax_xent(ConstMatView logits, const int32_t* rows, const int32_t* lab
                     float scale, MatView dlogits);
 int64_t count_correct(ConstMatView logits, const int32_t* rows, const int32_t* labels, int64_t n);
 
+void lstm_cell_forward(ConstMatView gates, ConstMatView c_prev, MatView h, MatView c);
+void lstm_cell_backward(ConstMatView gates, ConstMatView c_prev, ConstMatView dh, ConstMatView dc,
+                        MatView dgates, MatView dc_prev, bool accumulate);
+void gru_cell_forward(ConstMatView xg, ConstMatView hg, ConstMatView h_prev, MatView h);
+void gru_cell_backward(ConstMatView xg, ConstMatView hg, ConstMatView h_prev, ConstMatView dh,
+                       MatView dxg, MatView dhg, MatView dh_prev, bool accumulate);
+
 }  // namespace dgnn::kernels::cpu

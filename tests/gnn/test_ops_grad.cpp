@@ -5,12 +5,14 @@
 #include <cmath>
 #include <functional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/hash_rng.hpp"
 #include "gnn/loss.hpp"
 #include "gnn/ops.hpp"
+#include "gnn/rnn.hpp"
 
 using namespace dgnn;
 
@@ -61,6 +63,35 @@ std::vector<GradCase> all_cases() {
       {"cross_entropy",
        {{5, 4}},
        [=](auto& v) { return cross_entropy(scale(v[0], 2.f), rows, labels, 4.0); }},
+      {"row_sum", {{4, 3}}, [](auto& v) { return row_sum(v[0]); }},
+      {"dot_rows", {{5, 3}, {5, 3}}, [](auto& v) { return dot_rows(v[0], v[1]); }},
+      {"add_scalar", {{3, 4}}, [](auto& v) { return add_scalar(v[0], 0.75f); }},
+      {"one_minus", {{3, 4}}, [](auto& v) { return one_minus(v[0]); }},
+      // Positives, negatives and a soft target, unweighted and weighted.
+      {"bce_with_logits",
+       {{5, 1}},
+       [](auto& v) {
+         return bce_with_logits(scale(v[0], 3.f), {1, 0, 0, 1, 0.25f}, 3.0);
+       }},
+      {"bce_with_logits weighted",
+       {{4, 1}},
+       [](auto& v) {
+         return bce_with_logits(v[0], {1, 0, 0, 1}, 2.5, {2.f, 0.5f, 0.5f, 1.f});
+       }},
+      // Both outputs feed the scalar, so dh and dc meet in the one cell node.
+      {"lstm_cell",
+       {{3, 8}, {3, 2}},
+       [](auto& v) {
+         const LstmOut o = lstm_cell(v[0], v[1]);
+         return concat_cols({o.h, o.c});
+       },
+       2.f},
+      // Only h is used: the c slice receives no gradient and must not break the cell's backward.
+      {"lstm_cell h only", {{2, 12}, {2, 3}}, [](auto& v) { return lstm_cell(v[0], v[1]).h; }, 2.f},
+      {"gru_cell",
+       {{3, 6}, {3, 6}, {3, 2}},
+       [](auto& v) { return gru_cell(v[0], v[1], v[2]); },
+       2.f},
       // An input used twice: both paths' gradients must add up.
       {"mul(x, x) + 2x", {{3, 3}}, [](auto& v) { return add(mul(v[0], v[0]), scale(v[0], 2)); }},
       // A small network: every gradient flows through several recorded nodes.
@@ -139,11 +170,13 @@ TEST_CASE("ops: every op's backward matches central finite differences", "[gnn][
       }
     }
   }
-  // The harness is only as good as its list: every op in ops.hpp and loss.hpp must have been
-  // on a checked tape.
-  for (const char* op :
-       {"matmul", "add", "sub", "mul", "scale", "add_bias", "relu", "leaky_relu", "sigmoid", "tanh",
-        "concat_cols", "slice_cols", "gather_rows", "sum", "mean", "dropout", "cross_entropy"}) {
+  // The harness is only as good as its list: every op in ops.hpp, loss.hpp and rnn.hpp must
+  // have been on a checked tape.
+  std::istringstream ops(
+      "matmul add sub mul scale add_bias relu leaky_relu sigmoid tanh concat_cols slice_cols "
+      "gather_rows sum mean dropout cross_entropy row_sum dot_rows add_scalar one_minus "
+      "bce_with_logits lstm_cell gru_cell");
+  for (std::string op; ops >> op;) {
     INFO("op " << op);
     CHECK(covered.count(op) == 1);
   }

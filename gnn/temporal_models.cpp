@@ -1,0 +1,287 @@
+#include "gnn/temporal_models.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+#include "common/error.hpp"
+#include "gnn/graph_view.hpp"
+#include "gnn/ops.hpp"
+#include "gnn/rnn.hpp"
+#include "kernels/kernels.hpp"
+
+namespace dgnn {
+
+Var matmul_t(const Var& a, const Var& b, bool ta, bool tb) {
+  const int64_t m = ta ? a.cols() : a.rows(), k = ta ? a.rows() : a.cols();
+  const int64_t k2 = tb ? b.cols() : b.rows(), n = tb ? b.rows() : b.cols();
+  DGNN_CHECK(k == k2, ShapeError,
+             "matmul_t: inner sizes " + std::to_string(k) + " and " + std::to_string(k2) + " differ");
+  Tensor out = Tensor::uninitialized(m, n, a.device());
+  kernels::gemm(a.device(), ta, tb, 1.f, a.value().view(), b.value().view(), 0.f, out.view());
+  return make_op(
+      std::move(out), {a, b},
+      [ta, tb](Node& self) {
+        Node& na = *self.inputs[0];
+        Node& nb = *self.inputs[1];
+        const Device d = self.value.device();
+        const ConstMatView g = std::as_const(self.grad).view();
+        // C = op(A) op(B): d op(A) = dC op(B)^T, d op(B) = op(A)^T dC, transposed back as needed.
+        if (na.requires_grad) {
+          if (!ta)
+            kernels::gemm(d, false, !tb, 1.f, g, nb.value.view(), 1.f, na.grad_buffer().view());
+          else
+            kernels::gemm(d, tb, true, 1.f, nb.value.view(), g, 1.f, na.grad_buffer().view());
+        }
+        if (nb.requires_grad) {
+          if (!tb)
+            kernels::gemm(d, !ta, false, 1.f, na.value.view(), g, 1.f, nb.grad_buffer().view());
+          else
+            kernels::gemm(d, true, ta, 1.f, g, na.value.view(), 1.f, nb.grad_buffer().view());
+        }
+      },
+      "matmul_t");
+}
+
+Var detach(const Var& x) { return Var(x.value().clone()); }
+
+namespace {
+
+Var zeros_like_rows(int64_t rows, int64_t cols, Device dev) { return Var(Tensor(rows, cols, dev)); }
+
+// ---- EvolveGCN-O: W_t = LSTM(W_{t-1}), the rows of W as the LSTM's batch ------------------
+class EvolveOLayer : public Module {
+ public:
+  EvolveOLayer(int64_t in, int64_t out)
+      : w0_(add_parameter("weight", in, out)),
+        u_(add_parameter("lstm_weight", out, 4 * out)),
+        b_(add_parameter("lstm_bias", 1, 4 * out, Init::zeros, false)) {}
+  void reset() {
+    w_ = w0_;
+    c_ = zeros_like_rows(w0_.rows(), w0_.cols(), w0_.device());
+  }
+  void detach_state() {
+    w_ = detach(w_);
+    c_ = detach(c_);
+  }
+  Var forward(ForwardContext& ctx, const Var& x) override {
+    LstmOut next = lstm_cell(add_bias(matmul(w_, u_), b_), c_);
+    w_ = next.h;
+    c_ = next.c;
+    return aggregate(ctx.graph, matmul(x, w_), Norm::gcn);
+  }
+
+ private:
+  Var& w0_;
+  Var& u_;
+  Var& b_;
+  Var w_, c_;
+};
+
+// ---- EvolveGCN-H: W_t = GRU(summary of H_t, W_{t-1}) ---------------------------------------
+class EvolveHLayer : public Module {
+ public:
+  EvolveHLayer(int64_t in, int64_t out)
+      : out_(out),
+        w0_(add_parameter("weight", in, out)),
+        p_(add_parameter("score", in, 1)),
+        wx_(add_parameter("gru_x_weight", out, 3 * out)),
+        bx_(add_parameter("gru_x_bias", 1, 3 * out, Init::zeros, false)),
+        wh_(add_parameter("gru_h_weight", out, 3 * out)),
+        bh_(add_parameter("gru_h_bias", 1, 3 * out, Init::zeros, false)) {}
+  void reset() { w_ = w0_; }
+  void detach_state() { w_ = detach(w_); }
+  Var forward(ForwardContext& ctx, const Var& x) override {
+    // Summarise: the k = out rows of x with the highest score x p / |p|, scaled by tanh(score).
+    // |p| is taken as a constant (the ranking does not depend on it).
+    const Tensor& pv = p_.value();
+    double norm = 0;
+    for (int64_t i = 0; i < pv.numel(); ++i) norm += double(pv.data()[i]) * pv.data()[i];
+    Var y = scale(matmul(x, p_), float(1.0 / std::max(std::sqrt(norm), 1e-12)));
+    if (x.rows() < out_)
+      throw OptionError("EvolveGCN-H needs at least " + std::to_string(out_) +
+                        " vertices per rank (one per summary row), this rank has " +
+                        std::to_string(x.rows()));
+    std::vector<int32_t> idx(size_t(x.rows()));
+    std::iota(idx.begin(), idx.end(), 0);
+    const float* ys = y.value().data();
+    std::partial_sort(idx.begin(), idx.begin() + out_, idx.end(), [&](int32_t a, int32_t b) {
+      return ys[a] > ys[b] || (ys[a] == ys[b] && a < b);
+    });
+    idx.resize(size_t(out_));
+    Var gate = tanh(gather_rows(y, idx));  // k x 1
+    Var ones(Tensor::filled(1, x.cols(), 1.f, x.device()));
+    Var z = mul(gather_rows(x, idx), matmul(gate, ones));  // k x in
+    Var xg = add_bias(matmul_t(z, wx_, true, false), bx_);  // in x 3k
+    Var hg = add_bias(matmul(w_, wh_), bh_);
+    w_ = gru_cell(xg, hg, w_);
+    return aggregate(ctx.graph, matmul(x, w_), Norm::gcn);
+  }
+
+ private:
+  int64_t out_;
+  Var& w0_;
+  Var& p_;
+  Var& wx_;
+  Var& bx_;
+  Var& wh_;
+  Var& bh_;
+  Var w_;
+};
+
+template <class Layer>
+class EvolveGcn : public TemporalModel {
+ public:
+  explicit EvolveGcn(const std::vector<int64_t>& dims) : out_(dims.back()) {
+    for (size_t i = 0; i + 1 < dims.size(); ++i)
+      layers_.push_back(&add_module("layers." + std::to_string(i),
+                                    std::make_unique<Layer>(dims[i], dims[i + 1])));
+    reset_state();
+  }
+  void reset_state() override {
+    for (auto* l : layers_) l->reset();
+  }
+  void detach_state() override {
+    for (auto* l : layers_) l->detach_state();
+  }
+  Var step(ForwardContext& ctx, const Var& x) override {
+    Var h = x;
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      h = layers_[i]->forward(ctx, h);
+      if (i + 1 < layers_.size()) h = relu(h);
+    }
+    return h;
+  }
+  int64_t out_dim() const override { return out_; }
+
+ private:
+  std::vector<Layer*> layers_;
+  int64_t out_;
+};
+
+// ---- GCRN: GCN layers, then an LSTM per vertex ---------------------------------------------
+class Gcrn : public TemporalModel {
+ public:
+  explicit Gcrn(const std::vector<int64_t>& dims) : hidden_(dims.back()) {
+    // The last pair of dims is the LSTM; with only {in, out} the GCN maps in -> out first.
+    std::vector<int64_t> g(dims.begin(), dims.end() - 1);
+    if (g.size() < 2) g = {dims.front(), dims.back()};
+    for (size_t i = 0; i + 1 < g.size(); ++i)
+      gcn_.push_back(&add_module("gcn." + std::to_string(i),
+                                 std::make_unique<GCNConv>(g[i], g[i + 1])));
+    wx_ = &add_parameter("lstm_x_weight", g.back(), 4 * hidden_);
+    wh_ = &add_parameter("lstm_h_weight", hidden_, 4 * hidden_);
+    b_ = &add_parameter("lstm_bias", 1, 4 * hidden_, Init::zeros, false);
+  }
+  void reset_state() override {
+    h_ = Var();
+    c_ = Var();
+  }
+  void detach_state() override {
+    if (h_.defined()) {
+      h_ = detach(h_);
+      c_ = detach(c_);
+    }
+  }
+  Var step(ForwardContext& ctx, const Var& x) override {
+    Var g = x;
+    for (auto* l : gcn_) g = relu(l->forward(ctx, g));
+    if (!h_.defined()) {
+      h_ = zeros_like_rows(x.rows(), hidden_, x.device());
+      c_ = zeros_like_rows(x.rows(), hidden_, x.device());
+    }
+    LstmOut next = lstm_cell(add_bias(add(matmul(g, *wx_), matmul(h_, *wh_)), *b_), c_);
+    h_ = next.h;
+    c_ = next.c;
+    return h_;
+  }
+  int64_t out_dim() const override { return hidden_; }
+
+ private:
+  int64_t hidden_;
+  std::vector<GCNConv*> gcn_;
+  Var* wx_;
+  Var* wh_;
+  Var* b_;
+  Var h_, c_;
+};
+
+// ---- T-GCN: a GRU whose transforms are graph convolutions ----------------------------------
+class Tgcn : public TemporalModel {
+ public:
+  explicit Tgcn(const std::vector<int64_t>& dims)
+      : hidden_(dims.back()),
+        wx_(add_parameter("gru_x_weight", dims.front(), 3 * dims.back())),
+        bx_(add_parameter("gru_x_bias", 1, 3 * dims.back(), Init::zeros, false)),
+        wh_(add_parameter("gru_h_weight", dims.back(), 3 * dims.back())),
+        bh_(add_parameter("gru_h_bias", 1, 3 * dims.back(), Init::zeros, false)) {}
+  void reset_state() override { h_ = Var(); }
+  void detach_state() override {
+    if (h_.defined()) h_ = detach(h_);
+  }
+  Var step(ForwardContext& ctx, const Var& x) override {
+    if (!h_.defined()) h_ = zeros_like_rows(x.rows(), hidden_, x.device());
+    Var xg = add_bias(aggregate(ctx.graph, matmul(x, wx_), Norm::gcn), bx_);
+    Var hg = add_bias(aggregate(ctx.graph, matmul(h_, wh_), Norm::gcn), bh_);
+    h_ = gru_cell(xg, hg, h_);
+    return h_;
+  }
+  int64_t out_dim() const override { return hidden_; }
+
+ private:
+  int64_t hidden_;
+  Var& wx_;
+  Var& bx_;
+  Var& wh_;
+  Var& bh_;
+  Var h_;
+};
+
+}  // namespace
+
+TemporalKind parse_temporal_kind(const std::string& name) {
+  if (name == "evolvegcn-o" || name == "egcn-o") return TemporalKind::evolvegcn_o;
+  if (name == "evolvegcn-h" || name == "egcn-h") return TemporalKind::evolvegcn_h;
+  if (name == "gcrn") return TemporalKind::gcrn;
+  if (name == "tgcn" || name == "t-gcn") return TemporalKind::tgcn;
+  throw OptionError("--model: unknown temporal model '" + name +
+                    "' (expected evolvegcn-o, evolvegcn-h, gcrn or tgcn)");
+}
+
+const char* temporal_kind_name(TemporalKind k) {
+  switch (k) {
+    case TemporalKind::evolvegcn_o: return "evolvegcn-o";
+    case TemporalKind::evolvegcn_h: return "evolvegcn-h";
+    case TemporalKind::gcrn: return "gcrn";
+    case TemporalKind::tgcn: return "tgcn";
+  }
+  return "?";
+}
+
+std::unique_ptr<TemporalModel> make_temporal_model(TemporalKind kind,
+                                                   const std::vector<int64_t>& dims) {
+  DGNN_CHECK(dims.size() >= 2, OptionError, "a temporal model needs at least {in, out} widths");
+  switch (kind) {
+    case TemporalKind::evolvegcn_o: return std::make_unique<EvolveGcn<EvolveOLayer>>(dims);
+    case TemporalKind::evolvegcn_h: return std::make_unique<EvolveGcn<EvolveHLayer>>(dims);
+    case TemporalKind::gcrn: return std::make_unique<Gcrn>(dims);
+    case TemporalKind::tgcn: return std::make_unique<Tgcn>(dims);
+  }
+  return nullptr;
+}
+
+PairClassifier::PairClassifier(int64_t emb_dim, int64_t hidden, int64_t classes)
+    : lin1_(add_module("lin1", std::make_unique<Linear>(2 * emb_dim, hidden))),
+      lin2_(add_module("lin2", std::make_unique<Linear>(hidden, classes))) {}
+
+Var PairClassifier::forward(ForwardContext& ctx, const Var& x) {
+  return lin2_.forward(ctx, relu(lin1_.forward(ctx, x)));
+}
+
+Var PairClassifier::score(ForwardContext& ctx, const Var& h, const std::vector<int32_t>& src,
+                          const std::vector<int32_t>& dst) {
+  return forward(ctx, concat_cols({gather_rows(h, src), gather_rows(h, dst)}));
+}
+
+}  // namespace dgnn

@@ -1,0 +1,60 @@
+#pragma once
+// Models over snapshot sequences. A temporal model consumes one snapshot at a time (its graph
+// view and vertex features) and carries recurrent state between steps; the state is part of the
+// tape, so a loss over several steps back-propagates through time.
+//   EvolveGCN-O / -H (Pareja et al., AAAI 2020): GCN weights evolved by an LSTM (O) or by a GRU
+//     fed with top-k summarised node embeddings (H); the state is a few small weight matrices.
+//   GCRN (as in WD-GCN / CD-GCN): a GCN, then an LSTM per vertex.
+//   T-GCN: a GRU whose input and hidden transforms are graph convolutions.
+// Per-vertex state (GCRN, T-GCN) has one row per owned vertex and stays with its owner.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gnn/layers.hpp"
+#include "gnn/module.hpp"
+
+namespace dgnn {
+
+class TemporalModel : public Module {
+ public:
+  // Forgets the recurrent state: the next step starts a sequence.
+  virtual void reset_state() = 0;
+  // Cuts the tape behind the state (truncated back-propagation through time).
+  virtual void detach_state() = 0;
+  // Embeddings (n_owned x out_dim) of snapshot ctx.graph with features x; advances the state.
+  virtual Var step(ForwardContext& ctx, const Var& x) = 0;
+  Var forward(ForwardContext& ctx, const Var& x) override { return step(ctx, x); }
+  virtual int64_t out_dim() const = 0;
+};
+
+enum class TemporalKind : uint8_t { evolvegcn_o, evolvegcn_h, gcrn, tgcn };
+TemporalKind parse_temporal_kind(const std::string& name);  // OptionError for unknown names
+const char* temporal_kind_name(TemporalKind k);
+
+// dims = {in, hidden..., out}: one graph layer per consecutive pair (EvolveGCN, GCRN's GCN part);
+// T-GCN and GCRN's recurrent width is the last entry.
+std::unique_ptr<TemporalModel> make_temporal_model(TemporalKind kind,
+                                                   const std::vector<int64_t>& dims);
+
+// Scores vertex pairs from embeddings: an MLP on [h_u | h_v] (EvolveGCN's classifier), giving
+// `classes` logits per pair (1 for link prediction).
+class PairClassifier : public Module {
+ public:
+  PairClassifier(int64_t emb_dim, int64_t hidden, int64_t classes);
+  // Logits for pairs (src[i], dst[i]) of rows of h.
+  Var score(ForwardContext& ctx, const Var& h, const std::vector<int32_t>& src,
+            const std::vector<int32_t>& dst);
+  Var forward(ForwardContext& ctx, const Var& x) override;  // x = [h_u | h_v] rows
+
+ private:
+  Linear& lin1_;
+  Linear& lin2_;
+};
+
+// x^T-free products used by EvolveGCN: op(a) * op(b) with optional transposes, differentiable.
+Var matmul_t(const Var& a, const Var& b, bool trans_a, bool trans_b);
+// A leaf holding a copy of x's value: the tape stops here.
+Var detach(const Var& x);
+
+}  // namespace dgnn

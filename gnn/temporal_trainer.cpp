@@ -1,0 +1,222 @@
+#include "gnn/temporal_trainer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+#include "common/error.hpp"
+#include "common/hash_rng.hpp"
+#include "common/timer.hpp"
+#include "gnn/loss.hpp"
+#include "gnn/metrics.hpp"
+#include "gnn/trainer.hpp"
+
+namespace dgnn {
+
+std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<float>& features,
+                                      int64_t feature_dim, int64_t* out_dim) {
+  std::vector<Var> out;
+  const int64_t n = g.num_vertices;
+  if (feature_dim > 0) {
+    *out_dim = feature_dim;
+    out.emplace_back(Tensor::from_host(features.data(), n, feature_dim));
+    return out;  // one tensor: the same features at every step
+  }
+  // log2 degree buckets: 0, 1, 2-3, 4-7, ... up to 2^14+; in and (when directed) out degree.
+  constexpr int kBuckets = 16;
+  const int64_t cols = g.directed ? 2 * kBuckets : kBuckets;
+  *out_dim = cols;
+  auto bucket = [](int64_t d) {
+    int b = 0;
+    while (d > 0 && b < kBuckets - 1) {
+      d >>= 1;
+      ++b;
+    }
+    return b;
+  };
+  SnapshotCursor cur(g);
+  do {
+    const Csr& a = cur.current();
+    Tensor x(n, cols);
+    std::vector<int64_t> out_deg(size_t(g.directed ? n : 0), 0);
+    for (int64_t v = 0; v < n; ++v) {
+      x.at(v, bucket(a.degree(v))) = 1.f;
+      if (g.directed)
+        for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e) ++out_deg[size_t(a.indices[e])];
+    }
+    if (g.directed)
+      for (int64_t v = 0; v < n; ++v) x.at(v, kBuckets + bucket(out_deg[size_t(v)])) = 1.f;
+    out.emplace_back(std::move(x));
+  } while (cur.next());
+  return out;
+}
+
+LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifier& head,
+                                             const TemporalGraph& g,
+                                             const std::vector<std::unique_ptr<GraphView>>& graphs,
+                                             const std::vector<Var>& features,
+                                             Communicator& comm, TemporalOptions opt)
+    : model_(model),
+      head_(head),
+      g_(g),
+      graphs_(graphs),
+      features_(features),
+      comm_(comm),
+      opt_(opt) {
+  const int t = g.num_snapshots();
+  if (int(graphs.size()) != t) throw ShapeError("need one graph view per snapshot");
+  if (features.size() != 1 && int(features.size()) != t)
+    throw ShapeError("need one feature matrix, or one per snapshot");
+  if (comm.size() != 1)
+    throw OptionError("link prediction runs on one rank for now (distributed strategies are "
+                      "not built yet)");
+  n_steps_ = t - 1;  // step s predicts the edges of snapshot s + 1
+  n_train_ = int(std::floor(opt_.train_frac * n_steps_));
+  n_val_ = int(std::floor(opt_.val_frac * n_steps_));
+  if (n_train_ < 1 || n_val_ < 1 || n_steps_ - n_train_ - n_val_ < 1)
+    throw OptionError("link prediction needs at least one training, validation and test step: " +
+                      std::to_string(t) + " snapshots give " + std::to_string(n_steps_) +
+                      " steps (use more snapshots: --snapshots or a shorter --snapshot-seconds)");
+  if (opt_.bptt < 0) throw OptionError("--bptt must be >= 0");
+  if (opt_.neg_train < 1 || opt_.neg_eval < 1) throw OptionError("negative ratios must be >= 1");
+  for (auto& p : model_.named_parameters()) params_.emplace_back("model." + p.first, p.second);
+  for (auto& p : head_.named_parameters()) params_.emplace_back("head." + p.first, p.second);
+  optimizer_ = std::make_unique<Adam>(params_, AdamConfig{opt_.lr, 0.9f, 0.999f, 1e-8f,
+                                                           opt_.weight_decay});
+}
+
+LinkPredictionTrainer::~LinkPredictionTrainer() = default;
+
+LinkPredictionTrainer::Batch LinkPredictionTrainer::batch_for(int step, int negatives,
+                                                              uint64_t salt) const {
+  const SnapshotEvents& ev = g_.events[size_t(step + 1)];
+  Batch b;
+  std::unordered_set<uint64_t> edges;
+  auto key = [](int64_t u, int64_t v) { return uint64_t(u) << 32 | uint64_t(v); };
+  for (size_t i = 0; i < ev.src.size(); ++i) {
+    const int32_t u = ev.src[i], v = ev.dst[i];
+    if (u == v || !edges.insert(key(u, v)).second) continue;
+    if (!g_.directed) edges.insert(key(v, u));
+    b.src.push_back(u);
+    b.dst.push_back(v);
+  }
+  const size_t n_pos = b.src.size();
+  b.target.assign(n_pos, 1.f);
+  // Each positive (u, v) gets `negatives` corrupted pairs (u, w): MRR ranks v among them.
+  const int64_t n = g_.num_vertices;
+  for (size_t i = 0; i < n_pos; ++i) {
+    const int32_t u = b.src[i];
+    for (int k = 0; k < negatives; ++k) {
+      uint64_t h = hash_combine(hash_combine(opt_.seed ^ salt, uint64_t(step)), i * 1315423911u + k);
+      int32_t w = int32_t(h % uint64_t(n));
+      for (int tries = 0; (w == u || edges.count(key(u, w))) && tries < 16; ++tries)
+        w = int32_t((h = mix64(h)) % uint64_t(n));
+      b.src.push_back(u);
+      b.dst.push_back(w);
+      b.target.push_back(0.f);
+    }
+  }
+  const size_t n_neg = b.src.size() - n_pos;
+  b.weight.resize(b.src.size());
+  for (size_t i = 0; i < b.src.size(); ++i)
+    b.weight[i] = i < n_pos ? 0.5f / float(std::max<size_t>(n_pos, 1))
+                            : 0.5f / float(std::max<size_t>(n_neg, 1));
+  return b;
+}
+
+double LinkPredictionTrainer::train_epoch(int epoch) {
+  model_.reset_state();
+  const int window = opt_.bptt > 0 ? opt_.bptt : n_train_;
+  double total = 0;
+  int counted = 0;
+  for (int start = 0; start < n_train_; start += window) {
+    const int end = std::min(n_train_, start + window);
+    optimizer_->zero_grad();
+    Var loss;
+    int in_window = 0;
+    for (int s = start; s < end; ++s) {
+      ForwardContext ctx{*graphs_[size_t(s)], true, opt_.seed, uint64_t(epoch)};
+      const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
+      Var h = model_.step(ctx, x);
+      Batch b = batch_for(s, opt_.neg_train, uint64_t(epoch) * 0x9e3779b9u + 1);
+      if (b.src.empty()) continue;
+      Var l = bce_with_logits(head_.score(ctx, h, b.src, b.dst), b.target, 1.0, b.weight);
+      loss = loss.defined() ? add(loss, l) : l;
+      ++in_window;
+    }
+    if (loss.defined()) {
+      total += loss.value().data()[0];
+      counted += in_window;
+      scale(loss, 1.f / float(in_window)).backward();
+      optimizer_->step();
+    }
+    model_.detach_state();
+  }
+  return counted ? total / counted : 0.0;
+}
+
+LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
+  NoGradGuard no_grad;
+  model_.reset_state();
+  LinkMetrics m;
+  int counted = 0;
+  for (int s = 0; s < end; ++s) {
+    ForwardContext ctx{*graphs_[size_t(s)], false, opt_.seed, 0};
+    const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
+    Var h = model_.step(ctx, x);
+    if (s < begin) continue;
+    Batch b = batch_for(s, opt_.neg_eval, 0xe7a1);
+    if (b.src.empty()) continue;
+    Var logits = head_.score(ctx, h, b.src, b.dst);
+    const float* sc = logits.value().data();
+    std::vector<float> scores(sc, sc + logits.rows());
+    std::vector<uint8_t> labels(b.target.begin(), b.target.end());
+    m.loss += bce_with_logits(logits, b.target, 1.0, b.weight).value().data()[0];
+    m.auc += roc_auc(scores, labels);
+    m.map += average_precision(scores, labels);
+    m.mrr += mean_reciprocal_rank(scores, labels, b.src);
+    ++counted;
+  }
+  if (counted) {
+    m.auc /= counted;
+    m.map /= counted;
+    m.mrr /= counted;
+    m.loss /= counted;
+  }
+  return m;
+}
+
+TemporalResult LinkPredictionTrainer::run(const std::function<void(const TemporalEpoch&)>& cb) {
+  TemporalResult res;
+  res.train_steps = n_train_;
+  res.val_steps = n_val_;
+  res.test_steps = n_steps_ - n_train_ - n_val_;
+  std::vector<Tensor> best;
+  std::vector<double> times;
+  for (int e = 1; e <= opt_.epochs; ++e) {
+    TemporalEpoch st;
+    st.epoch = e;
+    Timer t;
+    st.loss = train_epoch(e);
+    st.time_ms = t.ms();
+    Timer te;
+    st.val = evaluate(n_train_, n_train_ + n_val_);
+    st.eval_ms = te.ms();
+    times.push_back(st.time_ms);
+    // Best validation MAP (EvolveGCN's model selection), ties keep the earlier epoch.
+    if (best.empty() || st.val.map > res.best_val.map) {
+      res.best_val = st.val;
+      res.best_epoch = e;
+      best.clear();
+      for (auto& [name, p] : params_) best.push_back(p->var.value().clone());
+    }
+    ++res.epochs_run;
+    if (cb) cb(st);
+  }
+  for (size_t i = 0; i < best.size(); ++i) params_[i].second->var.value() = std::move(best[i]);
+  res.test = evaluate(n_train_ + n_val_, n_steps_);
+  res.median_epoch_ms = median(times);
+  return res;
+}
+
+}  // namespace dgnn

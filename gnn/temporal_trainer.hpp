@@ -1,0 +1,96 @@
+#pragma once
+// Link prediction on a snapshot sequence (EvolveGCN's protocol): the embeddings after snapshot t
+// score the edges of snapshot t+1 against sampled non-edges. Steps are split by time: the first
+// 70% train, the next 10% validate, the rest test. Training back-propagates through windows of
+// `bptt` consecutive steps (the whole training span when 0); evaluation runs the whole sequence
+// so that validation and test steps see their history.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "gnn/optimizer.hpp"
+#include "gnn/temporal_models.hpp"
+#include "graph/temporal.hpp"
+
+namespace dgnn {
+
+// Vertex features per snapshot: static ones if given, else a one-hot of each vertex's log2
+// degree bucket in that snapshot (in- and out-degree for directed graphs).
+std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<float>& features,
+                                      int64_t feature_dim, int64_t* out_dim);
+
+struct TemporalOptions {
+  int epochs = 50;
+  uint64_t seed = 0;
+  float lr = 0.01f;
+  float weight_decay = 0.f;
+  int bptt = 0;            // steps per truncated-BPTT window; 0 = the whole training span
+  int neg_train = 5;       // sampled non-edges per positive in training
+  int neg_eval = 100;      // ... in validation and test
+  double train_frac = 0.7;
+  double val_frac = 0.1;
+  int64_t classifier_hidden = 64;
+};
+
+struct LinkMetrics {
+  double auc = 0, map = 0, mrr = 0;  // means over the steps of a split
+  double loss = 0;
+};
+
+struct TemporalEpoch {
+  int epoch = 0;
+  double loss = 0;
+  LinkMetrics val;
+  double time_ms = 0;
+  double eval_ms = 0;
+};
+
+struct TemporalResult {
+  int epochs_run = 0;
+  int best_epoch = 0;
+  LinkMetrics best_val, test;  // test with the best-validation parameters
+  double median_epoch_ms = 0;
+  int train_steps = 0, val_steps = 0, test_steps = 0;
+};
+
+class LinkPredictionTrainer {
+ public:
+  // `graphs[t]` and `features[t]` (or one feature matrix for all steps) for every snapshot; they
+  // must outlive the trainer.
+  LinkPredictionTrainer(TemporalModel& model, PairClassifier& head, const TemporalGraph& g,
+                        const std::vector<std::unique_ptr<GraphView>>& graphs,
+                        const std::vector<Var>& features, Communicator& comm,
+                        TemporalOptions opt);
+  ~LinkPredictionTrainer();
+
+  TemporalResult run(const std::function<void(const TemporalEpoch&)>& on_epoch = {});
+  // One training pass over the training steps; returns the mean loss.
+  double train_epoch(int epoch);
+  // Metrics over steps [begin, end) after running the sequence from the start.
+  LinkMetrics evaluate(int begin, int end);
+
+  int train_steps() const { return n_train_; }
+
+ private:
+  struct Batch {
+    std::vector<int32_t> src, dst;
+    std::vector<float> target, weight;
+  };
+  Batch batch_for(int step, int negatives, uint64_t salt) const;
+
+  TemporalModel& model_;
+  PairClassifier& head_;
+  const TemporalGraph& g_;
+  const std::vector<std::unique_ptr<GraphView>>& graphs_;
+  const std::vector<Var>& features_;
+  Communicator& comm_;
+  TemporalOptions opt_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<std::pair<std::string, Parameter*>> params_;
+  int n_steps_ = 0, n_train_ = 0, n_val_ = 0;
+};
+
+}  // namespace dgnn

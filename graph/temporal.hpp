@@ -1,0 +1,133 @@
+#pragma once
+// Temporal graphs: timestamped edges cut into T snapshots over one shared vertex set, stored as a
+// base snapshot plus per-step differences (moving snapshot t+1 given t costs the change only).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/csr.hpp"
+#include "graph/graph.hpp"
+
+namespace dgnn {
+
+enum class SnapshotMode : uint8_t {
+  window,      // snapshot t holds the edges whose time falls in bucket t
+  cumulative,  // snapshot t holds every edge up to the end of bucket t
+  sliding,     // snapshot t holds buckets t-k+1 .. t (k = window)
+};
+
+struct SnapshotOptions {
+  double seconds = 0;  // bucket length in time units; 0: use `count`
+  int count = 0;       // number of equal-length buckets over [min time, max time]
+  SnapshotMode mode = SnapshotMode::window;
+  int window = 1;  // k for sliding
+};
+
+// One snapshot's change from the previous one: edges (dense ids, src -> dst) added and removed.
+// An undirected graph lists each edge once per direction, as the CSRs store it.
+// Both lists are sorted by (dst, src), the CSR order. Deletions apply before additions, so an
+// edge whose weight changes is deleted and added again with its new weight.
+struct SnapshotDiff {
+  std::vector<int32_t> add_src, add_dst;
+  std::vector<float> add_weight;  // empty when unweighted
+  std::vector<int32_t> del_src, del_dst;
+  int64_t bytes() const;  // what moving this difference costs
+};
+
+// The edges whose time falls in one bucket (the events of that step), dense ids, each undirected
+// event once (src, dst as in the file). Targets for link prediction / edge classification.
+// Repeats of one (src, dst) pair within the bucket are one event, weights summed; (u, v) and
+// (v, u) stay two events. Sorted by (src, dst); self loops follow EdgeListOptions::self_loops.
+struct SnapshotEvents {
+  std::vector<int32_t> src, dst;
+  std::vector<float> weight;             // empty when unweighted
+  int64_t start_time = 0, end_time = 0;  // the bucket's times: [start_time, end_time)
+  int64_t size() const { return int64_t(src.size()); }
+};
+
+struct TemporalGraph {
+  int64_t num_vertices = 0;
+  std::vector<int64_t> original_ids;  // dense id -> id in the file, ascending
+  bool directed = false;
+  bool weighted = false;
+  std::vector<SnapshotEvents> events;  // per snapshot (T entries)
+  Csr base;                            // snapshot 0, in-CSR (row = destination), merged duplicates
+  std::vector<SnapshotDiff> diffs;     // diffs[t - 1] turns snapshot t - 1 into snapshot t
+
+  int num_snapshots() const { return int(events.size()); }
+  // Snapshot t as a CSR (applies diffs from the base; O(total change up to t)).
+  Csr snapshot(int t) const;
+  // Bytes to hold every snapshot as its own CSR (8 per row + 8, 4 per entry, 4 more per entry
+  // when weighted), and as base + differences (the base's CSR + every SnapshotDiff::bytes()).
+  int64_t full_bytes() const;
+  int64_t diff_bytes() const;
+};
+
+// Snapshot `prev` changed by `d` (O(rows + nnz) copying, O(diff) work: a CSR cannot grow in
+// place). Error when `d` deletes an edge `prev` does not hold.
+Csr apply_diff(const Csr& prev, const SnapshotDiff& d);
+
+// Per-snapshot sizes, as `dgnn info` shows them.
+struct SnapshotStats {
+  int64_t active_vertices = 0;  // vertices with at least one edge (either direction)
+  int64_t stored_edges = 0;     // CSR entries (an undirected edge counts twice)
+  int64_t edges = 0;            // as a user counts them: undirected edges once
+  int64_t events = 0;           // events[t].size()
+  int64_t bytes = 0;            // this snapshot as its own CSR
+  int64_t diff_bytes = 0;       // the difference that produces it (the base for t = 0)
+};
+std::vector<SnapshotStats> snapshot_stats(const TemporalGraph& g);
+
+// Walks snapshots in order, applying one difference per step (the way training consumes them).
+class SnapshotCursor {
+ public:
+  explicit SnapshotCursor(const TemporalGraph& g);
+  int index() const { return t_; }
+  const Csr& current() const { return csr_; }
+  // Moves to snapshot t + 1; false past the last.
+  bool next();
+
+ private:
+  const TemporalGraph& g_;
+  int t_ = 0;
+  Csr csr_;
+  Csr spare_;  // the previous step's arrays, reused so a step allocates nothing once warm
+};
+
+// Builds snapshots from edges read with a time column (opt.time_col >= 0): InputError naming the
+// file when it has none. Edge weights are merged by sum within a snapshot (always, whatever
+// opt.duplicates says: a diff adds or removes an edge, not one of its copies); a snapshot that
+// spans several buckets sums the buckets' weights in time order. `min_vertices` > 0 makes ids
+// 0..min_vertices-1 vertices even when they have no edge (rows of a feature matrix).
+TemporalGraph build_temporal(const EdgeList& edges, const EdgeListOptions& opt,
+                             const SnapshotOptions& snap, const std::string& path,
+                             int64_t min_vertices = 0);
+// read_edge_list + build_temporal. OptionError for impossible snapshot options (both or neither
+// of seconds / count, a window < 1, more snapshots than distinct times allow, ...).
+// `path` may be a dataset directory: its edges.txt (.csv, .gz) and, when present, snapshots.txt
+// (TemporalLayout), whose time column, bucket length and vertex count apply unless opt / snap
+// set their own.
+TemporalGraph load_temporal(const std::string& path, const EdgeListOptions& opt,
+                            const SnapshotOptions& snap);
+
+// Throws OptionError (naming the command-line flag) unless exactly one of seconds / count is set,
+// both are finite and positive, and window >= 1.
+void validate(const SnapshotOptions& snap);
+
+// snapshots.txt of a temporal dataset directory: lines "key value" ('#' comments), keys
+// time-col, snapshot-seconds, snapshots (the count it was generated with, for reference) and
+// vertices (ids 0..vertices-1 are vertices).
+struct TemporalLayout {
+  std::string edges;  // the directory's edge-list file
+  int time_col = -1;
+  double seconds = 0;
+  int snapshots = 0;
+  int64_t vertices = 0;
+  std::string to_text() const;  // the file's contents
+};
+// The layout of `path` when it is a directory holding snapshots.txt; nullopt otherwise.
+// InputError (snapshots.txt:LINE) for a malformed file.
+std::optional<TemporalLayout> read_temporal_layout(const std::string& path);
+
+}  // namespace dgnn

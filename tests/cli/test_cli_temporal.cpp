@@ -1,0 +1,173 @@
+// `dgnn info` on temporal edge lists and `dgnn generate evolving-sbm`, as a user meets them:
+// per-snapshot tables and JSON, the snapshot flags, and one-line errors for bad input.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(DGNN_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / "dgnn_test_cli_temporal" / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+const std::string kSmall = std::string(DGNN_SOURCE_DIR) + "/tests/data/temporal_small.txt";
+
+nlohmann::json info_json(const std::string& args) {
+  const Result r = run("info --json " + args);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.out);
+}
+
+int count_lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("cli temporal: info prints one row per snapshot and the memory saved", "[cli]") {
+  const Result r =
+      run("info --graph " + kSmall + " --weight-col 2 --time-col 3 --snapshot-seconds 10");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("4 snapshots, window"));
+  CHECK_THAT(r.out, Contains("buckets of 10 units"));
+  CHECK_THAT(r.out, Contains("1 empty"));
+  CHECK_THAT(r.out, Contains("272 B, base + differences 200 B: 72 B saved"));
+
+  const nlohmann::json j =
+      info_json("--graph " + kSmall + " --weight-col 2 --time-col 3 --snapshot-seconds 10");
+  CHECK(j["temporal"] == true);
+  CHECK(j["vertices"] == 5);
+  CHECK(j["num_snapshots"] == 4);
+  CHECK(j["events"] == 5);
+  REQUIRE(j["snapshots"].size() == 4);
+  CHECK(j["snapshots"][0]["edges"] == 2);
+  CHECK(j["snapshots"][0]["active_vertices"] == 3);
+  CHECK(j["snapshots"][2]["edges"] == 0);
+  CHECK(j["snapshots"][3]["start_time"] == 130);
+  CHECK(j["memory_bytes"]["full_snapshots"] == 272);
+  CHECK(j["memory_bytes"]["base_plus_diffs"] == 200);
+  CHECK(j["memory_bytes"]["saved"] == 72);
+}
+
+TEST_CASE("cli temporal: --cumulative, --window and --snapshots", "[cli]") {
+  const std::string g = "--graph " + kSmall + " --time-col 3 ";
+  const nlohmann::json cum = info_json(g + "--snapshot-seconds 10 --cumulative");
+  CHECK(cum["snapshot_mode"] == "cumulative");
+  CHECK(cum["snapshots"][1]["edges"] == 3);
+  CHECK(cum["snapshots"][2]["edges"] == 3);
+  CHECK(cum["snapshots"][3]["edges"] == 4);
+  const nlohmann::json slide = info_json(g + "--snapshot-seconds 10 --window 2");
+  CHECK(slide["snapshot_mode"] == "sliding");
+  CHECK(slide["window"] == 2);
+  CHECK(slide["snapshots"][1]["edges"] == 3);
+  CHECK(slide["snapshots"][2]["edges"] == 1);
+  const nlohmann::json count = info_json(g + "--snapshots 4 --directed");
+  CHECK(count["snapshot_count"] == 4);
+  CHECK(count["directed"] == true);
+  CHECK(count["snapshots"][3]["stored_edges"] == 2);
+
+  // Past 40 snapshots the table shows the first and last rows only.
+  const Result many = run("info " + g + "--snapshot-seconds 0.5");  // 79 half-unit buckets
+  INFO(many.out);
+  REQUIRE(many.code == 0);
+  CHECK_THAT(many.out, Contains("59 snapshots not shown"));
+  CHECK(count_lines(many.out) < 40);
+}
+
+TEST_CASE("cli temporal: bad snapshot options and bad files are one line", "[cli]") {
+  auto one_line_error = [](const std::string& args, const std::string& want) {
+    const Result r = run(args);
+    INFO(args << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK_THAT(r.out, Contains(want));
+    CHECK(count_lines(r.out) <= 2);  // CLI11 adds "Run with --help" to its own parse errors
+  };
+  one_line_error("info --graph " + kSmall + " --snapshots 3", "--time-col");
+  one_line_error("info --graph " + kSmall + " --time-col 3", "--snapshot-seconds");
+  one_line_error("info --graph " + kSmall + " --time-col 3 --snapshots 3 --snapshot-seconds 4",
+                 "--snapshot-seconds excludes --snapshots");
+  one_line_error("info --graph " + kSmall + " --time-col 3 --snapshots 3 --window 2 --cumulative",
+                 "--window excludes --cumulative");
+  one_line_error("info --graph " + kSmall + " --time-col 3 --snapshots 1000", "--snapshots 1000");
+  one_line_error("info --graph " + kSmall + " --time-col 3 --snapshot-seconds 0.0001",
+                 "longer duration");
+  one_line_error("info --graph " + kSmall + " --time-col 4 --snapshots 2",
+                 "temporal_small.txt:3: expected at least 5 columns");
+  const fs::path d = scratch("bad");
+  std::ofstream(d / "times.csv") << "src,dst,time\n1,2,10\n2,3,later\n";
+  one_line_error("info --graph " + (d / "times.csv").string() + " --time-col 2 --snapshots 2",
+                 "times.csv:3: expected an integer time, found 'later'");
+}
+
+TEST_CASE("cli temporal: generate evolving-sbm, then info reads it with no flags", "[cli]") {
+  const fs::path d = scratch("evo");
+  const std::string gen =
+      "generate evolving-sbm --vertices 2000 --snapshots 45 --classes 4 --avg-degree 4 "
+      "--drift 0.1 --features 8 --seed 5 --out ";
+  const Result r = run(gen + (d / "a").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("45 snapshots"));
+  CHECK_THAT(r.out, Contains("drift 0.100"));
+  for (const char* f : {"edges.txt", "features.npy", "labels.txt", "snapshots.txt"})
+    CHECK(fs::exists(d / "a" / f));
+  REQUIRE(run(gen + (d / "b").string()).code == 0);
+  CHECK(slurp(d / "a" / "edges.txt") == slurp(d / "b" / "edges.txt"));
+  CHECK(slurp(d / "a" / "features.npy") == slurp(d / "b" / "features.npy"));
+
+  const nlohmann::json j = info_json("--graph " + (d / "a").string());
+  CHECK(j["num_snapshots"] == 45);
+  CHECK(j["vertices"] == 2000);
+  CHECK(j["snapshots"][44]["edges"] == 4000);
+  const Result text = run("info --graph " + (d / "a").string() + " --cumulative");
+  INFO(text.out);
+  CHECK(text.code == 0);
+  CHECK_THAT(text.out, Contains("25 snapshots not shown"));
+  CHECK_THAT(text.out, Contains("saved"));
+
+  const Result bad =
+      run("generate evolving-sbm --classes 1 --drift 0.2 --out " + (d / "c").string());
+  CHECK(bad.code != 0);
+  CHECK_THAT(bad.out, Contains("--drift"));
+  CHECK_FALSE(fs::exists(d / "c"));
+}

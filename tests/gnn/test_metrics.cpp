@@ -1,0 +1,219 @@
+// Ranking and classification metrics against hand computations and brute-force definitions on
+// random inputs with many ties; the link-prediction loss's values and the top-k ranking helper.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/hash_rng.hpp"
+#include "gnn/loss.hpp"
+#include "gnn/metrics.hpp"
+#include "gnn/ops.hpp"
+
+using namespace dgnn;
+
+namespace {
+
+// Over all positive-negative pairs: 1 for a win, 1/2 for a tie.
+double brute_auc(const std::vector<float>& s, const std::vector<uint8_t>& y) {
+  double wins = 0, pairs = 0;
+  for (size_t i = 0; i < s.size(); ++i)
+    for (size_t j = 0; j < s.size(); ++j)
+      if (y[i] && !y[j]) {
+        pairs += 1;
+        wins += s[i] > s[j] ? 1.0 : s[i] == s[j] ? 0.5 : 0.0;
+      }
+  return wins / pairs;
+}
+
+// scikit-learn's step sum, one threshold per distinct score, each counted from scratch.
+double brute_ap(const std::vector<float>& s, const std::vector<uint8_t>& y) {
+  double total_pos = 0;
+  for (uint8_t l : y) total_pos += l;
+  std::vector<float> thresholds(s);
+  std::sort(thresholds.rbegin(), thresholds.rend());
+  thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
+  double ap = 0, prev_recall = 0;
+  for (float t : thresholds) {
+    double tp = 0, predicted = 0;
+    for (size_t i = 0; i < s.size(); ++i)
+      if (s[i] >= t) {
+        predicted += 1;
+        tp += y[i];
+      }
+    const double recall = tp / total_pos;
+    ap += (recall - prev_recall) * (tp / predicted);
+    prev_recall = recall;
+  }
+  return ap;
+}
+
+// Per group, each positive's mid-rank among the group; mean per group, then over groups.
+double brute_mrr(const std::vector<float>& s, const std::vector<uint8_t>& y,
+                 const std::vector<int32_t>& g) {
+  std::vector<int32_t> groups(g);
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  double sum = 0, counted = 0;
+  for (int32_t grp : groups) {
+    double rr = 0, pos = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (g[i] != grp || !y[i]) continue;
+      double higher = 0, tied = 0;  // tied includes i itself
+      for (size_t j = 0; j < s.size(); ++j)
+        if (g[j] == grp) {
+          higher += s[j] > s[i];
+          tied += s[j] == s[i];
+        }
+      rr += 1.0 / (higher + (tied + 1) / 2);
+      pos += 1;
+    }
+    if (pos > 0) {
+      sum += rr / pos;
+      counted += 1;
+    }
+  }
+  return sum / counted;
+}
+
+}  // namespace
+
+TEST_CASE("roc_auc and average_precision on hand-computed cases", "[gnn][metrics]") {
+  // scikit-learn's documented example: AUC 0.75, AP 0.8333.
+  const std::vector<float> s = {0.1f, 0.4f, 0.35f, 0.8f};
+  const std::vector<uint8_t> y = {0, 0, 1, 1};
+  CHECK(roc_auc(s, y) == Approx(0.75));
+  CHECK(average_precision(s, y) == Approx(0.5 * 1.0 + 0.5 * 2.0 / 3.0));
+
+  // A positive tied with a negative: that pair counts one half, so AUC = 3.5 / 4; AP takes the
+  // tied block as one threshold: recall 1/2 at precision 1, then 1 at precision 2/3.
+  const std::vector<float> t = {0.9f, 0.5f, 0.5f, 0.1f};
+  const std::vector<uint8_t> ty = {1, 1, 0, 0};
+  CHECK(roc_auc(t, ty) == Approx(0.875));
+  CHECK(average_precision(t, ty) == Approx(0.5 + 0.5 * 2.0 / 3.0));
+
+  // Constant scores: chance for AUC, the positive rate for AP.
+  const std::vector<float> flat(6, 0.3f);
+  const std::vector<uint8_t> fy = {1, 0, 0, 1, 0, 0};
+  CHECK(roc_auc(flat, fy) == Approx(0.5));
+  CHECK(average_precision(flat, fy) == Approx(1.0 / 3.0));
+
+  // Perfect and reversed rankings.
+  CHECK(roc_auc({3, 2, 1}, {1, 1, 0}) == 1.0);
+  CHECK(roc_auc({1, 2, 3}, {1, 1, 0}) == 0.0);
+  CHECK(average_precision({3, 2, 1}, {1, 1, 0}) == 1.0);
+}
+
+TEST_CASE("roc_auc and average_precision match brute force on random tied scores",
+          "[gnn][metrics]") {
+  Rng rng(5);
+  for (int trial = 0; trial < 20; ++trial) {
+    const size_t n = 1 + rng.below(200);
+    std::vector<float> s(n);
+    std::vector<uint8_t> y(n);
+    for (size_t i = 0; i < n; ++i) {
+      s[i] = float(rng.below(trial % 2 ? 5 : 50)) * 0.1f;  // few levels: many ties
+      y[i] = rng.uniform() < 0.3f;
+    }
+    y[0] = 1;
+    if (n > 1) y[n - 1] = 0;
+    INFO("trial " << trial << ", n = " << n);
+    if (n > 1) CHECK(roc_auc(s, y) == Approx(brute_auc(s, y)).margin(1e-12));
+    CHECK(average_precision(s, y) == Approx(brute_ap(s, y)).margin(1e-12));
+  }
+}
+
+TEST_CASE("mean_reciprocal_rank per group, with mid-ranks for ties", "[gnn][metrics]") {
+  // Group 7: a negative above two positives (ranks 2 and 3): (1/2 + 1/3) / 2 = 5/12.
+  // Group 2: the positive third after two negatives: 1/3. Group 9: no positive, not counted.
+  // Group 4: a positive tied with two negatives: mid-rank 2, so 1/2.
+  // Groups are interleaved: the metric must not rely on the input order.
+  const std::vector<float> s = {0.9f, 0.3f, 0.8f, 0.7f, 0.5f, 0.1f, 0.7f, 0.5f, 0.2f, 0.5f, 0.4f};
+  const std::vector<uint8_t> y = {0, 1, 1, 0, 1, 1, 0, 0, 0, 0, 0};
+  const std::vector<int32_t> g = {7, 2, 7, 2, 4, 7, 2, 4, 2, 4, 9};
+  CHECK(mean_reciprocal_rank(s, y, g) == Approx((5.0 / 12 + 1.0 / 3 + 0.5) / 3));
+  CHECK(mean_reciprocal_rank(s, y, g) == Approx(brute_mrr(s, y, g)));
+
+  Rng rng(8);
+  for (int trial = 0; trial < 10; ++trial) {
+    const size_t n = 1 + rng.below(300);
+    std::vector<float> rs(n);
+    std::vector<uint8_t> ry(n);
+    std::vector<int32_t> rg(n);
+    for (size_t i = 0; i < n; ++i) {
+      rs[i] = float(rng.below(6));
+      ry[i] = rng.uniform() < 0.25f;
+      rg[i] = int32_t(rng.below(12)) - 3;  // negative ids are ids like any other
+    }
+    ry[0] = 1;
+    INFO("trial " << trial);
+    CHECK(mean_reciprocal_rank(rs, ry, rg) == Approx(brute_mrr(rs, ry, rg)).margin(1e-12));
+  }
+}
+
+TEST_CASE("undefined metrics are NaN; bad input throws", "[gnn][metrics]") {
+  CHECK(std::isnan(roc_auc({1, 2}, {1, 1})));
+  CHECK(std::isnan(roc_auc({}, {})));
+  CHECK(std::isnan(average_precision({1, 2}, {0, 0})));
+  CHECK(std::isnan(mean_reciprocal_rank({1, 2}, {0, 0}, {0, 1})));
+  CHECK_THROWS_AS(roc_auc({1, 2}, {1}), ShapeError);
+  CHECK_THROWS_AS(mean_reciprocal_rank({1, 2}, {1, 0}, {0}), ShapeError);
+  CHECK_THROWS_AS(average_precision({1, NAN}, {1, 0}), Error);
+  CHECK_THROWS_AS(binary_f1({1}, {1, 0}), ShapeError);
+}
+
+TEST_CASE("binary_f1 and macro_f1 on hand-computed cases", "[gnn][metrics]") {
+  // TP 2, FP 1, FN 1.
+  const F1 f = binary_f1({1, 1, 0, 1, 0}, {1, 0, 0, 1, 1});
+  CHECK(f.precision == Approx(2.0 / 3));
+  CHECK(f.recall == Approx(2.0 / 3));
+  CHECK(f.f1 == Approx(2.0 / 3));
+  // P 1/2, R 1: F1 = 2/3 by the harmonic mean, not the arithmetic one (3/4).
+  CHECK(binary_f1({1, 1}, {1, 0}).f1 == Approx(2.0 / 3));
+  // No positive predicted: every ratio with a zero denominator is 0.
+  const F1 none = binary_f1({0, 0, 0}, {1, 0, 1});
+  CHECK(none.precision == 0.0);
+  CHECK(none.recall == 0.0);
+  CHECK(none.f1 == 0.0);
+
+  // Class 0: F1 1; class 1: P 1/2, R 1 -> 2/3; class 2: P 1, R 2/3 -> 4/5.
+  CHECK(macro_f1({0, 1, 2, 2, 1}, {0, 2, 2, 2, 1}) == Approx((1 + 2.0 / 3 + 0.8) / 3));
+  // Class 5 appears only among predictions: it counts, with F1 0.
+  CHECK(macro_f1({5, 1}, {1, 1}) == Approx((2.0 / 3 + 0) / 2));
+  CHECK_THROWS_AS(macro_f1({1, 2}, {1}), ShapeError);
+}
+
+TEST_CASE("bce_with_logits values, stability and weights", "[gnn][metrics][loss]") {
+  // Per item: log 2 at logit 0, ~0 for a confident hit, 1000 for a confident miss (no overflow),
+  // and log(1 + e) for a negative at logit 1.
+  const Var logits(Tensor::from_host(std::vector<float>{0, 1000, -1000, 1}.data(), 4, 1), true);
+  const double expected = std::log(2.0) + 0 + 1000 + std::log1p(std::exp(1.0));
+  Var loss = bce_with_logits(logits, {1, 1, 1, 0}, 2.0);
+  CHECK(loss.value().at(0, 0) == Approx(expected / 2));
+  loss.backward();
+  // d/dx = (sigmoid(x) - y) / normaliser.
+  CHECK(logits.grad().at(0, 0) == Approx(-0.25));
+  CHECK(logits.grad().at(1, 0) == Approx(0.0).margin(1e-12));
+  CHECK(logits.grad().at(2, 0) == Approx(-0.5));
+  CHECK(logits.grad().at(3, 0) == Approx(0.5 / (1 + std::exp(-1.0))));
+
+  const Var w = bce_with_logits(logits, {1, 1, 1, 0}, 1.0, {3, 1, 0, 0});
+  CHECK(w.value().at(0, 0) == Approx(3 * std::log(2.0)));
+
+  CHECK_THROWS_AS(bce_with_logits(logits, {1, 0}, 1.0), ShapeError);
+  CHECK_THROWS_AS(bce_with_logits(logits, {1, 1, 1, 0}, 1.0, {1}), ShapeError);
+  CHECK_THROWS_AS(bce_with_logits(logits, {1, 1, 2, 0}, 1.0), OptionError);
+  CHECK_THROWS_AS(bce_with_logits(logits, {1, 1, 1, 0}, 0.0), OptionError);
+  CHECK_THROWS_AS(bce_with_logits(Var(Tensor(4, 2)), {1, 1, 1, 0}, 1.0), ShapeError);
+}
+
+TEST_CASE("topk_rows ranks scores, ties by row, NaN last", "[gnn][metrics]") {
+  const Tensor s =
+      Tensor::from_host(std::vector<float>{0.5f, 2, NAN, 2, -INFINITY, 1}.data(), 6, 1);
+  CHECK(topk_rows(s, 4) == std::vector<int32_t>{1, 3, 5, 0});
+  CHECK(topk_rows(s, 6) == std::vector<int32_t>{1, 3, 5, 0, 4, 2});
+  CHECK(topk_rows(s, 0).empty());
+  CHECK_THROWS_AS(topk_rows(s, 7), ShapeError);
+  CHECK_THROWS_AS(topk_rows(Tensor(3, 2), 1), ShapeError);
+}
