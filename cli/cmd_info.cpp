@@ -1,7 +1,6 @@
 // `dgnn info`: what a graph or dataset directory holds, as text or one JSON object.
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -24,14 +23,7 @@ struct InfoArgs {
 };
 
 // load_dataset makes up features when none are given; info must not present those as data.
-bool has_features(const DatasetOptions& opt) {
-  namespace fs = std::filesystem;
-  if (!opt.features.empty()) return true;
-  std::error_code ec;
-  if (!fs::is_directory(opt.graph, ec)) return false;
-  return fs::exists(fs::path(opt.graph) / "features.npy", ec) ||
-         fs::exists(fs::path(opt.graph) / "features.txt", ec);
-}
+bool has_features(const DatasetOptions& opt) { return !dataset_files(opt).features.empty(); }
 
 std::string human_bytes(int64_t b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

@@ -2,12 +2,14 @@
 #include <omp.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli/train_args.hpp"
 #include "comm/communicator.hpp"
 #include "common/timer.hpp"
 #include "gnn/temporal_trainer.hpp"
+#include "graph/npy.hpp"
 
 namespace dgnn::cli {
 
@@ -27,8 +29,30 @@ void run_train_temporal(TrainArgs& a) {
 
   Timer load;
   TemporalGraph g = load_temporal(a.data.graph, a.data.edges, a.snapshots);
+  // Static features when given (--features, or features.npy in a dataset directory; row i is
+  // the vertex with id i), else per-snapshot degree features.
+  std::string feature_file = a.data.features;
+  if (feature_file.empty() && std::filesystem::is_directory(a.data.graph) &&
+      std::filesystem::exists(std::filesystem::path(a.data.graph) / "features.npy"))
+    feature_file = (std::filesystem::path(a.data.graph) / "features.npy").string();
+  std::vector<float> static_features;
+  int64_t static_dim = 0;
+  if (!feature_file.empty()) {
+    NpyMatrix m = read_npy(feature_file);
+    static_dim = m.cols;
+    static_features.resize(size_t(g.num_vertices * m.cols));
+    for (int64_t v = 0; v < g.num_vertices; ++v) {
+      const int64_t id = g.original_ids[size_t(v)];
+      if (id >= m.rows)
+        throw InputError(feature_file, 0,
+                         "has " + std::to_string(m.rows) + " rows, but vertex id " +
+                             std::to_string(id) + " appears in the edges (row i = vertex id i)");
+      std::copy(m.data.begin() + id * m.cols, m.data.begin() + (id + 1) * m.cols,
+                static_features.begin() + v * m.cols);
+    }
+  }
   int64_t feature_dim = 0;
-  std::vector<Var> features = snapshot_features(g, {}, 0, &feature_dim);
+  std::vector<Var> features = snapshot_features(g, static_features, static_dim, &feature_dim);
   std::vector<std::unique_ptr<GraphView>> graphs;
   {
     SnapshotCursor cur(g);
@@ -36,9 +60,10 @@ void run_train_temporal(TrainArgs& a) {
     while (cur.next());
   }
   if (!a.quiet)
-    std::printf("temporal graph: %lld vertices, %d snapshots, %lld features (degree buckets); "
+    std::printf("temporal graph: %lld vertices, %d snapshots, %lld features (%s); "
                 "snapshots as base + differences: %.1f MB instead of %.1f MB (loaded in %.0f ms)\n",
                 (long long)g.num_vertices, g.num_snapshots(), (long long)feature_dim,
+                static_dim ? feature_file.c_str() : "degree buckets per snapshot",
                 double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6, load.ms());
 
   std::vector<int64_t> dims{feature_dim};

@@ -48,6 +48,33 @@ Var detach(const Var& x) { return Var(x.value().clone()); }
 
 namespace {
 
+// p / |p| for a column vector, with its gradient (I - v v^T) g / |p|. Host arithmetic: p is a
+// single small parameter column.
+Var unit_column(const Var& p) {
+  const Tensor host = p.value().to(Device::cpu);
+  double norm2 = 0;
+  for (int64_t i = 0; i < host.numel(); ++i) norm2 += double(host.data()[i]) * host.data()[i];
+  const double norm = std::max(std::sqrt(norm2), 1e-12);
+  Tensor v(host.rows(), host.cols());
+  for (int64_t i = 0; i < host.numel(); ++i) v.data()[i] = float(host.data()[i] / norm);
+  Tensor out = v.to(p.device());
+  return make_op(
+      std::move(out), {p},
+      [norm](Node& self) {
+        const Tensor g = self.grad.to(Device::cpu);
+        const Tensor vv = self.value.to(Device::cpu);
+        double dot = 0;
+        for (int64_t i = 0; i < g.numel(); ++i) dot += double(g.data()[i]) * vv.data()[i];
+        Tensor d(g.rows(), g.cols());
+        for (int64_t i = 0; i < g.numel(); ++i)
+          d.data()[i] = float((g.data()[i] - dot * vv.data()[i]) / norm);
+        Tensor& gp = self.inputs[0]->grad_buffer();
+        const Tensor dd = d.to(gp.device());
+        kernels::axpby(gp.device(), gp.numel(), 1.f, dd.data(), 1.f, gp.data());
+      },
+      "unit_column");
+}
+
 Var zeros_like_rows(int64_t rows, int64_t cols, Device dev) { return Var(Tensor(rows, cols, dev)); }
 
 // ---- EvolveGCN-O: W_t = LSTM(W_{t-1}), the rows of W as the LSTM's batch ------------------
@@ -94,11 +121,7 @@ class EvolveHLayer : public Module {
   void detach_state() { w_ = detach(w_); }
   Var forward(ForwardContext& ctx, const Var& x) override {
     // Summarise: the k = out rows of x with the highest score x p / |p|, scaled by tanh(score).
-    // |p| is taken as a constant (the ranking does not depend on it).
-    const Tensor& pv = p_.value();
-    double norm = 0;
-    for (int64_t i = 0; i < pv.numel(); ++i) norm += double(pv.data()[i]) * pv.data()[i];
-    Var y = scale(matmul(x, p_), float(1.0 / std::max(std::sqrt(norm), 1e-12)));
+    Var y = matmul(x, unit_column(p_));
     if (x.rows() < out_)
       throw OptionError("EvolveGCN-H needs at least " + std::to_string(out_) +
                         " vertices per rank (one per summary row), this rank has " +
@@ -272,7 +295,7 @@ std::unique_ptr<TemporalModel> make_temporal_model(TemporalKind kind,
 }
 
 PairClassifier::PairClassifier(int64_t emb_dim, int64_t hidden, int64_t classes)
-    : lin1_(add_module("lin1", std::make_unique<Linear>(2 * emb_dim, hidden))),
+    : lin1_(add_module("lin1", std::make_unique<Linear>(3 * emb_dim, hidden))),
       lin2_(add_module("lin2", std::make_unique<Linear>(hidden, classes))) {}
 
 Var PairClassifier::forward(ForwardContext& ctx, const Var& x) {
@@ -281,7 +304,8 @@ Var PairClassifier::forward(ForwardContext& ctx, const Var& x) {
 
 Var PairClassifier::score(ForwardContext& ctx, const Var& h, const std::vector<int32_t>& src,
                           const std::vector<int32_t>& dst) {
-  return forward(ctx, concat_cols({gather_rows(h, src), gather_rows(h, dst)}));
+  Var hu = gather_rows(h, src), hv = gather_rows(h, dst);
+  return forward(ctx, concat_cols({hu, hv, mul(hu, hv)}));
 }
 
 }  // namespace dgnn

@@ -37,15 +37,17 @@ const char* temporal_kind_name(TemporalKind k);
 std::unique_ptr<TemporalModel> make_temporal_model(TemporalKind kind,
                                                    const std::vector<int64_t>& dims);
 
-// Scores vertex pairs from embeddings: an MLP on [h_u | h_v] (EvolveGCN's classifier), giving
-// `classes` logits per pair (1 for link prediction).
+// Scores vertex pairs from embeddings: an MLP on [h_u | h_v | h_u * h_v], giving `classes`
+// logits per pair (1 for link prediction). EvolveGCN's classifier sees [h_u | h_v] only; the
+// element-wise product lets a small MLP express "u and v are alike", which a concatenation
+// alone learns slowly.
 class PairClassifier : public Module {
  public:
   PairClassifier(int64_t emb_dim, int64_t hidden, int64_t classes);
   // Logits for pairs (src[i], dst[i]) of rows of h.
   Var score(ForwardContext& ctx, const Var& h, const std::vector<int32_t>& src,
             const std::vector<int32_t>& dst);
-  Var forward(ForwardContext& ctx, const Var& x) override;  // x = [h_u | h_v] rows
+  Var forward(ForwardContext& ctx, const Var& x) override;  // x = [h_u | h_v | h_u * h_v] rows
 
  private:
   Linear& lin1_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <string_view>
 
@@ -18,43 +19,6 @@ namespace dgnn {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Paths {
-  std::string edges, features, labels, train, val, test;
-};
-
-Paths resolve(const DatasetOptions& opt) {
-  if (opt.graph.empty())
-    throw OptionError("no graph given (an edge-list file or a dataset folder)");
-  Paths p;
-  std::error_code ec;
-  if (fs::is_directory(opt.graph, ec)) {
-    const fs::path dir(opt.graph);
-    auto first = [&](std::initializer_list<const char*> names) -> std::string {
-      for (const char* n : names)
-        if (fs::is_regular_file(dir / n, ec)) return (dir / n).string();
-      return {};
-    };
-    p.edges = first({"edges.txt", "edges.csv", "edges.txt.gz", "edges.csv.gz"});
-    if (p.edges.empty())
-      throw IoError("dataset folder '" + opt.graph +
-                    "' has no edges.txt, edges.csv, edges.txt.gz or edges.csv.gz");
-    p.features = first({"features.npy", "features.txt"});
-    p.labels = first({"labels.txt"});
-    p.train = first({"train.txt"});
-    p.val = first({"val.txt"});
-    p.test = first({"test.txt"});
-  } else {
-    p.edges = opt.graph;
-  }
-  for (auto [mine, given] : {std::pair{&p.features, &opt.features},
-                             {&p.labels, &opt.labels},
-                             {&p.train, &opt.train},
-                             {&p.val, &opt.val},
-                             {&p.test, &opt.test}})
-    if (!given->empty()) *mine = *given;
-  return p;
-}
 
 // Calls fn(line, fields) for each data line of a small text table. '#'/'%' comments, blank
 // lines and a non-numeric first line (a header) are skipped; whitespace and commas separate.
@@ -134,12 +98,30 @@ TextFeatures read_text_features(const std::string& path) {
                            std::to_string(first_line) + "), found " + std::to_string(f.size() - 1));
     }
     t.ids.push_back(parse_vertex(f[0], path, line));
-    for (size_t k = 1; k < f.size(); ++k)
-      t.rows.push_back(parse_number<float>(f[k], path, line, "a number as feature value"));
+    for (size_t k = 1; k < f.size(); ++k) {
+      const float x = parse_number<float>(f[k], path, line, "a number as feature value");
+      if (!std::isfinite(x))  // from_chars takes "nan" and "inf"; one poisons every gradient
+        throw InputError(path, line,
+                         "expected a finite feature value, found '" + std::string(f[k]) + "'");
+      t.rows.push_back(x);
+    }
   });
   if (t.ids.empty())
     throw InputError(path, 0, "no feature rows found (expected 'vertex f1 f2 ...')");
   return t;
+}
+
+// One NaN or infinity poisons every gradient it reaches; name the first one.
+void check_finite(const NpyMatrix& m, const std::string& path) {
+  const auto bad =
+      std::find_if(m.data.begin(), m.data.end(), [](float x) { return !std::isfinite(x); });
+  if (bad == m.data.end()) return;
+  const int64_t i = bad - m.data.begin();
+  throw InputError(path, 0,
+                   "expected finite feature values, row " + std::to_string(i / m.cols) +
+                       " (vertex " + std::to_string(i / m.cols) + ") column " +
+                       std::to_string(i % m.cols) + " holds " +
+                       (std::isnan(*bad) ? "NaN" : "infinity (or a float64 beyond float32 range)"));
 }
 
 struct LabelRow {
@@ -152,7 +134,7 @@ std::vector<LabelRow> read_labels(const std::string& path, int32_t num_classes) 
   for_each_row(path, [&](int64_t line, const std::vector<std::string_view>& f) {
     expect_fields(f.size(), 2, path, line, "'vertex label'");
     const int64_t v = parse_vertex(f[0], path, line);
-    const int32_t y = parse_number<int32_t>(f[1], path, line, "an integer label");
+    const int64_t y = parse_number<int64_t>(f[1], path, line, "an integer label");
     if (y < -1)
       throw InputError(path, line,
                        "expected a label >= 0, or -1 for unlabelled, found " + std::to_string(y));
@@ -160,13 +142,33 @@ std::vector<LabelRow> read_labels(const std::string& path, int32_t num_classes) 
       throw InputError(path, line,
                        "expected a label below the " + std::to_string(num_classes) +
                            " classes, found " + std::to_string(y));
-    rows.push_back({v, line, y});
+    // Inferred classes are max label + 1, one output column each: a huge label is far more
+    // likely an id or a value column than a class, and would build a model of that width.
+    if (num_classes <= 0 && y >= kMaxInferredClasses)
+      throw InputError(path, line,
+                       "expected a class label below " + std::to_string(kMaxInferredClasses) +
+                           " (give --num-classes for more classes), found " + std::to_string(y));
+    rows.push_back({v, line, int32_t(y)});
   });
   return rows;
 }
 
+// Where each vertex was put by the split files read so far (a vertex in two of them would be
+// trained on and evaluated on, or counted twice).
+struct SplitSeen {
+  std::vector<int8_t> file;   // per dense id: index into paths, -1 = in no split yet
+  std::vector<int64_t> line;  // per dense id: its line there
+  std::vector<std::string> paths;
+};
+
 std::vector<int32_t> read_split(const std::string& path, const Graph& g,
-                                const std::vector<int32_t>& labels) {
+                                const std::vector<int32_t>& labels, SplitSeen& seen) {
+  if (seen.file.empty()) {
+    seen.file.assign(size_t(g.num_vertices()), -1);
+    seen.line.assign(size_t(g.num_vertices()), 0);
+  }
+  const int8_t me = int8_t(seen.paths.size());
+  seen.paths.push_back(path);
   std::vector<int32_t> out;
   for_each_row(path, [&](int64_t line, const std::vector<std::string_view>& f) {
     const int64_t v = parse_vertex(f[0], path, line);
@@ -176,6 +178,17 @@ std::vector<int32_t> read_split(const std::string& path, const Graph& g,
     if (!labels.empty() && labels[d] < 0)
       throw InputError(path, line,
                        "expected a labelled vertex, vertex " + std::to_string(v) + " has no label");
+    if (seen.file[d] == me)
+      throw InputError(path, line,
+                       "expected each vertex once, vertex " + std::to_string(v) +
+                           " is already on line " + std::to_string(seen.line[d]));
+    if (seen.file[d] >= 0)
+      throw InputError(path, line,
+                       "expected train, val and test to be disjoint, vertex " + std::to_string(v) +
+                           " is also in " + seen.paths[size_t(seen.file[d])] + " (line " +
+                           std::to_string(seen.line[d]) + ")");
+    seen.file[d] = me;
+    seen.line[d] = line;
     out.push_back(int32_t(d));
   });
   return out;
@@ -205,9 +218,13 @@ std::string generate_features(Dataset& ds, const DatasetOptions& opt) {
   const Graph& g = ds.graph;
   const int64_t n = g.num_vertices();
   if (opt.generated == GeneratedFeatures::onehot) {
-    if (n > 100000)
-      throw OptionError("one-hot vertex features need n x n values: refused for " +
-                        std::to_string(n) + " vertices (more than 100000); use degree or random");
+    // n x n floats: 20,000 vertices is already 1.6 GB, before the model's first layer.
+    constexpr int64_t kMaxOneHot = 20000;
+    if (n > kMaxOneHot)
+      throw OptionError("one-hot vertex features need n x n floats: refused for " +
+                        std::to_string(n) + " vertices (more than " + std::to_string(kMaxOneHot) +
+                        ", " + std::to_string(n * n * 4 / 1000000) +
+                        " MB); use --generate-features degree or random, or give features");
     ds.feature_dim = n;
     ds.features.assign(size_t(n * n), 0.0f);
     for (int64_t v = 0; v < n; ++v) ds.features[size_t(v * n + v)] = 1.0f;
@@ -244,8 +261,41 @@ std::string generate_features(Dataset& ds, const DatasetOptions& opt) {
 
 }  // namespace
 
+DatasetFiles dataset_files(const DatasetOptions& opt) {
+  if (opt.graph.empty())
+    throw OptionError("no graph given (an edge-list file or a dataset folder)");
+  DatasetFiles p;
+  std::error_code ec;
+  if (fs::is_directory(opt.graph, ec)) {
+    const fs::path dir(opt.graph);
+    auto first = [&](std::initializer_list<const char*> names) -> std::string {
+      for (const char* n : names)
+        if (fs::is_regular_file(dir / n, ec)) return (dir / n).string();
+      return {};
+    };
+    p.edges = first({"edges.txt", "edges.csv", "edges.txt.gz", "edges.csv.gz"});
+    if (p.edges.empty())
+      throw IoError("dataset folder '" + opt.graph +
+                    "' has no edges.txt, edges.csv, edges.txt.gz or edges.csv.gz");
+    p.features = first({"features.npy", "features.txt"});
+    p.labels = first({"labels.txt"});
+    p.train = first({"train.txt"});
+    p.val = first({"val.txt"});
+    p.test = first({"test.txt"});
+  } else {
+    p.edges = opt.graph;
+  }
+  for (auto [mine, given] : {std::pair{&p.features, &opt.features},
+                             {&p.labels, &opt.labels},
+                             {&p.train, &opt.train},
+                             {&p.val, &opt.val},
+                             {&p.test, &opt.test}})
+    if (!given->empty()) *mine = *given;
+  return p;
+}
+
 Dataset load_dataset(const DatasetOptions& opt) {
-  const Paths p = resolve(opt);
+  const DatasetFiles p = dataset_files(opt);
   Dataset ds;
   std::string desc = "graph " + p.edges;
 
@@ -259,6 +309,11 @@ Dataset load_dataset(const DatasetOptions& opt) {
     npy_rows = mat.rows;
     if (npy_rows == 0)
       throw InputError(p.features, 0, "expected at least one row, the matrix is empty");
+    if (mat.cols == 0)
+      throw InputError(p.features, 0,
+                       "expected at least one feature column, the matrix is " +
+                           std::to_string(npy_rows) + " x 0");
+    check_finite(mat, p.features);
   } else if (!p.features.empty()) {
     text = read_text_features(p.features);
   }
@@ -278,6 +333,7 @@ Dataset load_dataset(const DatasetOptions& opt) {
       throw InputError(p.labels, r.line,
                        "expected vertex ids below " + std::to_string(npy_rows) + " (the rows of " +
                            p.features + "), found " + std::to_string(r.id));
+    ds.labelled_isolated += ds.graph.dense_id(r.id) < 0;  // (a repeated row is an error below)
     extra.push_back(r.id);
   }
   add_isolated_vertices(ds.graph, std::move(extra));
@@ -302,6 +358,10 @@ Dataset load_dataset(const DatasetOptions& opt) {
     ds.num_classes = opt.num_classes > 0 ? opt.num_classes : max_label + 1;
     desc += "; labels " + p.labels + " (" + std::to_string(ds.num_classes) + " classes, " +
             std::to_string(labelled) + " labelled)";
+    if (ds.labelled_isolated > 0)
+      desc += "; " + std::to_string(ds.labelled_isolated) + " vert" +
+              (ds.labelled_isolated == 1 ? "ex" : "ices") +
+              " of the labels in no edge (added without edges)";
   }
 
   if (npy) {
@@ -331,9 +391,10 @@ Dataset load_dataset(const DatasetOptions& opt) {
   }
 
   if (!p.train.empty() || !p.val.empty() || !p.test.empty()) {
-    if (!p.train.empty()) ds.train = read_split(p.train, ds.graph, ds.labels);
-    if (!p.val.empty()) ds.val = read_split(p.val, ds.graph, ds.labels);
-    if (!p.test.empty()) ds.test = read_split(p.test, ds.graph, ds.labels);
+    SplitSeen seen;
+    if (!p.train.empty()) ds.train = read_split(p.train, ds.graph, ds.labels, seen);
+    if (!p.val.empty()) ds.val = read_split(p.val, ds.graph, ds.labels, seen);
+    if (!p.test.empty()) ds.test = read_split(p.test, ds.graph, ds.labels, seen);
     desc += "; split from files";
   } else if (!ds.labels.empty()) {
     random_split(ds, opt);

@@ -25,17 +25,34 @@ struct DatasetOptions {
   double train_frac = 0.6;
   double val_frac = 0.2;
   uint64_t seed = 0;
-  int32_t num_classes = 0;  // 0 = max label + 1; otherwise labels >= this are errors
+  // 0 = max label + 1, with labels >= kMaxInferredClasses refused as likely mistakes (an id
+  // column read as labels); otherwise labels >= this are errors.
+  int32_t num_classes = 0;
 };
+
+// Largest label count inferred from the labels alone; more needs DatasetOptions::num_classes.
+inline constexpr int32_t kMaxInferredClasses = 1'000'000;
+
+// The files a dataset is read from: a folder's files by name, then the explicit options on top;
+// empty = none. The one definition of "what the loader reads", shared with the source hash.
+struct DatasetFiles {
+  std::string edges, features, labels, train, val, test;
+};
+
+// OptionError without a graph; IoError for a folder without edges.*. Checks no file contents.
+DatasetFiles dataset_files(const DatasetOptions& opt);
 
 struct Dataset {
   Graph graph;
   int64_t feature_dim = 0;
-  std::vector<float> features;   // num_vertices x feature_dim, row-major, dense ids
-  std::vector<int32_t> labels;   // per dense id, -1 = unlabelled; empty = no labels
+  std::vector<float> features;  // num_vertices x feature_dim, row-major, dense ids
+  std::vector<int32_t> labels;  // per dense id, -1 = unlabelled; empty = no labels
   int32_t num_classes = 0;
   std::vector<int32_t> train, val, test;  // dense ids
-  std::string description;       // where each part came from (for `info` and logs)
+  std::string description;                // where each part came from (for `info` and logs)
+  // Vertices named in the labels file but in no edge (without a .npy, which fixes the vertex
+  // set): added as isolated vertices. Legitimate, but worth showing in case the ids mismatch.
+  int64_t labelled_isolated = 0;
 
   int64_t num_vertices() const { return graph.num_vertices(); }
 };

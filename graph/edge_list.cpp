@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -38,26 +39,40 @@ std::string read_gz(const std::string& path, int64_t file_size, uint32_t isize_h
   if (!gz) io_fail(path, "open");
   std::unique_ptr<gzFile_s, int (*)(gzFile)> guard(gz, gzclose);
   gzbuffer(gz, 1 << 20);
-  // ISIZE (the last 4 bytes) is the size mod 2^32 of the last member: a good first guess.
-  size_t cap = std::max<size_t>({size_t(isize_hint) + 1, size_t(file_size) * 3, 1 << 16});
-  std::string buf(cap, '\0');
-  size_t len = 0;
+  auto gz_fail = [&](const char* what) {
+    int code = 0;
+    const char* msg = gzerror(gz, &code);
+    if (code == Z_ERRNO) io_fail(path, "read");
+    throw InputError(path, 0, std::string(what) + " (" + msg + ")");
+  };
+  // ISIZE (the last 4 bytes) is the size mod 2^32 of the last member: a good first guess, but
+  // any 4 bytes in a cut or damaged file, so never more than deflate can expand the file to.
+  // Only reserved (never zero-filled): untouched capacity costs address space, not memory.
+  constexpr size_t kMaxRatio = 1032;
+  const size_t fsize = size_t(std::max<int64_t>(file_size, 0));
+  const size_t ceiling = fsize > SIZE_MAX / kMaxRatio ? SIZE_MAX : fsize * kMaxRatio;
+  std::string buf;
+  buf.reserve(std::max<size_t>(std::min<size_t>(isize_hint, ceiling), size_t(1) << 16) + 1);
+  // Inflated a chunk at a time and appended: the string grows geometrically by itself, and
+  // copying a chunk is cheap next to inflating it.
+  std::unique_ptr<char[]> chunk(new char[size_t(1) << 22]);
+  size_t next_report = size_t(1) << 26;
   for (;;) {
-    if (len == buf.size()) buf.resize(buf.size() * 2);
-    // 64 MiB at a time, so a long read can report how far it got.
-    unsigned chunk = unsigned(std::min<size_t>(buf.size() - len, size_t(1) << 26));
-    int got = gzread(gz, buf.data() + len, chunk);
-    if (got < 0) {
-      int code = 0;
-      const char* msg = gzerror(gz, &code);
-      if (code == Z_ERRNO) io_fail(path, "read");
-      throw InputError(path, 0, std::string("corrupt gzip data (") + msg + ")");
-    }
+    const int got = gzread(gz, chunk.get(), unsigned(1) << 22);
+    if (got < 0) gz_fail("corrupt gzip data");
     if (got == 0) break;
-    len += size_t(got);
-    if (progress) progress("read", double(gzoffset(gz)) / double(std::max<int64_t>(file_size, 1)));
+    buf.append(chunk.get(), size_t(got));
+    if (progress && buf.size() >= next_report) {  // every 64 MiB, so a long read reports
+      progress("read", double(gzoffset(gz)) / double(std::max<int64_t>(file_size, 1)));
+      next_report = buf.size() + (size_t(1) << 26);
+    }
   }
-  buf.resize(len);
+  // gzread ends quietly at the end of the input, also in the middle of a stream: Z_BUF_ERROR
+  // says it was cut there, and a partial graph must not load (nor be cached) as if whole.
+  int code = Z_OK;
+  gzerror(gz, &code);
+  if (!gzeof(gz) || code != Z_OK) gz_fail("truncated gzip data");
+  if (progress) progress("read", 1.0);
   return buf;
 }
 
@@ -72,10 +87,10 @@ std::string read_file(const std::string& path, const ProgressFn& progress) {
   if (S_ISDIR(st.st_mode)) throw IoError("cannot read '" + path + "': it is a directory");
   const int64_t size = st.st_size;
   unsigned char magic[2] = {0, 0};
-  if (size >= 18 && ::pread(f.fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+  if (size >= 2 && ::pread(f.fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
     unsigned char tail[4];
     uint32_t hint = 0;
-    if (::pread(f.fd, tail, 4, size - 4) == 4)
+    if (size >= 18 && ::pread(f.fd, tail, 4, size - 4) == 4)
       hint = tail[0] | tail[1] << 8 | tail[2] << 16 | uint32_t(tail[3]) << 24;
     return read_gz(path, size, hint, progress);
   }
@@ -190,14 +205,20 @@ int64_t parse_edges(const std::string& buf, const std::string& path, const EdgeL
         q = r.ptr;
       } else if (col == opt.time_col) {
         auto r = std::from_chars(q, end, t);
-        if (r.ec == std::errc() && (*r.ptr == '.' || *r.ptr == 'e' || *r.ptr == 'E')) {
-          double d;  // fractional or exponent-written timestamps: truncated
-          auto rd = std::from_chars(q, end, d);
-          r = {rd.ptr, rd.ec};
+        if (r.ec != std::errc() || !ends_field(*r.ptr)) {
+          // Not a plain int64: fractional or exponent-written times are rounded down, as long
+          // as the result fits (int64_t(d) of a double outside that range is undefined).
+          double d = 0;
+          const auto rd = std::from_chars(q, end, d);
+          if (rd.ec == std::errc::invalid_argument || !ends_field(*rd.ptr) ||
+              (rd.ec == std::errc() && std::isnan(d)))
+            fail("expected an integer time, found " + token_at(q));
+          d = std::floor(d);
+          if (rd.ec != std::errc() || !(d >= -0x1p63 && d < 0x1p63))
+            fail("time " + token_at(q) + " does not fit a 64-bit integer");
           t = int64_t(d);
+          r = {rd.ptr, std::errc()};
         }
-        if (r.ec != std::errc() || !ends_field(*r.ptr))
-          fail("expected an integer time, found " + token_at(q));
         q = r.ptr;
       } else {
         while (!ends_field(*q)) ++q;

@@ -20,6 +20,8 @@ struct EdgeListOptions {
   int src_col = 0;
   int dst_col = 1;
   int weight_col = -1;
+  // Times are int64. A fractional or exponent-written time (1.5, 1.7e9) is rounded down
+  // (floor, so -0.5 is -1 and buckets stay half-open); one outside int64 is an InputError.
   int time_col = -1;
   bool directed = false;  // false: every edge is stored both ways (symmetrised)
   SelfLoops self_loops = SelfLoops::remove;

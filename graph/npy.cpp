@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 #include "common/error.hpp"
@@ -113,11 +114,17 @@ NpyMatrix read_npy(const std::string& path) {
   m.rows = shape[0];
   m.cols = shape.size() == 2 ? shape[1] : 1;
   const int64_t data_bytes = st.st_size - prefix - header_len;
-  if (m.cols != 0 && m.rows > data_bytes / item / m.cols)
-    throw bad("truncated data: shape " + std::to_string(m.rows) + " x " + std::to_string(m.cols) +
-              " needs " + std::to_string(m.rows * m.cols * item) + " bytes, the file has " +
+  const std::string shape_text = std::to_string(m.rows) + " x " + std::to_string(m.cols);
+  // rows * cols * item computed only once it is known to fit: a header can say anything.
+  if (m.cols != 0 && m.rows > std::numeric_limits<int64_t>::max() / item / m.cols)
+    throw bad("shape " + shape_text +
+              " is too large: its data would exceed 2^63 bytes, the file has " +
               std::to_string(data_bytes));
-  const size_t count = size_t(m.rows * m.cols);
+  const int64_t count64 = m.rows * m.cols, need = count64 * item;
+  if (need > data_bytes)
+    throw bad("truncated data: shape " + shape_text + " needs " + std::to_string(need) +
+              " bytes, the file has " + std::to_string(data_bytes));
+  const size_t count = size_t(count64);
   m.data.resize(count);
   if (item == 4) {
     if (std::fread(m.data.data(), 4, count, file.f) != count) throw bad("truncated data");

@@ -13,6 +13,7 @@
 
 #include "common/error.hpp"
 #include "common/hash_rng.hpp"
+#include "graph/dataset.hpp"
 #include "partition/partition.hpp"
 
 namespace dgnn {
@@ -62,44 +63,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The files load_dataset reads for `opt` (graph/dataset.cpp resolves them the same way).
-struct Inputs {
-  std::string edges, features, labels, train, val, test;
-};
-
-Inputs resolve_inputs(const DatasetOptions& opt) {
-  if (opt.graph.empty())
-    throw OptionError("no graph given (an edge-list file or a dataset folder)");
-  Inputs in;
-  std::error_code ec;
-  if (fs::is_directory(opt.graph, ec)) {
-    const fs::path dir(opt.graph);
-    auto first = [&](std::initializer_list<const char*> names) -> std::string {
-      for (const char* n : names)
-        if (fs::is_regular_file(dir / n, ec)) return (dir / n).string();
-      return {};
-    };
-    in.edges = first({"edges.txt", "edges.csv", "edges.txt.gz", "edges.csv.gz"});
-    if (in.edges.empty())
-      throw IoError("dataset folder '" + opt.graph +
-                    "' has no edges.txt, edges.csv, edges.txt.gz or edges.csv.gz");
-    in.features = first({"features.npy", "features.txt"});
-    in.labels = first({"labels.txt"});
-    in.train = first({"train.txt"});
-    in.val = first({"val.txt"});
-    in.test = first({"test.txt"});
-  } else {
-    in.edges = opt.graph;
-  }
-  for (auto [mine, given] : {std::pair{&in.features, &opt.features},
-                             {&in.labels, &opt.labels},
-                             {&in.train, &opt.train},
-                             {&in.val, &opt.val},
-                             {&in.test, &opt.test}})
-    if (!given->empty()) *mine = *given;
-  return in;
-}
-
 // The file's bytes as stored (a .gz is not inflated: reading it is the cost, not inflating it).
 void hash_file(ContentHash& h, const std::string& path) {
   struct Closer {
@@ -123,7 +86,8 @@ void hash_text(ContentHash& h, const std::string& s) {
 }  // namespace
 
 std::string dataset_source_hash(const DatasetOptions& opt) {
-  const Inputs in = resolve_inputs(opt);
+  // The very files load_dataset reads: one resolution, so the hash covers exactly those.
+  const DatasetFiles in = dataset_files(opt);
   ContentHash h(0x736f75726365);  // "source"
   // Each role is tagged, so moving a file from one role to another changes the hash.
   for (auto [role, path] : {std::pair{"edges", &in.edges},

@@ -1,4 +1,7 @@
+#include <sys/resource.h>
+
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <fstream>
 
 #include "common/error.hpp"
@@ -276,4 +279,84 @@ TEST_CASE("find_edge_id_at_least locates the first offending line", "[edge_list]
   CHECK(at.line == 4);
   CHECK(at.id == 7);
   CHECK(find_edge_id_at_least(f, no_cache(), 10).line == 0);
+}
+
+TEST_CASE("gzip: a cut file is an input error, never a partial graph", "[edge_list][errors]") {
+  TempDir tmp;
+  std::string text;
+  for (int i = 0; i < 200000; ++i)
+    text += std::to_string(i * 7919 % 100003) + " " + std::to_string(i) + "\n";
+  const std::string whole = tmp.write_gz("whole.txt.gz", text);
+  std::string raw;
+  {
+    std::ifstream in(whole, std::ios::binary);
+    raw.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  REQUIRE(raw.size() > 1000);
+  REQUIRE(read_file(whole) == text);
+
+  // Cut inside the deflate data, inside the 8-byte trailer, and right after the magic.
+  for (size_t keep : {raw.size() / 2, raw.size() - 3, size_t(2)}) {
+    const std::string cut =
+        tmp.write("cut" + std::to_string(keep) + ".txt.gz", raw.substr(0, keep));
+    INFO("kept " << keep << " of " << raw.size() << " bytes");
+    CHECK_THAT(error_of<InputError>([&] { read_file(cut); }),
+               Contains(cut + ": truncated gzip data"));
+  }
+
+  // Through the cache: refused both times, so nothing partial was stored in between.
+  EdgeListOptions o;
+  o.cache_dir = tmp.path("cache");
+  const std::string cut = tmp.write("cached.txt.gz", raw.substr(0, raw.size() / 2));
+  for (int i = 0; i < 2; ++i)
+    CHECK_THAT(error_of<InputError>([&] { load_graph(cut, o); }),
+               Contains(cut + ": truncated gzip data"));
+}
+
+TEST_CASE("gzip: the size in a damaged trailer does not size the buffer", "[edge_list][errors]") {
+  TempDir tmp;
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += std::to_string(i) + " " + std::to_string(i + 1) + "\n";
+  std::string raw;
+  {
+    const std::string gz = tmp.write_gz("t.txt.gz", text);
+    std::ifstream in(gz, std::ios::binary);
+    raw.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  // A cut file ends in whatever bytes were there: here an ISIZE of 4 GiB - 1 for ~20 KB of data.
+  raw.resize(raw.size() / 2);
+  raw.append(4, char(0xff));
+  const std::string f = tmp.write("huge_isize.txt.gz", raw);
+  struct rusage before {};
+  ::getrusage(RUSAGE_SELF, &before);
+  CHECK_THAT(error_of<InputError>([&] { read_file(f); }), Contains(f + ": "));
+  struct rusage after {};
+  ::getrusage(RUSAGE_SELF, &after);
+  // ru_maxrss is the peak in KiB: the old reader zero-filled 4 GiB here.
+  CHECK(after.ru_maxrss - before.ru_maxrss < 256 * 1024);
+}
+
+TEST_CASE("time column: fractions round down, values beyond int64 are errors",
+          "[edge_list][errors]") {
+  TempDir tmp;
+  EdgeListOptions o = no_cache();
+  o.time_col = 2;
+  const std::string ok =
+      tmp.write("ok.txt",
+                "1 2 1.5\n2 3 -0.5\n3 4 1.7e9\n4 5 9223372036854775807\n5 6 -9223372036854775808\n"
+                "6 7 -2.0\n");
+  CHECK(read_edge_list(ok, o).time ==
+        std::vector<int64_t>{1, -1, 1700000000, INT64_MAX, INT64_MIN, -2});
+  auto err = [&](const std::string& name, const std::string& text) {
+    const std::string f = tmp.write(name, text);
+    return std::pair{f, error_of<InputError>([&] { read_edge_list(f, o); })};
+  };
+  for (const char* big : {"1e30", "-1e30", "9223372036854775808", "9.3e18", "1e400", "inf"}) {
+    auto [f, msg] = err(std::string("big") + big + ".txt", std::string("1 2 0\n2 3 ") + big + "\n");
+    CHECK_THAT(msg, Contains(f + ":2: time '" + big + "' does not fit a 64-bit integer"));
+  }
+  for (const char* bad : {"nan", "1.5x", "soon"}) {
+    auto [f, msg] = err(std::string("bad") + bad + ".txt", std::string("1 2 ") + bad + "\n");
+    CHECK_THAT(msg, Contains(f + ":1: expected an integer time, found '" + bad + "'"));
+  }
 }

@@ -113,3 +113,31 @@ TEST_CASE("npy: bad headers are input errors naming the file", "[npy][errors]") 
   const std::string missing = tmp.path("none.npy");
   CHECK_THAT(error_of<IoError>([&] { read_npy(missing); }), Contains(missing));
 }
+
+TEST_CASE("npy: a shape whose byte size overflows is refused, not miscounted", "[npy][errors]") {
+  TempDir tmp;
+  const float x[4] = {1, 2, 3, 4};
+  auto msg_of = [&](const std::string& name, const std::string& shape) {
+    const std::string f = tmp.write(
+        name,
+        npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }", x, 16));
+    return std::pair{f, error_of<InputError>([&] { read_npy(f); })};
+  };
+  {
+    // 3 x 3074457345618258603 elements is just over 2^63; times 4 bytes wraps around.
+    auto [f, m] = msg_of("wrap.npy", "(3, 3074457345618258603)");
+    CHECK_THAT(m, Contains(f + ": shape 3 x 3074457345618258603 is too large") &&
+                      Contains("the file has 16"));
+  }
+  {
+    // 2^40 x 2^22 floats: exactly 2^64 bytes, which the old message printed as 0.
+    auto [f, m] = msg_of("zero.npy", "(1099511627776, 4194304)");
+    CHECK_THAT(m, Contains(f + ": shape 1099511627776 x 4194304 is too large"));
+  }
+  {
+    // Large but representable: the exact count.
+    auto [f, m] = msg_of("big.npy", "(1000000000000, 1000)");
+    CHECK_THAT(m, Contains(f + ": truncated data: shape 1000000000000 x 1000 needs "
+                               "4000000000000000 bytes, the file has 16"));
+  }
+}

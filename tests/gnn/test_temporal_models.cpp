@@ -1,0 +1,129 @@
+// Temporal models: gradients through time match finite differences for every model, and link
+// prediction on an evolving planted-partition graph is learned well above chance.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "comm/communicator.hpp"
+#include "common/hash_rng.hpp"
+#include "datasets/evolving_sbm.hpp"
+#include "gnn/ops.hpp"
+#include "gnn/temporal_trainer.hpp"
+
+using namespace dgnn;
+
+namespace {
+
+// 7 vertices, 4 snapshots of a few undirected edges each.
+TemporalGraph tiny_temporal() {
+  EdgeList e;
+  const int edges[][3] = {{0, 1, 0}, {1, 2, 0}, {2, 3, 0}, {3, 4, 1}, {4, 5, 1}, {0, 5, 1},
+                          {1, 6, 2}, {2, 5, 2}, {0, 3, 2}, {3, 6, 3}, {4, 6, 3}, {1, 4, 3}};
+  for (auto& r : edges) {
+    e.src.push_back(r[0]);
+    e.dst.push_back(r[1]);
+    e.time.push_back(r[2]);
+  }
+  EdgeListOptions opt;
+  opt.time_col = 2;
+  SnapshotOptions snap;
+  snap.seconds = 1;
+  return build_temporal(e, opt, snap, "tiny");
+}
+
+Tensor random_tensor(int64_t r, int64_t c, uint64_t seed) {
+  Tensor t(r, c);
+  Rng rng(seed);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = rng.uniform() * 2 - 1;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("temporal models back-propagate through time like finite differences") {
+  const TemporalGraph g = tiny_temporal();
+  REQUIRE(g.num_snapshots() == 4);
+  std::vector<std::unique_ptr<GraphView>> views;
+  for (int t = 0; t < g.num_snapshots(); ++t)
+    views.push_back(std::make_unique<GraphView>(g.snapshot(t)));
+  const Tensor x = random_tensor(7, 5, 1);
+  for (TemporalKind kind : {TemporalKind::evolvegcn_o, TemporalKind::evolvegcn_h,
+                            TemporalKind::gcrn, TemporalKind::tgcn}) {
+    INFO(temporal_kind_name(kind));
+    auto model = make_temporal_model(kind, {5, 4, 3});
+    model->reset_parameters(3);
+    std::vector<Tensor> proj;
+    for (int t = 0; t < 4; ++t) proj.push_back(random_tensor(7, model->out_dim(), 10 + t));
+    // The loss sums every step's output, so step 0's parameters see gradient from step 3.
+    auto loss = [&]() {
+      model->reset_state();
+      Var total;
+      for (int t = 0; t < 4; ++t) {
+        ForwardContext ctx{*views[size_t(t)], false, 0, 0};
+        Var l = sum(mul(model->step(ctx, Var(x.clone())), Var(proj[size_t(t)].clone())));
+        total = total.defined() ? add(total, l) : l;
+      }
+      return total;
+    };
+    for (auto* p : model->parameters()) p->var.zero_grad();
+    loss().backward();
+    for (auto& [name, p] : model->named_parameters()) {
+      INFO(name);
+      Tensor& w = p->var.value();
+      REQUIRE(!p->var.grad().empty());
+      const Tensor analytic = p->var.grad().clone();
+      for (int64_t i = 0; i < std::min<int64_t>(w.numel(), 12); ++i) {
+        // EvolveGCN-H picks its top-k rows by score: a wide step can cross a near-tie in that
+        // ranking (a jump, not a slope), so it gets a narrow one.
+        const float keep = w.data()[i], eps = kind == TemporalKind::evolvegcn_h ? 1e-4f : 2e-3f;
+        w.data()[i] = keep + eps;
+        const double up = loss().value().data()[0];
+        w.data()[i] = keep - eps;
+        const double down = loss().value().data()[0];
+        w.data()[i] = keep;
+        CHECK(analytic.data()[i] == Approx((up - down) / (2 * eps)).margin(3e-3).epsilon(2e-2));
+      }
+    }
+  }
+}
+
+TEST_CASE("link prediction on an evolving planted partition beats chance clearly") {
+  EvolvingSbmConfig cfg;
+  cfg.vertices = 600;
+  cfg.snapshots = 12;
+  cfg.classes = 4;
+  cfg.avg_degree = 6;
+  cfg.homophily = 0.9;
+  cfg.drift = 0.02;
+  cfg.feature_dim = 8;
+  cfg.seed = 5;
+  const EvolvingSbm sbm = generate_evolving_sbm(cfg);
+  const TemporalGraph g = sbm.to_temporal();
+  int64_t dim = 0;
+  std::vector<Var> features = snapshot_features(g, sbm.features, cfg.feature_dim, &dim);
+  std::vector<std::unique_ptr<GraphView>> views;
+  for (int t = 0; t < g.num_snapshots(); ++t)
+    views.push_back(std::make_unique<GraphView>(g.snapshot(t)));
+  for (TemporalKind kind : {TemporalKind::evolvegcn_o, TemporalKind::evolvegcn_h,
+                            TemporalKind::gcrn, TemporalKind::tgcn}) {
+    INFO(temporal_kind_name(kind));
+    auto model = make_temporal_model(kind, {dim, 16, 16});
+    PairClassifier head(model->out_dim(), 16, 1);
+    model->reset_parameters(1);
+    head.reset_parameters(2);
+    TemporalOptions opt;
+    opt.epochs = 20;
+    opt.bptt = 3;
+    opt.neg_eval = 20;
+    SelfCommunicator comm;
+    LinkPredictionTrainer trainer(*model, head, g, views, features, comm, opt);
+    const TemporalResult r = trainer.run();
+    // Communities persist, so same-community pairs are the likely edges of the next step. The
+    // per-vertex memories of GCRN / T-GCN see that directly; EvolveGCN has only the current
+    // snapshot and weak features, and learns it slowly (AUC ~0.6 here; chance 0.5, with a
+    // standard error near 0.01 over ~5000 positives).
+    const bool memory = kind == TemporalKind::gcrn || kind == TemporalKind::tgcn;
+    CHECK(r.test.auc > (memory ? 0.7 : 0.56));
+    CHECK(r.test.mrr > 0);
+    CHECK(r.test_steps >= 1);
+  }
+}
