@@ -1,15 +1,12 @@
 #pragma once
 // What `dgnn train` was asked to do, shared by the static (cmd_train.cpp) and temporal
-// (cmd_train_temporal.cpp) paths, and the atomic writer both use for their outputs.
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
+// (cmd_train_temporal.cpp) paths; both write their outputs with AtomicFile
+// (graph/atomic_write.hpp).
 #include <string>
 
 #include "common/error.hpp"
 #include "gnn/trainer.hpp"
+#include "graph/atomic_write.hpp"
 #include "graph/dataset.hpp"
 #include "graph/temporal.hpp"
 
@@ -38,38 +35,6 @@ struct TrainArgs {
   int threads = 0;
   bool quiet = false;
 };
-
-// Writes a text file atomically: the content appears whole under `path` or not at all.
-class AtomicFile {
- public:
-  // The temporary name is per process, so two runs writing the same output never share one.
-  explicit AtomicFile(std::string path)
-      : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
-    f_ = std::fopen(tmp_.c_str(), "w");
-    if (!f_) throw IoError(path_ + ": cannot write (" + std::strerror(errno) + ")");
-  }
-  ~AtomicFile() {
-    if (f_) {
-      std::fclose(f_);
-      std::remove(tmp_.c_str());
-    }
-  }
-  FILE* get() { return f_; }
-  void commit() {
-    const bool ok = std::fflush(f_) == 0 && !std::ferror(f_);
-    std::fclose(f_);
-    f_ = nullptr;
-    if (!ok || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-      std::remove(tmp_.c_str());
-      throw IoError(path_ + ": writing failed");
-    }
-  }
-
- private:
-  std::string path_, tmp_;
-  FILE* f_ = nullptr;
-};
-
 
 // Fails now, not after hours of training, if `path` could not be written later: its folder must
 // exist and be writable.

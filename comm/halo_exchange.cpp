@@ -2,31 +2,18 @@
 // host buffers. One contiguous send and one contiguous receive buffer hold every peer's rows,
 // laid out peer after peer; the backward pass reuses them the other way round.
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <numeric>
 #include <string>
 
 #include "comm/halo.hpp"
 #include "common/error.hpp"
+#include "common/timer.hpp"
 #include "kernels/kernels.hpp"
 
 namespace dgnn {
 
 namespace {
-
-class ScopedMs {
- public:
-  explicit ScopedMs(double& into) : into_(into), t0_(std::chrono::steady_clock::now()) {}
-  ~ScopedMs() {
-    into_ +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
-  }
-
- private:
-  double& into_;
-  std::chrono::steady_clock::time_point t0_;
-};
 
 // Row offsets of each peer's block in a buffer laid out peer after peer.
 std::vector<int64_t> prefix_rows(const std::vector<std::vector<int32_t>>& lists) {

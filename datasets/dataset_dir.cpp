@@ -1,15 +1,12 @@
 #include "datasets/dataset_dir.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <filesystem>
 
 #include "common/error.hpp"
-#include "common/hash_rng.hpp"
+#include "graph/atomic_write.hpp"
 
 namespace dgnn::dataset_dir {
 
@@ -59,63 +56,15 @@ std::string fmt_double(double x) {
   return buf;
 }
 
-void write_atomically(const std::string& dir, const std::string& who, uint64_t tag_seed,
+void write_atomically(const std::string& dir, uint64_t tag_seed,
                       const std::function<void(const std::string& tmp)>& fill) {
-  namespace fs = std::filesystem;
-  fs::path target = fs::path(dir).lexically_normal();
-  if (!target.has_filename()) target = target.parent_path();  // "out/" -> "out"
-  if (target.empty()) throw IoError(who + ": empty output directory name");
-  fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  const std::string name = target.filename().string();
-  std::error_code ec;
-
-  // Replacing a folder that holds anything else could destroy a user's files.
-  if (fs::exists(target, ec)) {
-    if (!fs::is_directory(target, ec))
-      throw IoError(target.string() + ": exists and is not a directory");
-    for (const auto& entry : fs::directory_iterator(target, ec)) {
-      std::string f = entry.path().filename().string();
-      if (std::find(std::begin(kDatasetFiles), std::end(kDatasetFiles), f) ==
-          std::end(kDatasetFiles))
-        throw IoError(target.string() + ": refusing to replace a directory that holds '" + f +
-                      "', which is not part of a dataset");
-    }
-  }
-  fs::create_directories(parent, ec);
-  if (ec) throw IoError(parent.string() + ": cannot create directory: " + ec.message());
-
-  // Same parent, so the final rename is atomic; pid + tag keep concurrent runs apart.
-  const std::string tag =
-      std::to_string(::getpid()) + "-" + std::to_string(mix64(tag_seed) & 0xffffff);
-  const fs::path tmp = parent / ("." + name + ".tmp-" + tag);
-  fs::remove_all(tmp, ec);
-  if (!fs::create_directory(tmp, ec) || ec)
-    throw IoError(tmp.string() + ": cannot create directory: " + ec.message());
-  try {
-    fill(tmp.string());
-  } catch (...) {
-    fs::remove_all(tmp, ec);
-    throw;
-  }
-
-  // An existing dataset is moved aside first: rename() cannot replace a non-empty directory.
-  const fs::path old = parent / ("." + name + ".old-" + tag);
-  const bool had_old = fs::exists(target, ec);
-  if (had_old) {
-    fs::rename(target, old, ec);
-    if (ec) {
-      fs::remove_all(tmp, ec);
-      throw IoError(target.string() + ": cannot replace: " + ec.message());
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::string msg = ec.message();
-    if (had_old) fs::rename(old, target, ec);
-    fs::remove_all(tmp, ec);
-    throw IoError(target.string() + ": cannot rename the written dataset into place: " + msg);
-  }
-  if (had_old) fs::remove_all(old, ec);
+  write_dir_atomically(
+      dir, "dataset",
+      [](const std::string& f) {
+        return std::find(std::begin(kDatasetFiles), std::end(kDatasetFiles), f) !=
+               std::end(kDatasetFiles);
+      },
+      tag_seed, fill);
 }
 
 }  // namespace dgnn::dataset_dir

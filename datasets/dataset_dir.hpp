@@ -43,12 +43,11 @@ void write_ids(const std::string& path, const std::vector<int32_t>& ids);
 // "%g": parameters in file headers and messages.
 std::string fmt_double(double x);
 
-// Writes `dir` atomically: `fill(tmp)` writes the files into a fresh folder next to `dir`, which
-// is then renamed over it. An existing `dir` is replaced only if it holds nothing but dataset
-// files (edges.txt, features.npy, labels.txt, train/val/test.txt, snapshots.txt); IoError
-// otherwise and for any failure, after which no temporary folder is left. `who` prefixes
-// messages; `tag` keeps concurrent writers' temporary names apart.
-void write_atomically(const std::string& dir, const std::string& who, uint64_t tag,
+// Writes `dir` atomically (write_dir_atomically): `fill(tmp)` writes the files into a fresh
+// folder that is then renamed over `dir`. An existing `dir` is replaced only if it holds nothing
+// but dataset files (edges.txt, features.npy, labels.txt, train/val/test.txt, snapshots.txt).
+// `tag` keeps concurrent writers' temporary names apart.
+void write_atomically(const std::string& dir, uint64_t tag,
                       const std::function<void(const std::string& tmp)>& fill);
 
 }  // namespace dgnn::dataset_dir

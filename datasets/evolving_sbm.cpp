@@ -197,7 +197,7 @@ void EvolvingSbm::write_dataset_dir(const std::string& dir) const {
   using dataset_dir::TextWriter;
   namespace fs = std::filesystem;
   dataset_dir::write_atomically(
-      dir, "evolving-sbm", config.seed ^ uint64_t(num_edges()), [&](const std::string& tmp_dir) {
+      dir, config.seed ^ uint64_t(num_edges()), [&](const std::string& tmp_dir) {
         const fs::path tmp(tmp_dir);
         {
           TextWriter w((tmp / "edges.txt").string());

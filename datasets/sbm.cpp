@@ -352,7 +352,7 @@ Dataset SbmDataset::to_dataset() && {
 void SbmDataset::write_dataset_dir(const std::string& dir) const {
   using dataset_dir::TextWriter;
   namespace fs = std::filesystem;
-  dataset_dir::write_atomically(dir, "sbm", config.seed ^ uint64_t(num_edges()),
+  dataset_dir::write_atomically(dir, config.seed ^ uint64_t(num_edges()),
                                 [&](const std::string& tmp_dir) {
                                   const fs::path tmp(tmp_dir);
                                   {

@@ -1,16 +1,14 @@
 #include "gnn/checkpoint.hpp"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "graph/atomic_write.hpp"
 
 namespace dgnn {
 
@@ -33,32 +31,18 @@ void save_checkpoint(const std::string& path, const std::string& meta_json,
   for (auto& [name, t] : tensors) list.push_back({{"name", name}, {"rows", t->rows()}, {"cols", t->cols()}});
   const std::string text = header.dump();
 
-  // A per-process temporary name: two runs saving to the same path do not share one.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw IoError(path + ": cannot write checkpoint (" + std::strerror(errno) + ")");
-    const uint64_t len = text.size();
-    out.write(kMagic, 8);
-    out.write(reinterpret_cast<const char*>(&kVersion), 4);
-    out.write(reinterpret_cast<const char*>(&len), 8);
-    out.write(text.data(), std::streamsize(len));
-    for (auto& [name, t] : tensors) {
-      Tensor host = t->to(Device::cpu);
-      out.write(reinterpret_cast<const char*>(host.data()), std::streamsize(host.numel() * 4));
-    }
-    out.flush();
-    if (!out) {
-      std::filesystem::remove(tmp);
-      throw IoError(path + ": writing the checkpoint failed");
-    }
+  // Tensors are streamed one at a time (each copied to the host), not gathered in memory first.
+  AtomicFile out(path);
+  const uint64_t len = text.size();
+  std::fwrite(kMagic, 1, 8, out.get());
+  std::fwrite(&kVersion, 4, 1, out.get());
+  std::fwrite(&len, 8, 1, out.get());
+  std::fwrite(text.data(), 1, len, out.get());
+  for (auto& [name, t] : tensors) {
+    const Tensor host = t->to(Device::cpu);
+    std::fwrite(host.data(), 4, size_t(host.numel()), out.get());
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw IoError(path + ": cannot move the checkpoint into place (" + ec.message() + ")");
-  }
+  out.commit();
 }
 
 Checkpoint load_checkpoint(const std::string& path) {

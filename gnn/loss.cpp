@@ -60,6 +60,22 @@ class DeviceInts {
   void* copy_ = nullptr;
 };
 
+// A scalar loss whose gradient was computed with it: backward scales the saved d(loss)/d(input)
+// by the incoming gradient (read from the device) and adds it to the input's gradient.
+Var scalar_loss_op(Tensor loss, const Var& input, Tensor grad, const char* name) {
+  const Device dev = input.device();
+  auto saved = std::make_shared<Tensor>(std::move(grad));
+  return make_op(
+      std::move(loss), {input},
+      [dev, saved](Node& n) {
+        float g = 0.f;
+        kernels::copy(Device::cpu, &g, dev, n.grad.data(), sizeof(float));
+        kernels::axpby(dev, saved->numel(), g, saved->data(), 1.f,
+                       n.inputs[0]->grad_buffer().data());
+      },
+      name);
+}
+
 }  // namespace
 
 Var cross_entropy(const Var& logits, const std::vector<int32_t>& rows,
@@ -83,16 +99,7 @@ Var cross_entropy(const Var& logits, const std::vector<int32_t>& rows,
                             int64_t(rows.size()), scale, record ? dlogits.view() : MatView{});
   Tensor loss = Tensor::filled(1, 1, float(total / normaliser), dev);
   if (!record) return Var(std::move(loss));
-  auto saved = std::make_shared<Tensor>(std::move(dlogits));
-  return make_op(
-      std::move(loss), {logits},
-      [dev, saved](Node& n) {
-        float g = 0.f;
-        kernels::copy(Device::cpu, &g, dev, n.grad.data(), sizeof(float));
-        kernels::axpby(dev, saved->numel(), g, saved->data(), 1.f,
-                       n.inputs[0]->grad_buffer().data());
-      },
-      "cross_entropy");
+  return scalar_loss_op(std::move(loss), logits, std::move(dlogits), "cross_entropy");
 }
 
 int64_t count_correct(const Tensor& logits, const std::vector<int32_t>& rows,
@@ -142,16 +149,8 @@ Var bce_with_logits(const Var& logits, const std::vector<float>& targets, double
   }
   Tensor loss = Tensor::filled(1, 1, float(total / normaliser), dev);
   if (!record) return Var(std::move(loss));
-  auto saved = std::make_shared<Tensor>(Tensor::from_host(dx.data(), int64_t(n), 1, dev));
-  return make_op(
-      std::move(loss), {logits},
-      [dev, saved](Node& n) {
-        float g = 0.f;
-        kernels::copy(Device::cpu, &g, dev, n.grad.data(), sizeof(float));
-        kernels::axpby(dev, saved->numel(), g, saved->data(), 1.f,
-                       n.inputs[0]->grad_buffer().data());
-      },
-      "bce_with_logits");
+  return scalar_loss_op(std::move(loss), logits, Tensor::from_host(dx.data(), int64_t(n), 1, dev),
+                        "bce_with_logits");
 }
 
 }  // namespace dgnn

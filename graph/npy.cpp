@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
@@ -14,6 +13,7 @@
 #include <memory>
 
 #include "common/error.hpp"
+#include "graph/atomic_write.hpp"
 
 namespace dgnn {
 
@@ -148,37 +148,23 @@ void write_npy(const std::string& path, const float* data, int64_t rows, int64_t
   const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
   header.append(total - 10 - header.size() - 1, ' ');
   header.push_back('\n');
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    File file;
-    file.f = std::fopen(tmp.c_str(), "wb");
-    if (!file.f) throw IoError("cannot write '" + tmp + "': " + std::strerror(errno));
-    const unsigned char pre[10] = {0x93,
-                                   'N',
-                                   'U',
-                                   'M',
-                                   'P',
-                                   'Y',
-                                   1,
-                                   0,
-                                   (unsigned char)(header.size() & 0xff),
-                                   (unsigned char)(header.size() >> 8)};
-    const size_t count = size_t(rows * cols);
-    bool ok = std::fwrite(pre, 1, 10, file.f) == 10 &&
-              std::fwrite(header.data(), 1, header.size(), file.f) == header.size() &&
-              (count == 0 || std::fwrite(data, 4, count, file.f) == count);
-    ok = std::fclose(file.f) == 0 && ok;
-    file.f = nullptr;
-    if (!ok) {
-      std::remove(tmp.c_str());
-      throw IoError("cannot write '" + tmp + "': " + std::strerror(errno));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    throw IoError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(err));
-  }
+  const unsigned char pre[10] = {0x93,
+                                 'N',
+                                 'U',
+                                 'M',
+                                 'P',
+                                 'Y',
+                                 1,
+                                 0,
+                                 (unsigned char)(header.size() & 0xff),
+                                 (unsigned char)(header.size() >> 8)};
+  const size_t count = size_t(rows * cols);
+  // Streamed, not built in memory: a feature matrix can be most of the memory in use.
+  AtomicFile out(path);
+  std::fwrite(pre, 1, 10, out.get());
+  std::fwrite(header.data(), 1, header.size(), out.get());
+  if (count) std::fwrite(data, 4, count, out.get());
+  out.commit();
 }
 
 }  // namespace dgnn

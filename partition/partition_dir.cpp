@@ -2,8 +2,6 @@
 // reads the manifest and its own part file only. Part files are a flat little-endian-host
 // layout (magic, version, fields, arrays as count + raw bytes) closed by a checksum, so a
 // truncated or damaged file is reported rather than trained on.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -16,6 +14,7 @@
 
 #include "common/error.hpp"
 #include "common/hash_rng.hpp"
+#include "graph/atomic_write.hpp"
 #include "partition/partition.hpp"
 
 namespace dgnn {
@@ -42,15 +41,6 @@ struct Closer {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
 using File = std::unique_ptr<std::FILE, Closer>;
-
-void write_bytes(const fs::path& path, const std::string& bytes) {
-  File f(std::fopen(path.c_str(), "wb"));
-  if (!f) throw IoError(path.string() + ": cannot create: " + std::strerror(errno));
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size();
-  // fclose flushes: its failure (disk full) is a failed write too.
-  if (std::fclose(f.release()) != 0 || !ok)
-    throw IoError(path.string() + ": write failed: " + std::strerror(errno));
-}
 
 std::string read_bytes(const fs::path& path, const char* what) {
   File f(std::fopen(path.c_str(), "rb"));
@@ -270,59 +260,17 @@ LocalPart decode_part(const std::string& bytes, const std::string& origin) {
 void write_partition_dir(const std::string& dir, const Dataset& d, const std::vector<int32_t>& part,
                          const PartitionOptions& opt, const std::string& source_hash) {
   const PartitionQuality q = partition_quality(d.graph.in, part, opt.parts, d.train);
-  fs::path target = fs::path(dir).lexically_normal();
-  if (!target.has_filename()) target = target.parent_path();  // "out/" -> "out"
-  if (target.empty()) throw IoError("empty partition directory name");
-  const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  const std::string name = target.filename().string();
-  std::error_code ec;
-
-  // Replacing a folder that holds anything else could destroy a user's files.
-  if (fs::exists(target, ec)) {
-    if (!fs::is_directory(target, ec))
-      throw IoError(target.string() + ": exists and is not a directory");
-    for (const auto& entry : fs::directory_iterator(target, ec))
-      if (!is_partition_file(entry.path().filename().string()))
-        throw IoError(target.string() + ": refusing to replace a directory that holds '" +
-                      entry.path().filename().string() + "', which is not part of a partition");
-  }
-  fs::create_directories(parent, ec);
-  if (ec) throw IoError(parent.string() + ": cannot create directory: " + ec.message());
-
-  // Same parent, so the final rename is atomic; the pid keeps concurrent runs apart.
-  const std::string tag = std::to_string(::getpid()) + "-" +
-                          std::to_string(mix64(opt.seed ^ uint64_t(opt.parts)) & 0xffffff);
-  const fs::path tmp = parent / ("." + name + ".tmp-" + tag);
-  fs::remove_all(tmp, ec);
-  if (!fs::create_directory(tmp, ec) || ec)
-    throw IoError(tmp.string() + ": cannot create directory: " + ec.message());
-  try {
-    for (int r = 0; r < opt.parts; ++r)
-      write_bytes(tmp / part_file_name(r), encode(extract_part(d, part, opt.parts, r)));
-    write_bytes(tmp / "manifest.json", manifest_of(d, opt, source_hash, q).dump(2) + "\n");
-  } catch (...) {
-    fs::remove_all(tmp, ec);
-    throw;
-  }
-
-  // rename() cannot replace a non-empty directory: the old partition is moved aside first.
-  const fs::path old = parent / ("." + name + ".old-" + tag);
-  const bool had_old = fs::exists(target, ec);
-  if (had_old) {
-    fs::rename(target, old, ec);
-    if (ec) {
-      fs::remove_all(tmp, ec);
-      throw IoError(target.string() + ": cannot replace: " + ec.message());
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    const std::string msg = ec.message();
-    if (had_old) fs::rename(old, target, ec);
-    fs::remove_all(tmp, ec);
-    throw IoError(target.string() + ": cannot rename the written partition into place: " + msg);
-  }
-  if (had_old) fs::remove_all(old, ec);
+  // Each file is also written atomically (AtomicFile) inside the temporary folder: redundant
+  // there, but it is the one checked whole-file write, and costs a rename per part.
+  write_dir_atomically(dir, "partition", is_partition_file, opt.seed ^ uint64_t(opt.parts),
+                       [&](const std::string& tmp_dir) {
+                         const fs::path tmp(tmp_dir);
+                         for (int r = 0; r < opt.parts; ++r)
+                           write_file_atomically((tmp / part_file_name(r)).string(),
+                                                 encode(extract_part(d, part, opt.parts, r)));
+                         write_file_atomically((tmp / "manifest.json").string(),
+                                               manifest_of(d, opt, source_hash, q).dump(2) + "\n");
+                       });
 }
 
 LocalPart read_partition_part(const std::string& dir, int rank, int parts,

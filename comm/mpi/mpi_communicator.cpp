@@ -2,13 +2,13 @@
 #include "comm/mpi/mpi_communicator.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <exception>
 #include <string>
 
 #include "comm/mpi/mpi.hpp"
 #include "common/error.hpp"
+#include "common/timer.hpp"
 
 namespace dgnn::mpi {
 
@@ -19,20 +19,6 @@ namespace {
 // in order, and both sides split the same way.
 constexpr int kExchangeTag = 101;
 constexpr int kAlltoallvTag = 102;
-
-// Adds the wall time of its scope to a stats field.
-class ScopedMs {
- public:
-  explicit ScopedMs(double& into) : into_(into), t0_(std::chrono::steady_clock::now()) {}
-  ~ScopedMs() {
-    into_ +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
-  }
-
- private:
-  double& into_;
-  std::chrono::steady_clock::time_point t0_;
-};
 
 // Calls fn(offset, count) for consecutive pieces of at most max_count() covering [0, n); once
 // (with count 0) when n == 0, so that zero-byte messages still match.

@@ -1,7 +1,5 @@
 // The `dgnn` executable as a user meets it: exit codes, one-line errors naming file:line or the
 // option, JSON logs, predictions in original ids, and no half-written outputs on failure.
-#include <sys/wait.h>
-
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -11,41 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "cli_helpers.hpp"
+
 namespace fs = std::filesystem;
+using namespace cli_test;
 
 namespace {
-
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(DGNN_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
-
-fs::path scratch(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / "dgnn_test_cli" / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
-
-int count_lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
 
 // A small labelled dataset directory with non-contiguous original ids.
 fs::path tiny_dataset() {

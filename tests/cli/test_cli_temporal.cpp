@@ -1,7 +1,5 @@
 // `dgnn info` on temporal edge lists and `dgnn generate evolving-sbm`, as a user meets them:
 // per-snapshot tables and JSON, the snapshot flags, and one-line errors for bad input.
-#include <sys/wait.h>
-
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -10,34 +8,13 @@
 #include <sstream>
 #include <string>
 
+#include "cli_helpers.hpp"
+
 namespace fs = std::filesystem;
+using namespace cli_test;
 using Catch::Matchers::Contains;
 
 namespace {
-
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(DGNN_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
-
-fs::path scratch(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / "dgnn_test_cli_temporal" / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 
 const std::string kSmall = std::string(DGNN_SOURCE_DIR) + "/tests/data/temporal_small.txt";
 
@@ -46,12 +23,6 @@ nlohmann::json info_json(const std::string& args) {
   INFO(r.out);
   REQUIRE(r.code == 0);
   return nlohmann::json::parse(r.out);
-}
-
-int count_lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
 }
 
 std::string slurp(const fs::path& p) {

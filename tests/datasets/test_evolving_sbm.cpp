@@ -1,7 +1,5 @@
 // The evolving SBM: determinism, the drift and homophily it promises, and the directory it writes
 // read back by load_temporal (with no options) and load_dataset.
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -11,27 +9,14 @@
 #include "datasets/evolving_sbm.hpp"
 #include "graph/dataset.hpp"
 #include "graph/temporal.hpp"
+#include "tests/graph/temp_files.hpp"
 
 using namespace dgnn;
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
+using dgnn::test::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("dgnn_test_evsbm_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 EvolvingSbmConfig config() {
   EvolvingSbmConfig c;
@@ -134,7 +119,7 @@ TEST_CASE("evolving-sbm: the directory round-trips through load_temporal", "[evo
   TempDir tmp;
   const EvolvingSbmConfig cfg = config();
   const EvolvingSbm ds = generate_evolving_sbm(cfg);
-  const std::string dir = (tmp.path / "evo").string();
+  const std::string dir = tmp.path("evo");
   ds.write_dataset_dir(dir);
   for (const char* f : {"edges.txt", "features.npy", "labels.txt", "snapshots.txt"})
     CHECK(fs::exists(fs::path(dir) / f));

@@ -1,5 +1,3 @@
-#include <unistd.h>
-
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -9,27 +7,13 @@
 #include "common/error.hpp"
 #include "datasets/sbm.hpp"
 #include "graph/dataset.hpp"
+#include "tests/graph/temp_files.hpp"
 
 using namespace dgnn;
 namespace fs = std::filesystem;
+using dgnn::test::TempDir;
 
 namespace {
-
-// A fresh folder per test, removed afterwards.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("dgnn_test_sbm_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 SbmConfig config() {
   SbmConfig c;
@@ -60,7 +44,7 @@ std::string first_line(const fs::path& p) {
 TEST_CASE("sbm: write_dataset_dir round-trips through load_dataset") {
   TempDir tmp;
   const SbmDataset ds = generate_sbm(config());
-  const fs::path dir = tmp.path / "sbm";
+  const fs::path dir = tmp.path("sbm");
   ds.write_dataset_dir(dir.string());
 
   for (const char* f :
@@ -68,7 +52,7 @@ TEST_CASE("sbm: write_dataset_dir round-trips through load_dataset") {
     CHECK(fs::is_regular_file(dir / f));
   CHECK(first_line(dir / "edges.txt").rfind("# sbm:", 0) == 0);
   // Nothing but the dataset is left behind: no temporary folders next to it.
-  CHECK(std::distance(fs::directory_iterator(tmp.path), fs::directory_iterator()) == 1);
+  CHECK(std::distance(fs::directory_iterator(tmp.dir()), fs::directory_iterator()) == 1);
 
   const Dataset back = load(dir);
   REQUIRE(back.num_vertices() == ds.num_vertices());
@@ -99,31 +83,31 @@ TEST_CASE("sbm: write_dataset_dir round-trips through load_dataset") {
 
 TEST_CASE("sbm: an existing dataset is replaced, a folder with other files is not") {
   TempDir tmp;
-  const fs::path dir = tmp.path / "data";
+  const fs::path dir = tmp.path("data");
   SbmConfig cfg = config();
   generate_sbm(cfg).write_dataset_dir(dir.string());
   cfg.vertices = 800;
   const SbmDataset second = generate_sbm(cfg);
   second.write_dataset_dir(dir.string() + "/");  // a trailing slash names the same folder
   CHECK(load(dir).num_vertices() == 800);
-  CHECK(std::distance(fs::directory_iterator(tmp.path), fs::directory_iterator()) == 1);
+  CHECK(std::distance(fs::directory_iterator(tmp.dir()), fs::directory_iterator()) == 1);
 
-  const fs::path other = tmp.path / "mine";
+  const fs::path other = tmp.path("mine");
   fs::create_directories(other);
   std::ofstream(other / "notes.md") << "keep me\n";
   CHECK_THROWS_AS(second.write_dataset_dir(other.string()), IoError);
   CHECK(fs::exists(other / "notes.md"));
   CHECK(!fs::exists(other / "edges.txt"));
 
-  std::ofstream(tmp.path / "plain") << "x\n";
-  CHECK_THROWS_AS(second.write_dataset_dir((tmp.path / "plain").string()), IoError);
+  std::ofstream(tmp.path("plain")) << "x\n";
+  CHECK_THROWS_AS(second.write_dataset_dir(tmp.path("plain")), IoError);
 }
 
 TEST_CASE("sbm: to_dataset equals loading the written directory") {
   TempDir tmp;
   const SbmDataset ds = generate_sbm(config());
-  ds.write_dataset_dir((tmp.path / "d").string());
-  const Dataset loaded = load(tmp.path / "d");
+  ds.write_dataset_dir(tmp.path("d"));
+  const Dataset loaded = load(tmp.path("d"));
   const Dataset copied = ds.to_dataset();
   const Dataset moved = generate_sbm(config()).to_dataset();
   for (const Dataset* d : {&copied, &moved}) {

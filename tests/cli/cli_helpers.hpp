@@ -1,0 +1,50 @@
+#pragma once
+// What the CLI test files share: running the `dgnn` binary and scratch folders for its files.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace cli_test {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out;  // stdout and stderr together
+};
+
+// Runs `dgnn <args>`; a signal shows as 128 + its number, as in a shell.
+inline Result run(const std::string& args) {
+  const std::string cmd = std::string(DGNN_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+// A fresh, empty folder. Every test file of test_cli shares the root, and ctest runs their cases
+// in parallel: each name must be used by one test case only.
+inline fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / "dgnn_test_cli" / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+inline void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+inline int count_lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+}  // namespace cli_test
