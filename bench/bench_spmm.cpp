@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
       "%d OpenMP threads, best of %d\n",
       (long long)n, (long long)m, threads, reps);
   std::printf(
-      "floor bytes = nnz*(8+4) + nnz*F*4 + N*F*4 (index/value/offset reads, gathered "
+      "floor bytes = (N+1)*8 + nnz*(4+4) + nnz*F*4 + N*F*4 (offsets, indices + values, gathered "
       "rows of X, rows of Y written); memcpy GB/s = bytes copied / time, %d threads\n",
       threads);
 
@@ -106,7 +106,9 @@ int main(int argc, char** argv) {
     const double spmm_ms = best_ms(reps, [&] {
       kernels::spmm(Device::cpu, g.view(), ConstMatView(x.data(), n, f, f), {y.data(), n, f, f});
     });
-    const double bytes = double(m) * (8 + 4) + double(m) * double(f) * 4 + double(n * f) * 4;
+    // Offsets are read once per row, indices and values once per edge.
+    const double bytes = double(n + 1) * 8 + double(m) * (4 + 4) + double(m) * double(f) * 4 +
+                         double(n * f) * 4;
     const double copy_ms = best_ms(reps, [&] { parallel_copy(size_t(bytes)); });
     const double spmm_gbs = bytes / (spmm_ms * 1e6), copy_gbs = bytes / (copy_ms * 1e6);
     std::printf("%6lld %10.2f %12.1f %12.2f %12.2f %7.2fx\n", (long long)f, spmm_ms, bytes / 1e6,
