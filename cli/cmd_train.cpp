@@ -284,7 +284,11 @@ void register_train(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "OpenMP threads (default: all cores)");
   cmd->add_flag("--quiet", a->quiet, "Only print the final line");
   add_snapshot_options(cmd, a->snapshots);
-  cmd->add_option("--task", a->task, "Temporal task: link (prediction)")->capture_default_str();
+  cmd->add_option("--task", a->task,
+                  "Temporal task: link (prediction of the next snapshot's edges) or edge "
+                  "(classification by weight sign)")
+      ->check(CLI::IsMember({"link", "edge"}))
+      ->capture_default_str();
   cmd->add_option("--bptt", a->bptt,
                   "Temporal: snapshots per back-propagation window (0 = the whole training span)")
       ->capture_default_str();

@@ -14,8 +14,8 @@
 namespace dgnn::cli {
 
 void run_train_temporal(TrainArgs& a) {
-  if (a.task != "link")
-    throw OptionError("--task " + a.task + ": temporal graphs support --task link for now");
+  const TemporalTask task = parse_temporal_task(a.task);
+  const bool link = task == TemporalTask::link;
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
   if (a.layers < 1) throw OptionError("--layers must be >= 1");
   if (a.threads < 0) throw OptionError("--threads must be >= 0 (0 = all cores)");
@@ -74,6 +74,7 @@ void run_train_temporal(TrainArgs& a) {
   head.reset_parameters(a.train.seed + 1);
 
   TemporalOptions opt;
+  opt.task = task;
   opt.epochs = a.train.epochs;
   opt.seed = a.train.seed;
   opt.lr = a.train.lr;
@@ -102,31 +103,53 @@ void run_train_temporal(TrainArgs& a) {
   std::unique_ptr<AtomicFile> log;
   if (!a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);
   TemporalResult res = trainer.run([&](const TemporalEpoch& s) {
-    if (!a.quiet)
-      std::printf("epoch %4d  loss %.4f  val auc %.4f map %.4f mrr %.4f  %7.1f ms\n", s.epoch,
-                  s.loss, s.val.auc, s.val.map, s.val.mrr, s.time_ms);
+    if (!a.quiet) {
+      if (link)
+        std::printf("epoch %4d  loss %.4f  val auc %.4f map %.4f mrr %.4f  %7.1f ms\n", s.epoch,
+                    s.loss, s.val.auc, s.val.map, s.val.mrr, s.time_ms);
+      else
+        std::printf("epoch %4d  loss %.4f  val f1 %.4f macro-f1 %.4f auc %.4f  %7.1f ms\n",
+                    s.epoch, s.loss, s.val.f1, s.val.macro_f1, s.val.auc, s.time_ms);
+    }
     if (log) {
-      nlohmann::json j = {{"epoch", s.epoch},          {"loss", s.loss},
-                          {"val_auc", s.val.auc},      {"val_map", s.val.map},
-                          {"val_mrr", s.val.mrr},      {"time_ms", s.time_ms},
-                          {"eval_ms", s.eval_ms}};
+      nlohmann::json j = {{"epoch", s.epoch}, {"loss", s.loss}, {"val_auc", s.val.auc},
+                          {"time_ms", s.time_ms}, {"eval_ms", s.eval_ms}};
+      if (link) {
+        j["val_map"] = s.val.map;
+        j["val_mrr"] = s.val.mrr;
+      } else {
+        j["val_f1"] = s.val.f1;
+        j["val_macro_f1"] = s.val.macro_f1;
+      }
       std::fprintf(log->get(), "%s\n", j.dump().c_str());
     }
   });
-  std::printf("test auc %.4f map %.4f mrr %.4f (best val map %.4f at epoch %d; steps "
-              "train/val/test %d/%d/%d), median epoch %.1f ms\n",
-              res.test.auc, res.test.map, res.test.mrr, res.best_val.map, res.best_epoch,
-              res.train_steps, res.val_steps, res.test_steps, res.median_epoch_ms);
+  if (link)
+    std::printf("test auc %.4f map %.4f mrr %.4f (best val map %.4f at epoch %d; steps "
+                "train/val/test %d/%d/%d), median epoch %.1f ms\n",
+                res.test.auc, res.test.map, res.test.mrr, res.best_val.map, res.best_epoch,
+                res.train_steps, res.val_steps, res.test_steps, res.median_epoch_ms);
+  else
+    std::printf("test f1 %.4f macro-f1 %.4f auc %.4f (best val f1 %.4f at epoch %d; steps "
+                "train/val/test %d/%d/%d), median epoch %.1f ms\n",
+                res.test.f1, res.test.macro_f1, res.test.auc, res.best_val.f1, res.best_epoch,
+                res.train_steps, res.val_steps, res.test_steps, res.median_epoch_ms);
   if (log) {
     nlohmann::json j = {{"final", true},
                         {"test_auc", res.test.auc},
-                        {"test_map", res.test.map},
-                        {"test_mrr", res.test.mrr},
-                        {"best_val_map", res.best_val.map},
                         {"best_val_auc", res.best_val.auc},
                         {"best_epoch", res.best_epoch},
                         {"median_epoch_ms", res.median_epoch_ms},
                         {"settings", settings}};
+    if (link) {
+      j["test_map"] = res.test.map;
+      j["test_mrr"] = res.test.mrr;
+      j["best_val_map"] = res.best_val.map;
+    } else {
+      j["test_f1"] = res.test.f1;
+      j["test_macro_f1"] = res.test.macro_f1;
+      j["best_val_f1"] = res.best_val.f1;
+    }
     std::fprintf(log->get(), "%s\n", j.dump().c_str());
     log->commit();
   }

@@ -51,6 +51,12 @@ std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<flo
   return out;
 }
 
+TemporalTask parse_temporal_task(const std::string& name) {
+  if (name == "link") return TemporalTask::link;
+  if (name == "edge") return TemporalTask::edge;
+  throw OptionError("--task: unknown temporal task '" + name + "' (expected link or edge)");
+}
+
 LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifier& head,
                                              const TemporalGraph& g,
                                              const std::vector<std::unique_ptr<GraphView>>& graphs,
@@ -70,7 +76,12 @@ LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifie
   if (comm.size() != 1)
     throw OptionError("link prediction runs on one rank for now (distributed strategies are "
                       "not built yet)");
-  n_steps_ = t - 1;  // step s predicts the edges of snapshot s + 1
+  // Link prediction: step s predicts the edges of snapshot s + 1; edge classification: step s
+  // labels the edges of snapshot s itself.
+  n_steps_ = opt_.task == TemporalTask::link ? t - 1 : t;
+  if (opt_.task == TemporalTask::edge && !g.weighted)
+    throw OptionError("--task edge classifies edges by the sign of their weight: give the "
+                      "weight column (--weight-col)");
   n_train_ = int(std::floor(opt_.train_frac * n_steps_));
   n_val_ = int(std::floor(opt_.val_frac * n_steps_));
   if (n_train_ < 1 || n_val_ < 1 || n_steps_ - n_train_ - n_val_ < 1)
@@ -89,6 +100,7 @@ LinkPredictionTrainer::~LinkPredictionTrainer() = default;
 
 LinkPredictionTrainer::Batch LinkPredictionTrainer::batch_for(int step, int negatives,
                                                               uint64_t salt) const {
+  if (opt_.task == TemporalTask::edge) return edge_batch(step);
   const SnapshotEvents& ev = g_.events[size_t(step + 1)];
   Batch b;
   std::unordered_set<uint64_t> edges;
@@ -121,6 +133,27 @@ LinkPredictionTrainer::Batch LinkPredictionTrainer::batch_for(int step, int nega
   for (size_t i = 0; i < b.src.size(); ++i)
     b.weight[i] = i < n_pos ? 0.5f / float(std::max<size_t>(n_pos, 1))
                             : 0.5f / float(std::max<size_t>(n_neg, 1));
+  return b;
+}
+
+// The edges of snapshot `step`, target 1 for a negative weight (the minority class in signed
+// networks such as bitcoin ratings), weighted so that both classes count equally.
+LinkPredictionTrainer::Batch LinkPredictionTrainer::edge_batch(int step) const {
+  const SnapshotEvents& ev = g_.events[size_t(step)];
+  Batch b;
+  size_t neg = 0;
+  for (size_t i = 0; i < ev.src.size(); ++i) {
+    if (ev.src[i] == ev.dst[i]) continue;
+    b.src.push_back(ev.src[i]);
+    b.dst.push_back(ev.dst[i]);
+    const bool negative = ev.weight[i] < 0;
+    b.target.push_back(negative ? 1.f : 0.f);
+    neg += negative;
+  }
+  const size_t pos = b.src.size() - neg;
+  for (float t : b.target)
+    b.weight.push_back(t > 0 ? 0.5f / float(std::max<size_t>(neg, 1))
+                             : 0.5f / float(std::max<size_t>(pos, 1)));
   return b;
 }
 
@@ -160,6 +193,8 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
   model_.reset_state();
   LinkMetrics m;
   int counted = 0;
+  std::vector<float> all_scores;  // edge classification pools the split's edges
+  std::vector<uint8_t> all_labels;
   for (int s = 0; s < end; ++s) {
     ForwardContext ctx{*graphs_[size_t(s)], false, opt_.seed, 0};
     const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
@@ -172,10 +207,32 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
     std::vector<float> scores(sc, sc + logits.rows());
     std::vector<uint8_t> labels(b.target.begin(), b.target.end());
     m.loss += bce_with_logits(logits, b.target, 1.0, b.weight).value().data()[0];
+    if (opt_.task == TemporalTask::edge) {
+      all_scores.insert(all_scores.end(), scores.begin(), scores.end());
+      all_labels.insert(all_labels.end(), labels.begin(), labels.end());
+      ++counted;
+      continue;
+    }
     m.auc += roc_auc(scores, labels);
     m.map += average_precision(scores, labels);
     m.mrr += mean_reciprocal_rank(scores, labels, b.src);
     ++counted;
+  }
+  if (opt_.task == TemporalTask::edge) {
+    if (counted) m.loss /= counted;
+    std::vector<uint8_t> pred(all_scores.size());
+    std::vector<int32_t> pred_i(all_scores.size()), label_i(all_scores.size());
+    for (size_t i = 0; i < all_scores.size(); ++i) {
+      pred[i] = all_scores[i] > 0;  // logit > 0: predicted negative rating
+      pred_i[i] = pred[i];
+      label_i[i] = all_labels[i];
+    }
+    if (!all_scores.empty()) {
+      m.f1 = binary_f1(pred, all_labels).f1;
+      m.macro_f1 = macro_f1(pred_i, label_i);
+      m.auc = roc_auc(all_scores, all_labels);
+    }
+    return m;
   }
   if (counted) {
     m.auc /= counted;
@@ -203,8 +260,8 @@ TemporalResult LinkPredictionTrainer::run(const std::function<void(const Tempora
     st.val = evaluate(n_train_, n_train_ + n_val_);
     st.eval_ms = te.ms();
     times.push_back(st.time_ms);
-    // Best validation MAP (EvolveGCN's model selection), ties keep the earlier epoch.
-    if (best.empty() || st.val.map > res.best_val.map) {
+    // Best validation MAP / F1 (EvolveGCN's model selection), ties keep the earlier epoch.
+    if (best.empty() || st.val.selection(opt_.task) > res.best_val.selection(opt_.task)) {
       res.best_val = st.val;
       res.best_epoch = e;
       best.clear();

@@ -1,6 +1,11 @@
 #pragma once
-// Link prediction on a snapshot sequence (EvolveGCN's protocol): the embeddings after snapshot t
-// score the edges of snapshot t+1 against sampled non-edges. Steps are split by time: the first
+// Tasks on a snapshot sequence, with EvolveGCN's protocols:
+//  - link prediction: the embeddings after snapshot t score the edges of snapshot t+1 against
+//    sampled non-edges (metrics AUC, MAP, MRR);
+//  - edge classification: the embeddings after snapshot t classify the edges of snapshot t by
+//    the sign of their weight, e.g. a negative bitcoin rating (metrics F1 of the negative
+//    class, macro F1, AUC).
+// Steps are split by time: the first
 // 70% train, the next 10% validate, the rest test. Training back-propagates through windows of
 // `bptt` consecutive steps (the whole training span when 0); evaluation runs the whole sequence
 // so that validation and test steps see their history.
@@ -22,7 +27,11 @@ namespace dgnn {
 std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<float>& features,
                                       int64_t feature_dim, int64_t* out_dim);
 
+enum class TemporalTask : uint8_t { link, edge };
+TemporalTask parse_temporal_task(const std::string& name);  // OptionError for unknown names
+
 struct TemporalOptions {
+  TemporalTask task = TemporalTask::link;
   int epochs = 50;
   uint64_t seed = 0;
   float lr = 0.01f;
@@ -36,8 +45,11 @@ struct TemporalOptions {
 };
 
 struct LinkMetrics {
-  double auc = 0, map = 0, mrr = 0;  // means over the steps of a split
+  double auc = 0, map = 0, mrr = 0;  // means over the steps of a split (link prediction)
+  double f1 = 0, macro_f1 = 0;       // edge classification, over all edges of a split
   double loss = 0;
+  // The number model selection maximises: MAP for links, F1 for edges.
+  double selection(TemporalTask t) const { return t == TemporalTask::link ? map : f1; }
 };
 
 struct TemporalEpoch {
@@ -80,6 +92,7 @@ class LinkPredictionTrainer {
     std::vector<float> target, weight;
   };
   Batch batch_for(int step, int negatives, uint64_t salt) const;
+  Batch edge_batch(int step) const;
 
   TemporalModel& model_;
   PairClassifier& head_;
