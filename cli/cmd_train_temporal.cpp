@@ -59,13 +59,6 @@ void run_train_temporal(TrainArgs& a) {
     do graphs.push_back(std::make_unique<GraphView>(cur.current()));
     while (cur.next());
   }
-  if (!a.quiet)
-    std::printf("temporal graph: %lld vertices, %d snapshots, %lld features (%s); "
-                "snapshots as base + differences: %.1f MB instead of %.1f MB (loaded in %.0f ms)\n",
-                (long long)g.num_vertices, g.num_snapshots(), (long long)feature_dim,
-                static_dim ? feature_file.c_str() : "degree buckets per snapshot",
-                double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6, load.ms());
-
   std::vector<int64_t> dims{feature_dim};
   for (int i = 0; i < a.layers; ++i) dims.push_back(a.hidden);
   auto model = make_temporal_model(kind, dims);
@@ -84,6 +77,13 @@ void run_train_temporal(TrainArgs& a) {
   opt.neg_eval = a.neg_eval;
   opt.classifier_hidden = a.hidden;
   LinkPredictionTrainer trainer(*model, head, g, graphs, features, comm, opt);
+  // Printed once the options are known to fit the data: a bad option stays a one-line error.
+  if (!a.quiet)
+    std::printf("temporal graph: %lld vertices, %d snapshots, %lld features (%s); "
+                "snapshots as base + differences: %.1f MB instead of %.1f MB (loaded in %.0f ms)\n",
+                (long long)g.num_vertices, g.num_snapshots(), (long long)feature_dim,
+                static_dim ? feature_file.c_str() : "degree buckets per snapshot",
+                double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6, load.ms());
 
   nlohmann::json settings = {{"graph", a.data.graph},
                              {"model", temporal_kind_name(kind)},

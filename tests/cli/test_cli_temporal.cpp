@@ -142,3 +142,46 @@ TEST_CASE("cli temporal: generate evolving-sbm, then info reads it with no flags
   CHECK_THAT(bad.out, Contains("--drift"));
   CHECK_FALSE(fs::exists(d / "c"));
 }
+
+TEST_CASE("cli temporal: train link prediction and edge classification from the command line",
+          "[cli]") {
+  fs::path d = scratch("temporal_train");
+  Result g = run("generate evolving-sbm --vertices 300 --snapshots 12 --classes 3 --seed 2 --out " +
+                 (d / "evo").string());
+  REQUIRE(g.code == 0);
+  Result t = run("train --graph " + (d / "evo").string() +
+                 " --model tgcn --hidden 8 --epochs 3 --bptt 3 --neg-eval 10 --log-json " +
+                 (d / "lp.jsonl").string());
+  INFO(t.out);
+  REQUIRE(t.code == 0);
+  std::ifstream log(d / "lp.jsonl");
+  std::string line, last;
+  int epochs = 0;
+  while (std::getline(log, line)) {
+    auto j = nlohmann::json::parse(line);
+    if (j.contains("final")) {
+      last = line;
+    } else {
+      ++epochs;
+      CHECK(j.contains("val_map"));
+    }
+  }
+  CHECK(epochs == 3);
+  auto fin = nlohmann::json::parse(last);
+  for (const char* k : {"test_auc", "test_map", "test_mrr"}) {
+    INFO(k);
+    CHECK(fin.contains(k));
+    CHECK(fin[k].get<double>() >= 0.0);
+  }
+  CHECK(fin["settings"]["model"] == "tgcn");
+
+  // Edge classification needs signed weights: an unweighted graph is a one-line error.
+  Result e = run("train --graph " + (d / "evo").string() + " --task edge --epochs 1");
+  CHECK(e.code != 0);
+  CHECK(e.out.find("--weight-col") != std::string::npos);
+  CHECK(count_lines(e.out) == 1);
+  // A static model name on a temporal graph is an error naming --model.
+  Result m = run("train --graph " + (d / "evo").string() + " --model gin --epochs 1");
+  CHECK(m.code != 0);
+  CHECK(m.out.find("--model") != std::string::npos);
+}
