@@ -289,6 +289,11 @@ void register_train(CLI::App& app) {
                   "(classification by weight sign)")
       ->check(CLI::IsMember({"link", "edge"}))
       ->capture_default_str();
+  cmd->add_option("--strategy", a->strategy,
+                  "Temporal, several ranks: vertex (one partition, halo per snapshot, state stays "
+                  "with its owner) or snapshot")
+      ->check(CLI::IsMember({"vertex", "snapshot"}))
+      ->capture_default_str();
   cmd->add_option("--bptt", a->bptt,
                   "Temporal: snapshots per back-propagation window (0 = the whole training span)")
       ->capture_default_str();

@@ -8,6 +8,7 @@
 #include "cli/train_args.hpp"
 #include "comm/communicator.hpp"
 #include "common/timer.hpp"
+#include "gnn/temporal_dist.hpp"
 #include "gnn/temporal_trainer.hpp"
 #include "graph/npy.hpp"
 
@@ -23,9 +24,12 @@ void run_train_temporal(TrainArgs& a) {
   check_writable(a.log_json, "--log-json");
   const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "evolvegcn-o" : a.model);
   Communicator& comm = world();
-  if (comm.size() > 1)
-    throw OptionError("temporal training runs on one rank for now (the vertex and snapshot "
-                      "strategies are not built yet)");
+  if (a.strategy != "vertex")
+    throw OptionError("--strategy " + a.strategy +
+                      ": only the vertex strategy is built so far (snapshot partitioning is not)");
+  if (comm.size() > 1 && kind == TemporalKind::evolvegcn_h)
+    throw OptionError("--model evolvegcn-h runs on one rank for now: its top-k summary over all "
+                      "vertices is not distributed yet (evolvegcn-o, gcrn and tgcn are)");
 
   Timer load;
   TemporalGraph g = load_temporal(a.data.graph, a.data.edges, a.snapshots);
@@ -53,11 +57,23 @@ void run_train_temporal(TrainArgs& a) {
   }
   int64_t feature_dim = 0;
   std::vector<Var> features = snapshot_features(g, static_features, static_dim, &feature_dim);
+  // One process: the whole snapshots. Several ranks (the vertex strategy): one partition of
+  // the union graph, computed on rank 0, and this rank's share of every snapshot.
   std::vector<std::unique_ptr<GraphView>> graphs;
-  {
+  std::unique_ptr<TemporalRank> rank_data;
+  if (comm.size() == 1) {
     SnapshotCursor cur(g);
     do graphs.push_back(std::make_unique<GraphView>(cur.current()));
     while (cur.next());
+  } else {
+    PartitionOptions popt;
+    popt.method = parse_partitioner(a.partitioner);
+    popt.parts = comm.size();
+    popt.seed = a.train.seed;
+    std::vector<int32_t> part(size_t(g.num_vertices));
+    if (comm.rank() == 0) part = partition_temporal(g, popt);
+    comm.broadcast(part.data(), int64_t(part.size()) * 4, 0);
+    rank_data = make_temporal_rank(g, features, part, comm);
   }
   std::vector<int64_t> dims{feature_dim};
   for (int i = 0; i < a.layers; ++i) dims.push_back(a.hidden);
@@ -76,9 +92,12 @@ void run_train_temporal(TrainArgs& a) {
   opt.neg_train = a.neg_train;
   opt.neg_eval = a.neg_eval;
   opt.classifier_hidden = a.hidden;
-  LinkPredictionTrainer trainer(*model, head, g, graphs, features, comm, opt);
+  LinkPredictionTrainer trainer(*model, head, g, rank_data ? rank_data->graphs : graphs,
+                                rank_data ? rank_data->features : features, comm, opt,
+                                rank_data ? &rank_data->dir : nullptr);
   // Printed once the options are known to fit the data: a bad option stays a one-line error.
-  if (!a.quiet)
+  const bool root = comm.rank() == 0;
+  if (!a.quiet && root)
     std::printf("temporal graph: %lld vertices, %d snapshots, %lld features (%s); "
                 "snapshots as base + differences: %.1f MB instead of %.1f MB (loaded in %.0f ms)\n",
                 (long long)g.num_vertices, g.num_snapshots(), (long long)feature_dim,
@@ -99,11 +118,13 @@ void run_train_temporal(TrainArgs& a) {
                              {"neg_eval", a.neg_eval},
                              {"seed", a.train.seed},
                              {"ranks", comm.size()},
+                             {"strategy", a.strategy},
+                             {"partitioner", a.partitioner},
                              {"threads", omp_get_max_threads()}};
   std::unique_ptr<AtomicFile> log;
-  if (!a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);
+  if (root && !a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);
   TemporalResult res = trainer.run([&](const TemporalEpoch& s) {
-    if (!a.quiet) {
+    if (!a.quiet && root) {
       if (link)
         std::printf("epoch %4d  loss %.4f  val auc %.4f map %.4f mrr %.4f  %7.1f ms\n", s.epoch,
                     s.loss, s.val.auc, s.val.map, s.val.mrr, s.time_ms);
@@ -124,6 +145,7 @@ void run_train_temporal(TrainArgs& a) {
       std::fprintf(log->get(), "%s\n", j.dump().c_str());
     }
   });
+  if (!root) return;
   if (link)
     std::printf("test auc %.4f map %.4f mrr %.4f (best val map %.4f at epoch %d; steps "
                 "train/val/test %d/%d/%d), median epoch %.1f ms\n",

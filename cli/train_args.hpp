@@ -28,7 +28,8 @@ struct TrainArgs {
   bool no_overlap = false;
   // Temporal (snapshot) training: used when the input has a time column.
   SnapshotOptions snapshots;
-  std::string task = "link";  // link (prediction) on temporal graphs
+  std::string task = "link";
+  std::string strategy = "vertex";  // vertex | snapshot (distributed temporal training)  // link (prediction) on temporal graphs
   int bptt = 0;
   int neg_train = 5;
   int neg_eval = 100;

@@ -80,7 +80,8 @@ void Var::backward() {
     if (is_leaf(n)) continue;
     // A node no gradient reached (e.g. a branch that does not feed the loss) has nothing to
     // push; its buffer would be all zeros.
-    if (n.backward && n.grad.numel() > 0) n.backward(n);
+    if (n.backward && n.collective) n.grad_buffer();  // zeros where nothing reached it
+    if (n.backward && (n.grad.numel() > 0 || n.collective)) n.backward(n);
     n.backward = nullptr;
     n.inputs.clear();
     n.grad = Tensor();

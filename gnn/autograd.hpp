@@ -15,6 +15,9 @@ struct Node {
   Tensor value;
   Tensor grad;  // allocated (zeros) on first accumulation
   bool requires_grad = false;
+  // The backward talks to other ranks collectively: it must run on every rank, even where no
+  // gradient (or an empty one) reached this node, or the other ranks would wait forever.
+  bool collective = false;
   const char* op = "leaf";
   std::vector<std::shared_ptr<Node>> inputs;
   // Reads this->grad and accumulates into inputs' grads (via grad_of()).

@@ -304,7 +304,10 @@ Var PairClassifier::forward(ForwardContext& ctx, const Var& x) {
 
 Var PairClassifier::score(ForwardContext& ctx, const Var& h, const std::vector<int32_t>& src,
                           const std::vector<int32_t>& dst) {
-  Var hu = gather_rows(h, src), hv = gather_rows(h, dst);
+  return score_rows(ctx, gather_rows(h, src), gather_rows(h, dst));
+}
+
+Var PairClassifier::score_rows(ForwardContext& ctx, const Var& hu, const Var& hv) {
   return forward(ctx, concat_cols({hu, hv, mul(hu, hv)}));
 }
 

@@ -47,6 +47,8 @@ class PairClassifier : public Module {
   // Logits for pairs (src[i], dst[i]) of rows of h.
   Var score(ForwardContext& ctx, const Var& h, const std::vector<int32_t>& src,
             const std::vector<int32_t>& dst);
+  // Logits for pairs whose endpoint rows are already gathered (h_u, h_v row by row).
+  Var score_rows(ForwardContext& ctx, const Var& hu, const Var& hv);
   Var forward(ForwardContext& ctx, const Var& x) override;  // x = [h_u | h_v | h_u * h_v] rows
 
  private:

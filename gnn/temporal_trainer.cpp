@@ -61,7 +61,8 @@ LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifie
                                              const TemporalGraph& g,
                                              const std::vector<std::unique_ptr<GraphView>>& graphs,
                                              const std::vector<Var>& features,
-                                             Communicator& comm, TemporalOptions opt)
+                                             Communicator& comm, TemporalOptions opt,
+                                             const RowDirectory* dir)
     : model_(model),
       head_(head),
       g_(g),
@@ -73,9 +74,9 @@ LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifie
   if (int(graphs.size()) != t) throw ShapeError("need one graph view per snapshot");
   if (features.size() != 1 && int(features.size()) != t)
     throw ShapeError("need one feature matrix, or one per snapshot");
-  if (comm.size() != 1)
-    throw OptionError("link prediction runs on one rank for now (distributed strategies are "
-                      "not built yet)");
+  dir_ = dir ? *dir : RowDirectory::single(g.num_vertices);
+  if (int64_t(dir_.owner.size()) != g.num_vertices)
+    throw ShapeError("the row directory must list every vertex of the temporal graph");
   // Link prediction: step s predicts the edges of snapshot s + 1; edge classification: step s
   // labels the edges of snapshot s itself.
   n_steps_ = opt_.task == TemporalTask::link ? t - 1 : t;
@@ -157,6 +158,45 @@ LinkPredictionTrainer::Batch LinkPredictionTrainer::edge_batch(int step) const {
   return b;
 }
 
+LinkPredictionTrainer::Batch LinkPredictionTrainer::local_part(const Batch& full) const {
+  if (comm_.size() == 1) return full;
+  Batch b;
+  for (size_t i = 0; i < full.src.size(); ++i) {
+    if (dir_.owner[size_t(full.src[i])] != comm_.rank()) continue;
+    b.src.push_back(full.src[i]);
+    b.dst.push_back(full.dst[i]);
+    b.target.push_back(full.target[i]);
+    b.weight.push_back(full.weight[i]);
+  }
+  return b;
+}
+
+Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch& local) {
+  std::vector<int32_t> rows(local.src.size());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = dir_.local[size_t(local.src[i])];
+  return head_.score_rows(ctx, gather_rows(h, rows), fetch_rows(comm_, dir_, h, local.dst));
+}
+
+void LinkPredictionTrainer::allreduce_grads() {
+  if (comm_.size() == 1) return;
+  int64_t total = 0;
+  for (auto& [name, p] : params_) total += p->var.value().numel();
+  flat_.resize(size_t(total));
+  int64_t off = 0;
+  for (auto& [name, p] : params_) {
+    const Tensor& g = p->var.node()->grad_buffer();
+    std::copy(g.data(), g.data() + g.numel(), flat_.data() + off);
+    off += g.numel();
+  }
+  comm_.allreduce_sum(flat_.data(), total);
+  off = 0;
+  for (auto& [name, p] : params_) {
+    Tensor& g = p->var.grad();
+    std::copy(flat_.data() + off, flat_.data() + off + g.numel(), g.data());
+    off += g.numel();
+  }
+}
+
 double LinkPredictionTrainer::train_epoch(int epoch) {
   model_.reset_state();
   const int window = opt_.bptt > 0 ? opt_.bptt : n_train_;
@@ -171,21 +211,61 @@ double LinkPredictionTrainer::train_epoch(int epoch) {
       ForwardContext ctx{*graphs_[size_t(s)], true, opt_.seed, uint64_t(epoch)};
       const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
       Var h = model_.step(ctx, x);
-      Batch b = batch_for(s, opt_.neg_train, uint64_t(epoch) * 0x9e3779b9u + 1);
-      if (b.src.empty()) continue;
-      Var l = bce_with_logits(head_.score(ctx, h, b.src, b.dst), b.target, 1.0, b.weight);
+      // Every rank builds the whole batch (same samples, same weights as one process) and
+      // scores its share; skipping is decided on the whole batch so all ranks agree.
+      const Batch full = batch_for(s, opt_.neg_train, uint64_t(epoch) * 0x9e3779b9u + 1);
+      if (full.src.empty()) continue;
+      const Batch b = local_part(full);
+      Var logits = score(ctx, h, b);
+      // A rank with no pairs here still puts the (empty) scores on its tape: the fetch's
+      // backward is collective.
+      Var l = b.src.empty() ? scale(sum(logits), 0.f)
+                            : bce_with_logits(logits, b.target, 1.0, b.weight);
       loss = loss.defined() ? add(loss, l) : l;
       ++in_window;
     }
     if (loss.defined()) {
-      total += loss.value().data()[0];
+      double value = loss.value().data()[0];
+      comm_.allreduce_sum(&value, 1);
+      total += value;
       counted += in_window;
       scale(loss, 1.f / float(in_window)).backward();
+      allreduce_grads();
       optimizer_->step();
     }
     model_.detach_state();
   }
   return counted ? total / counted : 0.0;
+}
+
+void LinkPredictionTrainer::gather_all(const Tensor& logits, const Batch& local,
+                                       std::vector<float>* scores, std::vector<float>* labels,
+                                       std::vector<float>* groups) {
+  // Three floats per pair (score, label, source id: exact below 2^24 vertices), all to all.
+  const int p = comm_.size();
+  std::vector<float> mine;
+  for (size_t i = 0; i < local.src.size(); ++i) {
+    mine.push_back(logits.data()[i]);
+    mine.push_back(local.target[i]);
+    mine.push_back(float(local.src[i]));
+  }
+  std::vector<int64_t> counts(size_t(p), 0);
+  counts[size_t(comm_.rank())] = int64_t(mine.size()) * 4;
+  comm_.allreduce_sum(counts.data(), p);
+  std::vector<int64_t> send_counts(size_t(p), int64_t(mine.size()) * 4), send_displs(size_t(p), 0);
+  std::vector<int64_t> recv_displs(size_t(p), 0);
+  int64_t total = 0;
+  for (int r = 0; r < p; ++r) {
+    recv_displs[size_t(r)] = total;
+    total += counts[size_t(r)];
+  }
+  std::vector<float> all(size_t(total / 4));
+  comm_.alltoallv(mine.data(), send_counts, send_displs, all.data(), counts, recv_displs);
+  for (size_t i = 0; i + 2 < all.size(); i += 3) {
+    scores->push_back(all[i]);
+    labels->push_back(all[i + 1]);
+    groups->push_back(all[i + 2]);
+  }
 }
 
 LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
@@ -200,13 +280,20 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
     const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
     Var h = model_.step(ctx, x);
     if (s < begin) continue;
-    Batch b = batch_for(s, opt_.neg_eval, 0xe7a1);
-    if (b.src.empty()) continue;
-    Var logits = head_.score(ctx, h, b.src, b.dst);
-    const float* sc = logits.value().data();
-    std::vector<float> scores(sc, sc + logits.rows());
-    std::vector<uint8_t> labels(b.target.begin(), b.target.end());
-    m.loss += bce_with_logits(logits, b.target, 1.0, b.weight).value().data()[0];
+    const Batch full = batch_for(s, opt_.neg_eval, 0xe7a1);
+    if (full.src.empty()) continue;
+    const Batch local = local_part(full);
+    Var logits = score(ctx, h, local);
+    double part_loss =
+        local.src.empty() ? 0.0
+                          : bce_with_logits(logits, local.target, 1.0, local.weight).value().data()[0];
+    comm_.allreduce_sum(&part_loss, 1);
+    m.loss += part_loss;
+    // Metrics need every pair's score: gather them on all ranks (in rank order).
+    std::vector<float> scores, label_f, group_f;
+    gather_all(logits.value(), local, &scores, &label_f, &group_f);
+    std::vector<uint8_t> labels(label_f.begin(), label_f.end());
+    std::vector<int32_t> groups(group_f.begin(), group_f.end());
     if (opt_.task == TemporalTask::edge) {
       all_scores.insert(all_scores.end(), scores.begin(), scores.end());
       all_labels.insert(all_labels.end(), labels.begin(), labels.end());
@@ -215,7 +302,7 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
     }
     m.auc += roc_auc(scores, labels);
     m.map += average_precision(scores, labels);
-    m.mrr += mean_reciprocal_rank(scores, labels, b.src);
+    m.mrr += mean_reciprocal_rank(scores, labels, groups);
     ++counted;
   }
   if (opt_.task == TemporalTask::edge) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "gnn/fetch.hpp"
 #include "gnn/optimizer.hpp"
 #include "gnn/temporal_models.hpp"
 #include "graph/temporal.hpp"
@@ -72,10 +73,13 @@ class LinkPredictionTrainer {
  public:
   // `graphs[t]` and `features[t]` (or one feature matrix for all steps) for every snapshot; they
   // must outlive the trainer.
+  // Distributed (vertex strategy): `graphs` and `features` are this rank's, `dir` says where
+  // every vertex lives (null: all on this one rank); each rank scores the pairs whose first
+  // vertex it owns, and gradients are summed over ranks.
   LinkPredictionTrainer(TemporalModel& model, PairClassifier& head, const TemporalGraph& g,
                         const std::vector<std::unique_ptr<GraphView>>& graphs,
                         const std::vector<Var>& features, Communicator& comm,
-                        TemporalOptions opt);
+                        TemporalOptions opt, const RowDirectory* dir = nullptr);
   ~LinkPredictionTrainer();
 
   TemporalResult run(const std::function<void(const TemporalEpoch&)>& on_epoch = {});
@@ -93,6 +97,13 @@ class LinkPredictionTrainer {
   };
   Batch batch_for(int step, int negatives, uint64_t salt) const;
   Batch edge_batch(int step) const;
+  // The pairs of a (global) batch this rank scores: those whose first vertex it owns.
+  Batch local_part(const Batch& full) const;
+  // Logits of a local batch; collective (every rank calls it, even with no pairs).
+  Var score(ForwardContext& ctx, const Var& h, const Batch& local);
+  void allreduce_grads();
+  void gather_all(const Tensor& logits, const Batch& local, std::vector<float>* scores,
+                  std::vector<float>* labels, std::vector<float>* groups);
 
   TemporalModel& model_;
   PairClassifier& head_;
@@ -104,6 +115,8 @@ class LinkPredictionTrainer {
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<std::pair<std::string, Parameter*>> params_;
   int n_steps_ = 0, n_train_ = 0, n_val_ = 0;
+  RowDirectory dir_;
+  std::vector<float> flat_;
 };
 
 }  // namespace dgnn

@@ -32,3 +32,4 @@ add_test(NAME "mpi: dgnn train on 2 ranks (CLI)"
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/cli_dist.sh $<TARGET_FILE:dgnn_cli>)
 set_tests_properties("mpi: dgnn train on 2 ranks (CLI)" PROPERTIES LABELS mpi TIMEOUT 300
   PROCESSORS 2)
+dgnn_mpi_test(tdist 2 4)

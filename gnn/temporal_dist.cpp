@@ -1,0 +1,148 @@
+#include "gnn/temporal_dist.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "kernels/kernels.hpp"
+
+namespace dgnn {
+
+std::vector<int32_t> partition_temporal(const TemporalGraph& g, const PartitionOptions& opt) {
+  // The union graph: each (dst, src) pair once, whatever snapshot it appears in.
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  for (const auto& ev : g.events)
+    for (size_t i = 0; i < ev.src.size(); ++i)
+      if (ev.src[i] != ev.dst[i]) pairs.emplace_back(ev.dst[i], ev.src[i]);
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  std::vector<int32_t> rows, cols;
+  for (auto [d, s] : pairs) {
+    rows.push_back(d);
+    cols.push_back(s);
+  }
+  const Csr u = csr_from_coo(g.num_vertices, g.num_vertices, rows, cols, {});
+  return partition_vertices(u, opt);
+}
+
+namespace {
+
+// One snapshot's local graph for `rank`: rows = owned vertices in `owned` order, columns =
+// [owned | halo], halo vertices ordered by (owner, id) so that each peer's rows arrive as one
+// block in the order the peer sends them (ascending id).
+struct LocalSnapshot {
+  Csr local;
+  std::vector<int64_t> global_ids;
+  std::vector<int64_t> halo_in_degree;
+  HaloPlan plan;
+};
+
+LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int parts, int rank,
+                           const std::vector<int64_t>& owned, const RowDirectory& dir) {
+  LocalSnapshot s;
+  const int64_t n_owned = int64_t(owned.size());
+  std::vector<int64_t> halo;
+  for (int64_t v : owned)
+    for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e)
+      if (part[size_t(a.indices[e])] != rank) halo.push_back(a.indices[e]);
+  std::sort(halo.begin(), halo.end(), [&](int64_t x, int64_t y) {
+    return part[size_t(x)] != part[size_t(y)] ? part[size_t(x)] < part[size_t(y)] : x < y;
+  });
+  halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
+  std::vector<int32_t> col_of_halo(halo.size());
+  s.global_ids = owned;
+  s.global_ids.insert(s.global_ids.end(), halo.begin(), halo.end());
+  auto local_col = [&](int64_t u) -> int32_t {
+    if (part[size_t(u)] == rank) return dir.local[size_t(u)];
+    auto it = std::lower_bound(halo.begin(), halo.end(), u, [&](int64_t x, int64_t y) {
+      return part[size_t(x)] != part[size_t(y)] ? part[size_t(x)] < part[size_t(y)] : x < y;
+    });
+    return int32_t(n_owned + (it - halo.begin()));
+  };
+  // In-degree without self loops, as GraphView's GCN weights expect for halo vertices.
+  for (int64_t u : halo) {
+    int64_t d = 0;
+    for (int64_t e = a.offsets[u]; e < a.offsets[u + 1]; ++e) d += a.indices[e] != u;
+    s.halo_in_degree.push_back(d);
+  }
+  s.local.rows = n_owned;
+  s.local.cols = n_owned + int64_t(halo.size());
+  s.local.offsets.assign(size_t(n_owned) + 1, 0);
+  for (int64_t r = 0; r < n_owned; ++r) {
+    const int64_t v = owned[size_t(r)];
+    std::vector<std::pair<int32_t, float>> row;
+    for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e)
+      row.emplace_back(local_col(a.indices[e]), a.values.empty() ? 1.f : a.values[size_t(e)]);
+    std::sort(row.begin(), row.end());
+    for (auto [c, w] : row) {
+      s.local.indices.push_back(c);
+      if (!a.values.empty()) s.local.values.push_back(w);
+    }
+    s.local.offsets[size_t(r) + 1] = int64_t(s.local.indices.size());
+  }
+  // What each peer needs from this rank: owned in-neighbours of the peer's vertices.
+  std::vector<std::vector<int32_t>> need(static_cast<size_t>(parts));
+  for (int64_t v = 0; v < a.rows; ++v) {
+    const int q = part[size_t(v)];
+    if (q == rank) continue;
+    for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e)
+      if (part[size_t(a.indices[e])] == rank) need[size_t(q)].push_back(a.indices[e]);
+  }
+  for (int q = 0; q < parts; ++q) {
+    if (q == rank) continue;
+    auto& nq = need[size_t(q)];
+    std::sort(nq.begin(), nq.end());
+    nq.erase(std::unique(nq.begin(), nq.end()), nq.end());
+    std::vector<int32_t> recv;
+    for (size_t k = 0; k < halo.size(); ++k)
+      if (part[size_t(halo[k])] == q) recv.push_back(int32_t(n_owned + int64_t(k)));
+    if (nq.empty() && recv.empty()) continue;
+    std::vector<int32_t> send;
+    for (int32_t u : nq) send.push_back(dir.local[size_t(u)]);
+    s.plan.peers.push_back(q);
+    s.plan.send_rows.push_back(std::move(send));
+    s.plan.recv_rows.push_back(std::move(recv));
+  }
+  return s;
+}
+
+}  // namespace
+
+std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
+                                                 const std::vector<Var>& features,
+                                                 const std::vector<int32_t>& part,
+                                                 Communicator& comm) {
+  const int parts = comm.size(), rank = comm.rank();
+  DGNN_CHECK(int64_t(part.size()) == g.num_vertices, ShapeError,
+             "the partition must assign every vertex");
+  auto tr = std::make_unique<TemporalRank>();
+  tr->dir.owner = part;
+  tr->dir.local.assign(part.size(), 0);
+  std::vector<int32_t> next(static_cast<size_t>(parts), 0);
+  for (size_t v = 0; v < part.size(); ++v) {
+    DGNN_CHECK(part[v] >= 0 && part[v] < parts, OptionError,
+               "the partition has a part outside 0.." + std::to_string(parts - 1));
+    tr->dir.local[v] = next[size_t(part[v])]++;
+    if (part[v] == rank) tr->owned.push_back(int64_t(v));
+  }
+  std::vector<int32_t> owned_rows(tr->owned.begin(), tr->owned.end());
+  for (const Var& f : features) {
+    Tensor rows = Tensor::uninitialized(int64_t(owned_rows.size()), f.cols(), f.device());
+    kernels::gather_rows(f.device(), f.value().view(), owned_rows.data(),
+                         int64_t(owned_rows.size()), rows.view());
+    tr->features.emplace_back(std::move(rows));
+  }
+  SnapshotCursor cur(g);
+  do {
+    LocalSnapshot s = cut_snapshot(cur.current(), part, parts, rank, tr->owned, tr->dir);
+    tr->halo_rows += s.local.cols - s.local.rows;
+    tr->plans.push_back(std::move(s.plan));
+    tr->halos.push_back(make_halo_exchange(tr->plans.back(), comm));
+    tr->graphs.push_back(std::make_unique<GraphView>(std::move(s.local), int64_t(tr->owned.size()),
+                                                     std::move(s.global_ids),
+                                                     std::move(s.halo_in_degree),
+                                                     tr->halos.back().get()));
+  } while (cur.next());
+  return tr;
+}
+
+}  // namespace dgnn
