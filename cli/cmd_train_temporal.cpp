@@ -24,12 +24,12 @@ void run_train_temporal(TrainArgs& a) {
   check_writable(a.log_json, "--log-json");
   const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "evolvegcn-o" : a.model);
   Communicator& comm = world();
-  if (a.strategy != "vertex")
-    throw OptionError("--strategy " + a.strategy +
-                      ": only the vertex strategy is built so far (snapshot partitioning is not)");
   if (comm.size() > 1 && kind == TemporalKind::evolvegcn_h)
     throw OptionError("--model evolvegcn-h runs on one rank for now: its top-k summary over all "
                       "vertices is not distributed yet (evolvegcn-o, gcrn and tgcn are)");
+  if (a.strategy != "vertex")
+    throw OptionError("--strategy " + a.strategy +
+                      ": only the vertex strategy is built so far (snapshot partitioning is not)");
 
   Timer load;
   TemporalGraph g = load_temporal(a.data.graph, a.data.edges, a.snapshots);
