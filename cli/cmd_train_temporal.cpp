@@ -126,15 +126,30 @@ void run_train_temporal(TrainArgs& a) {
   TemporalResult res = trainer.run([&](const TemporalEpoch& s) {
     if (!a.quiet && root) {
       if (link)
-        std::printf("epoch %4d  loss %.4f  val auc %.4f map %.4f mrr %.4f  %7.1f ms\n", s.epoch,
+        std::printf("epoch %4d  loss %.4f  val auc %.4f map %.4f mrr %.4f  %7.1f ms", s.epoch,
                     s.loss, s.val.auc, s.val.map, s.val.mrr, s.time_ms);
       else
-        std::printf("epoch %4d  loss %.4f  val f1 %.4f macro-f1 %.4f auc %.4f  %7.1f ms\n",
+        std::printf("epoch %4d  loss %.4f  val f1 %.4f macro-f1 %.4f auc %.4f  %7.1f ms",
                     s.epoch, s.loss, s.val.f1, s.val.macro_f1, s.val.auc, s.time_ms);
+      if (comm.size() > 1)
+        std::printf("  (compute %.1f comm %.1f wait %.1f, sent %.2f MB)", s.compute_ms, s.comm_ms,
+                    s.wait_ms, double(s.bytes_sent) / 1e6);
+      std::printf("\n");
     }
     if (log) {
-      nlohmann::json j = {{"epoch", s.epoch}, {"loss", s.loss}, {"val_auc", s.val.auc},
-                          {"time_ms", s.time_ms}, {"eval_ms", s.eval_ms}};
+      nlohmann::json j = {{"epoch", s.epoch},
+                          {"loss", s.loss},
+                          {"val_auc", s.val.auc},
+                          {"time_ms", s.time_ms},
+                          {"eval_ms", s.eval_ms},
+                          {"compute_ms", s.compute_ms},
+                          {"comm_ms", s.comm_ms},
+                          {"wait_ms", s.wait_ms},
+                          {"bytes_sent", s.bytes_sent},
+                          {"max_compute_ms", s.max_compute_ms},
+                          {"max_comm_ms", s.max_comm_ms},
+                          {"max_wait_ms", s.max_wait_ms},
+                          {"max_bytes_sent", s.max_bytes_sent}};
       if (link) {
         j["val_map"] = s.val.map;
         j["val_mrr"] = s.val.mrr;

@@ -340,9 +340,10 @@ TemporalResult LinkPredictionTrainer::run(const std::function<void(const Tempora
   for (int e = 1; e <= opt_.epochs; ++e) {
     TemporalEpoch st;
     st.epoch = e;
+    comm_.stats().reset();
     Timer t;
     st.loss = train_epoch(e);
-    st.time_ms = t.ms();
+    static_cast<StepSplit&>(st) = split_step(comm_, t.ms());
     Timer te;
     st.val = evaluate(n_train_, n_train_ + n_val_);
     st.eval_ms = te.ms();

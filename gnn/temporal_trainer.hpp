@@ -19,6 +19,7 @@
 #include "gnn/fetch.hpp"
 #include "gnn/optimizer.hpp"
 #include "gnn/temporal_models.hpp"
+#include "gnn/trainer.hpp"
 #include "graph/temporal.hpp"
 
 namespace dgnn {
@@ -53,11 +54,10 @@ struct LinkMetrics {
   double selection(TemporalTask t) const { return t == TemporalTask::link ? map : f1; }
 };
 
-struct TemporalEpoch {
+struct TemporalEpoch : StepSplit {
   int epoch = 0;
   double loss = 0;
   LinkMetrics val;
-  double time_ms = 0;
   double eval_ms = 0;
 };
 

@@ -129,17 +129,18 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void Trainer::split_times(double step_ms, EpochStats& st) {
+StepSplit split_step(Communicator& comm, double step_ms) {
   // Snapshot this rank's counters before the reductions below add to them.
-  const CommStats mine = comm_.stats();
+  const CommStats mine = comm.stats();
   const double compute = std::max(0.0, step_ms - mine.comm_ms - mine.wait_ms);
   double sums[3] = {compute, mine.comm_ms, mine.wait_ms};
   double maxes[5] = {step_ms, compute, mine.comm_ms, mine.wait_ms, double(mine.bytes_sent)};
   int64_t bytes = mine.bytes_sent;
-  comm_.allreduce_sum(sums, 3);
-  comm_.allreduce_max(maxes, 5);
-  comm_.allreduce_sum(&bytes, 1);
-  const double p = double(comm_.size());
+  comm.allreduce_sum(sums, 3);
+  comm.allreduce_max(maxes, 5);
+  comm.allreduce_sum(&bytes, 1);
+  const double p = double(comm.size());
+  StepSplit st;
   st.time_ms = maxes[0];
   st.compute_ms = sums[0] / p;
   st.comm_ms = sums[1] / p;
@@ -149,6 +150,7 @@ void Trainer::split_times(double step_ms, EpochStats& st) {
   st.max_wait_ms = maxes[3];
   st.max_bytes_sent = int64_t(maxes[4]);
   st.bytes_sent = bytes;
+  return st;
 }
 
 TrainResult Trainer::run(const std::function<void(const EpochStats&)>& on_epoch) {
@@ -164,7 +166,7 @@ TrainResult Trainer::run(const std::function<void(const EpochStats&)>& on_epoch)
     EpochStats st;
     st.epoch = e;
     st.loss = loss;
-    split_times(t.ms(), st);
+    static_cast<StepSplit&>(st) = split_step(comm_, t.ms());
     Timer te;
     auto acc = evaluate();
     st.eval_ms = te.ms();

@@ -43,17 +43,22 @@ struct TrainOptions {
   std::string meta_json = "{}";    // settings stored in checkpoints
 };
 
-struct EpochStats {
-  int epoch = 0;  // from 1
-  double loss = 0;
-  double train_acc = 0, val_acc = 0, test_acc = 0;
-  double time_ms = 0;  // the training step (slowest rank), without evaluation
-  double eval_ms = 0;
-  // The step's time split, averaged over ranks (compute = time - comm - wait), the slowest
-  // rank's of each, and bytes sent in the step (sum over ranks, and the largest rank's).
+// A training step's time split over ranks: means (compute = time - comm - wait), the slowest
+// rank's of each, and bytes sent in the step (sum over ranks, and the largest rank's).
+struct StepSplit {
+  double time_ms = 0;  // the slowest rank's
   double compute_ms = 0, comm_ms = 0, wait_ms = 0;
   double max_compute_ms = 0, max_comm_ms = 0, max_wait_ms = 0;
   int64_t bytes_sent = 0, max_bytes_sent = 0;
+};
+// Collective: combines this rank's comm.stats() since their last reset with its step time.
+StepSplit split_step(Communicator& comm, double step_ms);
+
+struct EpochStats : StepSplit {
+  int epoch = 0;  // from 1
+  double loss = 0;
+  double train_acc = 0, val_acc = 0, test_acc = 0;
+  double eval_ms = 0;
 };
 
 struct TrainResult {
@@ -89,7 +94,6 @@ class Trainer {
   void load_checkpoint(const std::string& path);
 
  private:
-  void split_times(double step_ms, EpochStats& st);
   void restore_checkpoint(const std::string& path);
 
   Module& model_;
