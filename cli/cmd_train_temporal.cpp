@@ -140,16 +140,8 @@ void run_train_temporal(TrainArgs& a) {
       nlohmann::json j = {{"epoch", s.epoch},
                           {"loss", s.loss},
                           {"val_auc", s.val.auc},
-                          {"time_ms", s.time_ms},
-                          {"eval_ms", s.eval_ms},
-                          {"compute_ms", s.compute_ms},
-                          {"comm_ms", s.comm_ms},
-                          {"wait_ms", s.wait_ms},
-                          {"bytes_sent", s.bytes_sent},
-                          {"max_compute_ms", s.max_compute_ms},
-                          {"max_comm_ms", s.max_comm_ms},
-                          {"max_wait_ms", s.max_wait_ms},
-                          {"max_bytes_sent", s.max_bytes_sent}};
+                          {"eval_ms", s.eval_ms}};
+      j.update(split_json(s));
       if (link) {
         j["val_map"] = s.val.map;
         j["val_mrr"] = s.val.mrr;

@@ -2,6 +2,7 @@
 // What `dgnn train` was asked to do, shared by the static (cmd_train.cpp) and temporal
 // (cmd_train_temporal.cpp) paths; both write their outputs with AtomicFile
 // (graph/atomic_write.hpp).
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/error.hpp"
@@ -36,6 +37,9 @@ struct TrainArgs {
   int threads = 0;
   bool quiet = false;
 };
+
+// The compute / comm / wait split and bytes of a step, as --log-json fields.
+nlohmann::json split_json(const StepSplit& s);
 
 // Fails now, not after hours of training, if `path` could not be written later: its folder must
 // exist and be writable.

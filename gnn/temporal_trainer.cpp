@@ -177,25 +177,6 @@ Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch&
   return head_.score_rows(ctx, gather_rows(h, rows), fetch_rows(comm_, dir_, h, local.dst));
 }
 
-void LinkPredictionTrainer::allreduce_grads() {
-  if (comm_.size() == 1) return;
-  int64_t total = 0;
-  for (auto& [name, p] : params_) total += p->var.value().numel();
-  flat_.resize(size_t(total));
-  int64_t off = 0;
-  for (auto& [name, p] : params_) {
-    const Tensor& g = p->var.node()->grad_buffer();
-    std::copy(g.data(), g.data() + g.numel(), flat_.data() + off);
-    off += g.numel();
-  }
-  comm_.allreduce_sum(flat_.data(), total);
-  off = 0;
-  for (auto& [name, p] : params_) {
-    Tensor& g = p->var.grad();
-    std::copy(flat_.data() + off, flat_.data() + off + g.numel(), g.data());
-    off += g.numel();
-  }
-}
 
 double LinkPredictionTrainer::train_epoch(int epoch) {
   model_.reset_state();
@@ -230,7 +211,7 @@ double LinkPredictionTrainer::train_epoch(int epoch) {
       total += value;
       counted += in_window;
       scale(loss, 1.f / float(in_window)).backward();
-      allreduce_grads();
+      allreduce_gradients(comm_, params_, flat_);
       optimizer_->step();
     }
     model_.detach_state();

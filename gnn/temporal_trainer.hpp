@@ -101,7 +101,6 @@ class LinkPredictionTrainer {
   Batch local_part(const Batch& full) const;
   // Logits of a local batch; collective (every rank calls it, even with no pairs).
   Var score(ForwardContext& ctx, const Var& h, const Batch& local);
-  void allreduce_grads();
   void gather_all(const Tensor& logits, const Batch& local, std::vector<float>* scores,
                   std::vector<float>* labels, std::vector<float>* groups);
 

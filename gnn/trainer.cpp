@@ -74,30 +74,8 @@ double Trainer::forward_backward(uint64_t step) {
   Var loss = cross_entropy(logits, task_.train, train_labels_, double(task_.global_train));
   double value = loss.value().data()[0];
   loss.backward();
-  // Parameters are replicated: sum every rank's share of the gradient.
-  if (comm_.size() > 1) {
-    // One all-reduce for every gradient and the loss (latency, not bandwidth, dominates small
-    // models). Every rank reduces every parameter, even one its backward did not reach (a rank
-    // without training vertices): the collectives must match across ranks.
-    int64_t total = 1;
-    for (auto& [name, p] : params_) total += p->var.value().numel();
-    flat_.resize(size_t(total));
-    int64_t off = 0;
-    for (auto& [name, p] : params_) {
-      const Tensor& g = p->var.node()->grad_buffer();
-      std::copy(g.data(), g.data() + g.numel(), flat_.data() + off);
-      off += g.numel();
-    }
-    flat_[size_t(off)] = float(value);
-    comm_.allreduce_sum(flat_.data(), total);
-    off = 0;
-    for (auto& [name, p] : params_) {
-      Tensor& g = p->var.grad();
-      std::copy(flat_.data() + off, flat_.data() + off + g.numel(), g.data());
-      off += g.numel();
-    }
-    value = flat_[size_t(off)];
-  }
+  // Parameters are replicated: sum every rank's share of the gradient (and of the loss).
+  allreduce_gradients(comm_, params_, flat_, &value);
   return value;
 }
 
@@ -127,6 +105,30 @@ double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+void allreduce_gradients(Communicator& comm,
+                         const std::vector<std::pair<std::string, Parameter*>>& params,
+                         std::vector<float>& flat, double* extra) {
+  if (comm.size() == 1) return;
+  int64_t total = extra ? 1 : 0;
+  for (auto& [name, p] : params) total += p->var.value().numel();
+  flat.resize(size_t(total));
+  int64_t off = 0;
+  for (auto& [name, p] : params) {
+    const Tensor& g = p->var.node()->grad_buffer();
+    std::copy(g.data(), g.data() + g.numel(), flat.data() + off);
+    off += g.numel();
+  }
+  if (extra) flat[size_t(off)] = float(*extra);
+  comm.allreduce_sum(flat.data(), total);
+  off = 0;
+  for (auto& [name, p] : params) {
+    Tensor& g = p->var.grad();
+    std::copy(flat.data() + off, flat.data() + off + g.numel(), g.data());
+    off += g.numel();
+  }
+  if (extra) *extra = flat[size_t(off)];
 }
 
 StepSplit split_step(Communicator& comm, double step_ms) {

@@ -51,6 +51,14 @@ struct StepSplit {
   double max_compute_ms = 0, max_comm_ms = 0, max_wait_ms = 0;
   int64_t bytes_sent = 0, max_bytes_sent = 0;
 };
+// Sums every parameter's gradient over ranks (and `extra`, e.g. the loss) in one all-reduce:
+// latency, not bandwidth, dominates small models. Every rank reduces every parameter, even one
+// its backward did not reach (a rank without training vertices), so the collectives match.
+// `flat` is scratch kept by the caller across steps. No-op on one rank.
+void allreduce_gradients(Communicator& comm,
+                         const std::vector<std::pair<std::string, Parameter*>>& params,
+                         std::vector<float>& flat, double* extra = nullptr);
+
 // Collective: combines this rank's comm.stats() since their last reset with its step time.
 StepSplit split_step(Communicator& comm, double step_ms);
 
