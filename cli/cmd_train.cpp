@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -129,6 +130,21 @@ nlohmann::json split_json(const StepSplit& s) {
           {"max_bytes_sent", s.max_bytes_sent}};
 }
 
+void set_threads(int threads) {
+  if (threads < 0) throw OptionError("--threads must be >= 0 (0 = all cores)");
+  if (threads > 0) {
+    omp_set_num_threads(threads);
+    return;
+  }
+  if (std::getenv("OMP_NUM_THREADS")) return;
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"})
+    if (const char* v = std::getenv(var)) {
+      const int local = std::atoi(v);
+      if (local > 1) omp_set_num_threads(std::max(1, omp_get_num_procs() / local));
+      return;
+    }
+}
+
 void check_writable(const std::string& path, const char* option) {
   if (path.empty()) return;
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
@@ -147,8 +163,7 @@ void run_train(TrainArgs& a) {
   if (a.layers < 1) throw OptionError("--layers must be >= 1");
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
   if (!(a.dropout >= 0 && a.dropout < 1)) throw OptionError("--dropout must be in [0, 1)");
-  if (a.threads < 0) throw OptionError("--threads must be >= 0 (0 = all cores)");
-  if (a.threads > 0) omp_set_num_threads(a.threads);
+  set_threads(a.threads);
   if (!(a.data.train_frac >= 0 && a.data.train_frac <= 1 && a.data.val_frac >= 0 &&
         a.data.val_frac <= 1 && a.data.train_frac + a.data.val_frac <= 1))
     throw OptionError("--train-frac and --val-frac must be in [0, 1] with a sum <= 1");

@@ -19,8 +19,7 @@ void run_train_temporal(TrainArgs& a) {
   const bool link = task == TemporalTask::link;
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
   if (a.layers < 1) throw OptionError("--layers must be >= 1");
-  if (a.threads < 0) throw OptionError("--threads must be >= 0 (0 = all cores)");
-  if (a.threads > 0) omp_set_num_threads(a.threads);
+  set_threads(a.threads);
   check_writable(a.log_json, "--log-json");
   const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "evolvegcn-o" : a.model);
   Communicator& comm = world();

@@ -38,6 +38,11 @@ struct TrainArgs {
   bool quiet = false;
 };
 
+// OpenMP threads for this rank: --threads if given; else, when several ranks share this node
+// and OMP_NUM_THREADS is unset, the node's cores divided among them (ranks that each start
+// one thread per core oversubscribe the node, and OpenMP's spinning makes that very slow).
+void set_threads(int threads);
+
 // The compute / comm / wait split and bytes of a step, as --log-json fields.
 nlohmann::json split_json(const StepSplit& s);
 
