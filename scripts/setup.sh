@@ -11,6 +11,8 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The MPI and benchmark scripts read JSON logs with python3 (any python3 on PATH will do).
+command -v python3 >/dev/null || missing+=(python3)
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   if [ "$(id -u)" -eq 0 ]; then
