@@ -58,16 +58,8 @@ class HostHaloExchange final : public HaloExchange {
 
   void forward_begin(ConstMatView x) override {
     start(Phase::forward, x.rows, x.cols, "forward_begin");
-    {
-      // Only the packing is timed here: the communicator accounts for posting the messages.
-      ScopedMs t(comm_.stats().comm_ms);
-      // Owned rows each peer needs, packed peer after peer.
-      for (size_t i = 0; i < plan_.peers.size(); ++i) {
-        const int64_t n = send_off_[i + 1] - send_off_[i];
-        kernels::gather_rows(Device::cpu, x, plan_.send_rows[i].data(), n,
-                             block(send_buf_, send_off_[i], n));
-      }
-    }
+    // Owned rows each peer needs, packed peer after peer.
+    pack(x, plan_.send_rows, send_off_, send_buf_);
     post(Phase::forward, send_buf_, send_off_, recv_buf_, recv_off_);
   }
 
@@ -87,16 +79,9 @@ class HostHaloExchange final : public HaloExchange {
 
   void backward_begin(ConstMatView g) override {
     start(Phase::backward, g.rows, g.cols, "backward_begin");
-    {
-      ScopedMs t(comm_.stats().comm_ms);
-      // The gradient of a halo row belongs to the peer that sent the row: pack it in the forward
-      // receive layout, and receive the peers' contributions in the forward send layout.
-      for (size_t i = 0; i < plan_.peers.size(); ++i) {
-        const int64_t n = recv_off_[i + 1] - recv_off_[i];
-        kernels::gather_rows(Device::cpu, g, plan_.recv_rows[i].data(), n,
-                             block(recv_buf_, recv_off_[i], n));
-      }
-    }
+    // The gradient of a halo row belongs to the peer that sent the row: pack it in the forward
+    // receive layout, and receive the peers' contributions in the forward send layout.
+    pack(g, plan_.recv_rows, recv_off_, recv_buf_);
     post(Phase::backward, recv_buf_, recv_off_, send_buf_, send_off_);
   }
 
@@ -113,6 +98,17 @@ class HostHaloExchange final : public HaloExchange {
 
  private:
   enum class Phase { idle, forward, backward };
+
+  // Gathers rows[i] of m into buf at off[i], peer after peer. Only the packing is timed here:
+  // the communicator accounts for posting the messages.
+  void pack(ConstMatView m, const std::vector<std::vector<int32_t>>& rows,
+            const std::vector<int64_t>& off, std::vector<float>& buf) {
+    ScopedMs t(comm_.stats().comm_ms);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const int64_t n = off[i + 1] - off[i];
+      kernels::gather_rows(Device::cpu, m, rows[i].data(), n, block(buf, off[i], n));
+    }
+  }
 
   MatView block(std::vector<float>& buf, int64_t row0, int64_t n) const {
     return MatView{buf.data() + row0 * f_, n, f_, f_};

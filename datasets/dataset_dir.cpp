@@ -50,6 +50,19 @@ void write_ids(const std::string& path, const std::vector<int32_t>& ids) {
   w.close();
 }
 
+void write_labels(const std::string& path, const std::vector<int32_t>& labels,
+                  const std::string& header) {
+  TextWriter w(path);
+  w.text("# " + header + "\n");
+  for (size_t v = 0; v < labels.size(); ++v) {
+    w.integer(int64_t(v));
+    w.put(' ');
+    w.integer(labels[v]);
+    w.put('\n');
+  }
+  w.close();
+}
+
 std::string fmt_double(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", x);

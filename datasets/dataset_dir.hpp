@@ -39,6 +39,9 @@ class TextWriter {
 
 // One id per line.
 void write_ids(const std::string& path, const std::vector<int32_t>& ids);
+// "vertex label" per line (vertex = row index), after a "# ..." header line.
+void write_labels(const std::string& path, const std::vector<int32_t>& labels,
+                  const std::string& header);
 
 // "%g": parameters in file headers and messages.
 std::string fmt_double(double x);

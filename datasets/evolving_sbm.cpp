@@ -217,17 +217,8 @@ void EvolvingSbm::write_dataset_dir(const std::string& dir) const {
         }
         write_npy((tmp / "features.npy").string(), features.data(), num_vertices(),
                   config.feature_dim);
-        {
-          TextWriter w((tmp / "labels.txt").string());
-          w.text("# vertex label (the community at the last snapshot)\n");
-          for (size_t v = 0; v < labels.size(); ++v) {
-            w.integer(int64_t(v));
-            w.put(' ');
-            w.integer(labels[v]);
-            w.put('\n');
-          }
-          w.close();
-        }
+        dataset_dir::write_labels((tmp / "labels.txt").string(), labels,
+                                  "vertex label (the community at the last snapshot)");
         TemporalLayout lay;
         lay.time_col = 2;
         lay.seconds = 1;

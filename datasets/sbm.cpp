@@ -369,17 +369,8 @@ void SbmDataset::write_dataset_dir(const std::string& dir) const {
                                   }
                                   write_npy((tmp / "features.npy").string(), features.data(),
                                             num_vertices(), config.feature_dim);
-                                  {
-                                    TextWriter w((tmp / "labels.txt").string());
-                                    w.text("# vertex label\n");
-                                    for (size_t v = 0; v < labels.size(); ++v) {
-                                      w.integer(int64_t(v));
-                                      w.put(' ');
-                                      w.integer(labels[v]);
-                                      w.put('\n');
-                                    }
-                                    w.close();
-                                  }
+                                  dataset_dir::write_labels((tmp / "labels.txt").string(),
+                                                            labels, "vertex label");
                                   dataset_dir::write_ids((tmp / "train.txt").string(), train);
                                   dataset_dir::write_ids((tmp / "val.txt").string(), val);
                                   dataset_dir::write_ids((tmp / "test.txt").string(), test);
