@@ -172,14 +172,22 @@ void run_train(TrainArgs& a) {
   check_writable(a.train.save, "--save");
   const ModelKind kind = parse_model_kind(a.model.empty() ? "gcn" : a.model);
   parse_partitioner(a.partitioner);
-  if (a.device == "cuda") {
+  if (a.device != "cpu" && a.device != "cuda")
+    throw OptionError("--device: expected cpu or cuda, got '" + a.device + "'");
+  const Device dev = a.device == "cuda" ? Device::cuda : Device::cpu;
+  if (dev == Device::cuda) {
     std::string why;
     if (!kernels::cuda_available(&why)) throw DeviceError("--device cuda: " + why);
-    throw DeviceError("--device cuda: the CUDA training path is not built yet (use --device cpu)");
   }
-  if (a.device != "cpu") throw OptionError("--device: expected cpu or cuda, got '" + a.device + "'");
 
   Communicator& comm = world();
+  if (dev == Device::cuda) {
+    if (comm.size() > 1)
+      throw OptionError("--device cuda: GPU training runs on one rank so far (" +
+                        std::to_string(comm.size()) +
+                        " ranks given); the NCCL communicator for several GPUs is not built yet");
+    kernels::bind_cuda_device(comm.local_rank());
+  }
   const bool root = comm.rank() == 0;
   auto setup = make_rank_setup(load_part(a, comm), comm);
   setup->graph->set_overlap(!a.no_overlap);
@@ -190,6 +198,11 @@ void run_train(TrainArgs& a) {
   dims.push_back(part.num_classes);
   StackModel model(builtin_layer(kind), dims, a.dropout);
   model.reset_parameters(a.train.seed);
+  if (dev != Device::cpu) {
+    model.to(dev);
+    setup->task.features = Var(setup->task.features.value().to(dev));
+    if (root && !a.quiet) std::printf("device: %s\n", kernels::cuda_device_description().c_str());
+  }
 
   nlohmann::json settings = {{"graph", a.data.graph.empty() ? "generated:sbm" : a.data.graph},
                              {"model", model_kind_name(kind)},
@@ -238,7 +251,8 @@ void run_train(TrainArgs& a) {
     std::printf("test accuracy %.4f (best val %.4f at epoch %d), median epoch %.2f ms\n",
                 res.test_acc, res.best_val_acc, res.best_epoch, res.median_epoch_ms);
 
-  if (!a.predictions.empty()) write_predictions(a.predictions, trainer.predict(), part, comm);
+  if (!a.predictions.empty())
+    write_predictions(a.predictions, trainer.predict().to(Device::cpu), part, comm);
   if (log) {
     nlohmann::json j = {{"final", true},
                         {"test_acc", res.test_acc},

@@ -38,6 +38,9 @@ class Communicator {
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // This rank among the ranks on its node (MPI_Comm_split_type shared): picks its GPU.
+  virtual int local_rank() const { return 0; }
+  virtual int local_size() const { return 1; }
   // In-place element-wise sum across ranks.
   virtual void allreduce_sum(float* data, int64_t n) = 0;
   virtual void allreduce_sum(double* data, int64_t n) = 0;

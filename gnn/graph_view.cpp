@@ -125,14 +125,21 @@ const GraphView::Adjacency& GraphView::adjacency(Norm norm) const {
   return *slot;
 }
 
+const kernels::DeviceCsr& GraphView::Adjacency::on(Device dev, bool backward_dir) const {
+  if (symmetric) backward_dir = false;  // one copy serves both directions
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& slot = copies_[backward_dir ? 1 : 0][int(dev)];
+  if (!slot)
+    slot = std::make_unique<kernels::DeviceCsr>(dev,
+                                                (backward_dir ? backward() : forward).view());
+  return *slot;
+}
+
 namespace {
 
-// Rows [begin, end) of a CSR: offsets stay absolute, so the slice is a pointer shift.
-CsrView row_slice(const Csr& a, int64_t begin, int64_t end) {
-  CsrView v = a.view();
-  v.offsets += begin;
-  v.rows = end - begin;
-  return v;
+// Rows [begin, end) of a CSR on `dev`: offsets stay absolute, so the slice is a pointer shift.
+CsrView row_slice(const kernels::DeviceCsr& a, int64_t begin, int64_t end) {
+  return a.rows(begin, end);
 }
 
 MatView rows_of(MatView m, int64_t begin, int64_t end) {
@@ -150,17 +157,17 @@ Var aggregate(const GraphView& g, const Var& x, Norm norm) {
   const int64_t f = x.cols(), n_owned = g.n_owned(), n_all = g.n_owned() + g.n_halo();
   Tensor out = Tensor::uninitialized(n_owned, f, dev);
   if (g.n_halo() == 0) {
-    kernels::spmm(dev, adj.forward.view(), x.value().view(), out.view());
+    kernels::spmm(dev, adj.forward_on(dev).view(), x.value().view(), out.view());
   } else {
     // Interior rows read owned columns only: they are computed while halo rows travel.
     Tensor full = Tensor::uninitialized(n_all, f, dev);
     kernels::copy(dev, full.data(), dev, x.value().data(), size_t(x.value().numel()) * 4);
     const int64_t split = g.overlap() ? g.n_interior() : 0;
     g.halo()->forward_begin(full.view());
-    kernels::spmm(dev, row_slice(adj.forward, 0, split), full.view(),
+    kernels::spmm(dev, row_slice(adj.forward_on(dev), 0, split), full.view(),
                   rows_of(out.view(), 0, split));
     g.halo()->forward_end(full.view());
-    kernels::spmm(dev, row_slice(adj.forward, split, n_owned), full.view(),
+    kernels::spmm(dev, row_slice(adj.forward_on(dev), split, n_owned), full.view(),
                   rows_of(out.view(), split, n_owned));
   }
   const GraphView* gp = &g;
@@ -172,19 +179,19 @@ Var aggregate(const GraphView& g, const Var& x, Norm norm) {
         const Device d = self.value.device();
         const int64_t owned = gp->n_owned(), all = gp->n_owned() + gp->n_halo();
         if (gp->n_halo() == 0) {
-          kernels::spmm(d, a.backward().view(), self.grad.view(), in.grad_buffer().view(), true);
+          kernels::spmm(d, a.backward_on(d).view(), self.grad.view(), in.grad_buffer().view(), true);
           return;
         }
         // Halo rows of the input gradient first, so they travel while the owned rows compute.
         Tensor full = Tensor::uninitialized(all, self.grad.cols(), d);
-        kernels::spmm(d, row_slice(a.backward(), owned, all), self.grad.view(),
+        kernels::spmm(d, row_slice(a.backward_on(d), owned, all), self.grad.view(),
                       rows_of(full.view(), owned, all));
         if (!gp->overlap())
-          kernels::spmm(d, row_slice(a.backward(), 0, owned), self.grad.view(),
+          kernels::spmm(d, row_slice(a.backward_on(d), 0, owned), self.grad.view(),
                         rows_of(full.view(), 0, owned));
         gp->halo()->backward_begin(full.view());
         if (gp->overlap())
-          kernels::spmm(d, row_slice(a.backward(), 0, owned), self.grad.view(),
+          kernels::spmm(d, row_slice(a.backward_on(d), 0, owned), self.grad.view(),
                         rows_of(full.view(), 0, owned));
         gp->halo()->backward_end(full.view());
         Tensor& gx = in.grad_buffer();

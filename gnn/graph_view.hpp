@@ -11,6 +11,7 @@
 #include "comm/halo.hpp"
 #include "gnn/autograd.hpp"
 #include "graph/csr.hpp"
+#include "kernels/device_csr.hpp"
 
 namespace dgnn {
 
@@ -54,6 +55,15 @@ class GraphView {
     const Csr& backward() const { return symmetric ? forward : transposed; }
     Csr transposed;
     bool symmetric = false;
+    // The matrices as the kernels of `dev` take them: the host CSRs on the CPU, device copies
+    // (made on first use, kept with the graph) on a GPU.
+    const kernels::DeviceCsr& forward_on(Device dev) const { return on(dev, false); }
+    const kernels::DeviceCsr& backward_on(Device dev) const { return on(dev, true); }
+
+   private:
+    const kernels::DeviceCsr& on(Device dev, bool backward) const;
+    mutable std::unique_ptr<kernels::DeviceCsr> copies_[2][2];  // [backward][device]
+    mutable std::mutex mutex_;
   };
   const Adjacency& adjacency(Norm norm) const;
 

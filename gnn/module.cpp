@@ -56,6 +56,11 @@ std::vector<Parameter*> Module::parameters() {
   return out;
 }
 
+void Module::to(Device dev) {
+  for (auto& [name, p] : named_parameters())
+    if (p->var.device() != dev) p->var = Var(p->var.value().to(dev), true);
+}
+
 void Module::reset_parameters(uint64_t seed) {
   for (auto& [name, p] : named_parameters())
     init_tensor(p->var.value(), p->init, stable_hash(name, seed));

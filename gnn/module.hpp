@@ -59,6 +59,8 @@ class Module {
   // Re-initialises every parameter from (seed, its name): independent of construction order.
   void reset_parameters(uint64_t seed);
   int64_t num_parameters();
+  // Moves every parameter to `dev` (values kept; gradients start afresh there).
+  void to(Device dev);
 
  protected:
   // Declares a rows x cols parameter (initialised by reset_parameters, glorot until then).

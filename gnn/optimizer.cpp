@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "kernels/kernels.hpp"
 
 namespace dgnn {
 
@@ -11,8 +12,8 @@ void Optimizer::zero_grad() {
 }
 
 namespace {
-// Parameters live on the host for the CPU backend; the CUDA backend will run these loops as a
-// fused kernel. A parameter no gradient reached is left unchanged (as PyTorch does).
+// Each update is one fused kernel on the parameter's device. A parameter no gradient reached
+// is left unchanged (as PyTorch does).
 bool has_grad(const Parameter& p) { return !p.var.grad().empty(); }
 }  // namespace
 
@@ -33,18 +34,10 @@ void Adam::step() {
   for (size_t i = 0; i < params_.size(); ++i) {
     Parameter& p = *params_[i].second;
     if (!has_grad(p)) continue;
-    float* w = p.var.value().data();
-    const float* g = p.var.grad().data();
-    float* m = m_[i].data();
-    float* v = v_[i].data();
     const float wd = p.decay ? cfg_.weight_decay : 0.f;
-    const int64_t n = p.var.value().numel();
-    for (int64_t k = 0; k < n; ++k) {
-      const float gk = g[k] + wd * w[k];
-      m[k] = cfg_.beta1 * m[k] + (1.f - cfg_.beta1) * gk;
-      v[k] = cfg_.beta2 * v[k] + (1.f - cfg_.beta2) * gk * gk;
-      w[k] -= step_size * m[k] / (std::sqrt(v[k]) * inv_sqrt_bc2 + cfg_.eps);
-    }
+    kernels::adam_step(p.var.device(), p.var.value().numel(), p.var.value().data(),
+                       p.var.grad().data(), m_[i].data(), v_[i].data(), step_size, cfg_.beta1,
+                       cfg_.beta2, cfg_.eps, inv_sqrt_bc2, wd);
   }
 }
 
@@ -59,7 +52,8 @@ std::vector<std::pair<std::string, Tensor*>> Adam::state() {
 
 Sgd::Sgd(std::vector<std::pair<std::string, Parameter*>> params, SgdConfig cfg)
     : Optimizer(std::move(params)), cfg_(cfg) {
-  for (auto& [name, p] : params_) velocity_.emplace_back(p->var.rows(), p->var.cols());
+  for (auto& [name, p] : params_)
+    velocity_.emplace_back(p->var.rows(), p->var.cols(), p->var.device());
 }
 
 void Sgd::step() {
@@ -67,15 +61,9 @@ void Sgd::step() {
   for (size_t i = 0; i < params_.size(); ++i) {
     Parameter& p = *params_[i].second;
     if (!has_grad(p)) continue;
-    float* w = p.var.value().data();
-    const float* g = p.var.grad().data();
-    float* vel = velocity_[i].data();
     const float wd = p.decay ? cfg_.weight_decay : 0.f;
-    for (int64_t k = 0; k < p.var.value().numel(); ++k) {
-      float gk = g[k] + wd * w[k];
-      if (cfg_.momentum != 0.f) gk = vel[k] = cfg_.momentum * vel[k] + gk;
-      w[k] -= cfg_.lr * gk;
-    }
+    kernels::sgd_step(p.var.device(), p.var.value().numel(), p.var.value().data(),
+                      p.var.grad().data(), velocity_[i].data(), cfg_.lr, cfg_.momentum, wd);
   }
 }
 

@@ -8,6 +8,7 @@
 #include "common/timer.hpp"
 #include "gnn/checkpoint.hpp"
 #include "gnn/loss.hpp"
+#include "kernels/kernels.hpp"
 
 namespace dgnn {
 
@@ -61,6 +62,7 @@ Trainer::~Trainer() = default;
 double Trainer::train_step(uint64_t step) {
   const double loss = forward_backward(step);
   optimizer_->step();
+  kernels::synchronize(features_.device());  // the step's time includes its queued kernels
   return loss;
 }
 
@@ -72,7 +74,9 @@ double Trainer::forward_backward(uint64_t step) {
              "the model outputs " + std::to_string(logits.cols()) + " columns for " +
                  std::to_string(task_.num_classes) + " classes");
   Var loss = cross_entropy(logits, task_.train, train_labels_, double(task_.global_train));
-  double value = loss.value().data()[0];
+  float loss_host = 0;
+  kernels::copy(Device::cpu, &loss_host, loss.device(), loss.value().data(), sizeof(float));
+  double value = loss_host;
   loss.backward();
   // Parameters are replicated: sum every rank's share of the gradient (and of the loss).
   allreduce_gradients(comm_, params_, flat_, &value);
@@ -117,7 +121,7 @@ void allreduce_gradients(Communicator& comm,
   int64_t off = 0;
   for (auto& [name, p] : params) {
     const Tensor& g = p->var.node()->grad_buffer();
-    std::copy(g.data(), g.data() + g.numel(), flat.data() + off);
+    kernels::copy(Device::cpu, flat.data() + off, g.device(), g.data(), size_t(g.numel()) * 4);
     off += g.numel();
   }
   if (extra) flat[size_t(off)] = float(*extra);
@@ -125,7 +129,7 @@ void allreduce_gradients(Communicator& comm,
   off = 0;
   for (auto& [name, p] : params) {
     Tensor& g = p->var.grad();
-    std::copy(flat.data() + off, flat.data() + off + g.numel(), g.data());
+    kernels::copy(g.device(), g.data(), Device::cpu, flat.data() + off, size_t(g.numel()) * 4);
     off += g.numel();
   }
   if (extra) *extra = flat[size_t(off)];

@@ -2,14 +2,12 @@
 // a CPU-only build says so plainly instead of failing to link.
 #include <string>
 
+#include "common/error.hpp"
 #include "dgnn_config.hpp"
 #include "kernels/kernels.hpp"
 
 #if DGNN_HAVE_CUDA
-namespace dgnn::kernels::cuda {
-// In kernels/cuda/device.cu: the device count, or -1 with the runtime's error in *error.
-int device_count(std::string* error);
-}  // namespace dgnn::kernels::cuda
+#include "kernels/cuda/cuda_kernels.hpp"
 #endif
 
 namespace dgnn::kernels {
@@ -29,6 +27,27 @@ bool cuda_available(std::string* why) {
 #else
   if (why) *why = "this dgnn was built without CUDA";
   return false;
+#endif
+}
+
+int bind_cuda_device(int local_rank) {
+  std::string why;
+  if (!cuda_available(&why)) throw DeviceError(why);
+#if DGNN_HAVE_CUDA
+  const int count = cuda::device_count(nullptr);
+  const int index = (local_rank < 0 ? 0 : local_rank) % count;
+  cuda::select_device(index);
+  return index;
+#else
+  return -1;
+#endif
+}
+
+std::string cuda_device_description() {
+#if DGNN_HAVE_CUDA
+  return cuda::device_description();
+#else
+  return "";
 #endif
 }
 

@@ -7,6 +7,9 @@
 #include "common/error.hpp"
 #include "dgnn_config.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#if DGNN_HAVE_CUDA
+#include "kernels/cuda/cuda_kernels.hpp"
+#endif
 #include "kernels/kernels.hpp"
 
 namespace dgnn::kernels {
@@ -75,7 +78,11 @@ void* alloc(Device dev, size_t bytes) {
     case Device::cpu:
       return cpu::alloc(bytes);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::alloc(bytes);
+#else
       break;
+#endif
   }
   no_backend(dev, "alloc");
 }
@@ -86,12 +93,27 @@ void free(Device dev, void* p) noexcept {
     case Device::cpu:
       return cpu::free(p);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::free(p);
+#else
       return;  // alloc never succeeded on cuda, so there is nothing to free
+#endif
   }
 }
 
 void release_cached(Device dev) noexcept {
   if (dev == Device::cpu) cpu::release_cached();
+#if DGNN_HAVE_CUDA
+  if (dev == Device::cuda) cuda::release_cached();
+#endif
+}
+
+void synchronize(Device dev) {
+#if DGNN_HAVE_CUDA
+  if (dev == Device::cuda) cuda::synchronize();
+#else
+  (void)dev;
+#endif
 }
 
 void copy(Device dst_dev, void* dst, Device src_dev, const void* src, size_t bytes) {
@@ -99,6 +121,11 @@ void copy(Device dst_dev, void* dst, Device src_dev, const void* src, size_t byt
   if (!dst || !src)
     throw Error("kernels::copy: null pointer for " + std::to_string(bytes) + " bytes");
   if (dst_dev == Device::cpu && src_dev == Device::cpu) return cpu::copy(dst, src, bytes);
+#if DGNN_HAVE_CUDA
+  // One device per process: cuda <-> cuda is a device-to-device copy on the context stream.
+  const int kind = src_dev == Device::cpu ? 0 : dst_dev == Device::cpu ? 1 : 2;
+  return cuda::copy(dst, src, bytes, kind);
+#endif
   no_backend(dst_dev == Device::cpu ? src_dev : dst_dev, "copy");
 }
 
@@ -109,7 +136,11 @@ void fill(Device dev, float* x, int64_t n, float value) {
     case Device::cpu:
       return cpu::fill(x, n, value);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::fill(x, n, value);
+#else
       break;
+#endif
   }
   no_backend(dev, "fill");
 }
@@ -121,7 +152,11 @@ void copy_view(Device dev, ConstMatView src, MatView dst, bool accumulate) {
     case Device::cpu:
       return cpu::copy_view(src, dst, accumulate);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::copy_view(src, dst, accumulate);
+#else
       break;
+#endif
   }
   no_backend(dev, "copy_view");
 }
@@ -130,6 +165,9 @@ void copy_view(Device dev, ConstMatView src, MatView dst, bool accumulate) {
 
 void spmm(Device dev, const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
   const std::string sa = shape(a.rows, a.cols);
+  if (dev != Device::cpu && a.device_nnz < 0)
+    throw ShapeError("kernels::spmm: A " + sa + " on " + device_name(dev) +
+                     " has no device_nnz (make device views with kernels::DeviceCsr)");
   if (a.rows < 0 || a.cols < 0 || (a.rows > 0 && !a.offsets) || (a.nnz() > 0 && !a.indices))
     throw ShapeError("kernels::spmm: A " + sa + " is not a valid CSR view");
   check_view("spmm", "X", x);
@@ -142,7 +180,11 @@ void spmm(Device dev, const CsrView& a, ConstMatView x, MatView y, bool accumula
     case Device::cpu:
       return cpu::spmm(a, x, y, accumulate);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::spmm(a, x, y, accumulate);
+#else
       break;
+#endif
   }
   no_backend(dev, "spmm");
 }
@@ -169,7 +211,11 @@ void gemm(Device dev, bool trans_a, bool trans_b, float alpha, ConstMatView a, C
     case Device::cpu:
       return cpu::gemm(trans_a, trans_b, alpha, a, b, beta, c);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::gemm(trans_a, trans_b, alpha, a, b, beta, c);
+#else
       break;
+#endif
   }
   no_backend(dev, "gemm");
 }
@@ -183,7 +229,11 @@ void unary(Device dev, Unary op, const float* x, float* y, int64_t n, float alph
     case Device::cpu:
       return cpu::unary(op, x, y, n, alpha);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::unary(op, x, y, n, alpha);
+#else
       break;
+#endif
   }
   no_backend(dev, "unary");
 }
@@ -196,7 +246,11 @@ void unary_backward(Device dev, Unary op, const float* x, const float* y, const 
     case Device::cpu:
       return cpu::unary_backward(op, x, y, dy, dx, n, alpha, accumulate);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::unary_backward(op, x, y, dy, dx, n, alpha, accumulate);
+#else
       break;
+#endif
   }
   no_backend(dev, "unary_backward");
 }
@@ -208,7 +262,11 @@ void axpby(Device dev, int64_t n, float a, const float* x, float b, float* y) {
     case Device::cpu:
       return cpu::axpby(n, a, x, b, y);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::axpby(n, a, x, b, y);
+#else
       break;
+#endif
   }
   no_backend(dev, "axpby");
 }
@@ -220,7 +278,11 @@ void mul(Device dev, int64_t n, const float* x, const float* y, float* z, bool a
     case Device::cpu:
       return cpu::mul(n, x, y, z, accumulate);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::mul(n, x, y, z, accumulate);
+#else
       break;
+#endif
   }
   no_backend(dev, "mul");
 }
@@ -232,7 +294,11 @@ void add_row_vector(Device dev, MatView y, const float* bias) {
     case Device::cpu:
       return cpu::add_row_vector(y, bias);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::add_row_vector(y, bias);
+#else
       break;
+#endif
   }
   no_backend(dev, "add_row_vector");
 }
@@ -244,7 +310,11 @@ void column_sum(Device dev, ConstMatView x, float* out, bool accumulate) {
     case Device::cpu:
       return cpu::column_sum(x, out, accumulate);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::column_sum(x, out, accumulate);
+#else
       break;
+#endif
   }
   no_backend(dev, "column_sum");
 }
@@ -256,7 +326,11 @@ double sum(Device dev, const float* x, int64_t n) {
     case Device::cpu:
       return cpu::sum(x, n);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::sum(x, n);
+#else
       break;
+#endif
   }
   no_backend(dev, "sum");
 }
@@ -275,7 +349,11 @@ void gather_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, Ma
     case Device::cpu:
       return cpu::gather_rows(src, idx, n, dst);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::gather_rows(src, idx, n, dst);
+#else
       break;
+#endif
   }
   no_backend(dev, "gather_rows");
 }
@@ -292,7 +370,11 @@ void scatter_add_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t 
     case Device::cpu:
       return cpu::scatter_add_rows(src, idx, n, dst);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::scatter_add_rows(src, idx, n, dst);
+#else
       break;
+#endif
   }
   no_backend(dev, "scatter_add_rows");
 }
@@ -309,7 +391,11 @@ void dropout(Device dev, ConstMatView x, float p, uint64_t key, const int64_t* r
     case Device::cpu:
       return cpu::dropout(x, p, key, row_ids, y, mask);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::dropout(x, p, key, row_ids, y, mask);
+#else
       break;
+#endif
   }
   no_backend(dev, "dropout");
 }
@@ -324,7 +410,11 @@ void dropout_backward(Device dev, ConstMatView dy, const uint8_t* mask, float p,
     case Device::cpu:
       return cpu::dropout_backward(dy, mask, p, dx, accumulate);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::dropout_backward(dy, mask, p, dx, accumulate);
+#else
       break;
+#endif
   }
   no_backend(dev, "dropout_backward");
 }
@@ -343,7 +433,11 @@ double softmax_xent(Device dev, ConstMatView logits, const int32_t* rows, const 
     case Device::cpu:
       return cpu::softmax_xent(logits, rows, labels, n, scale, dlogits);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::softmax_xent(logits, rows, labels, n, scale, dlogits);
+#else
       break;
+#endif
   }
   no_backend(dev, "softmax_xent");
 }
@@ -359,7 +453,11 @@ int64_t count_correct(Device dev, ConstMatView logits, const int32_t* rows, cons
     case Device::cpu:
       return cpu::count_correct(logits, rows, labels, n);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::count_correct(logits, rows, labels, n);
+#else
       break;
+#endif
   }
   no_backend(dev, "count_correct");
 }
@@ -392,7 +490,11 @@ void lstm_cell_forward(Device dev, ConstMatView gates, ConstMatView c_prev, MatV
     case Device::cpu:
       return cpu::lstm_cell_forward(gates, c_prev, h, c);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::lstm_cell_forward(gates, c_prev, h, c);
+#else
       break;
+#endif
   }
   no_backend(dev, "lstm_cell_forward");
 }
@@ -412,7 +514,11 @@ void lstm_cell_backward(Device dev, ConstMatView gates, ConstMatView c_prev, Con
     case Device::cpu:
       return cpu::lstm_cell_backward(gates, c_prev, dh, dc, dgates, dc_prev, accumulate);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::lstm_cell_backward(gates, c_prev, dh, dc, dgates, dc_prev, accumulate);
+#else
       break;
+#endif
   }
   no_backend(dev, "lstm_cell_backward");
 }
@@ -430,7 +536,11 @@ void gru_cell_forward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatView
     case Device::cpu:
       return cpu::gru_cell_forward(xg, hg, h_prev, h);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::gru_cell_forward(xg, hg, h_prev, h);
+#else
       break;
+#endif
   }
   no_backend(dev, "gru_cell_forward");
 }
@@ -452,9 +562,50 @@ void gru_cell_backward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatVie
     case Device::cpu:
       return cpu::gru_cell_backward(xg, hg, h_prev, dh, dxg, dhg, dh_prev, accumulate);
     case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::gru_cell_backward(xg, hg, h_prev, dh, dxg, dhg, dh_prev, accumulate);
+#else
       break;
+#endif
   }
   no_backend(dev, "gru_cell_backward");
+}
+
+// ---- optimisers -------------------------------------------------------------------------
+
+void adam_step(Device dev, int64_t n, float* w, const float* g, float* m, float* v,
+               float step_size, float beta1, float beta2, float eps, float inv_sqrt_bc2,
+               float wd) {
+  check_count("adam_step", n);
+  if (n == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::adam_step(n, w, g, m, v, step_size, beta1, beta2, eps, inv_sqrt_bc2, wd);
+    case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::adam_step(n, w, g, m, v, step_size, beta1, beta2, eps, inv_sqrt_bc2, wd);
+#else
+      break;
+#endif
+  }
+  no_backend(dev, "adam_step");
+}
+
+void sgd_step(Device dev, int64_t n, float* w, const float* g, float* vel, float lr,
+              float momentum, float wd) {
+  check_count("sgd_step", n);
+  if (n == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::sgd_step(n, w, g, vel, lr, momentum, wd);
+    case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::sgd_step(n, w, g, vel, lr, momentum, wd);
+#else
+      break;
+#endif
+  }
+  no_backend(dev, "sgd_step");
 }
 
 }  // namespace dgnn::kernels

@@ -16,6 +16,9 @@ void* alloc(Device dev, size_t bytes);  // 64-byte aligned on the CPU; never ret
 void free(Device dev, void* p) noexcept;
 // Returns blocks that free() kept for reuse (large blocks are cached by size) to the system.
 void release_cached(Device dev) noexcept;
+// Waits until every kernel queued on `dev` has finished (a no-op on the CPU): for timings and
+// before the host reads results a kernel wrote asynchronously.
+void synchronize(Device dev);
 void copy(Device dst_dev, void* dst, Device src_dev, const void* src, size_t bytes);
 void fill(Device dev, float* x, int64_t n, float value);
 // dst (+)= src for two same-shaped strided views (column blocks for concat / slice).
@@ -86,10 +89,25 @@ double softmax_xent(Device dev, ConstMatView logits, const int32_t* rows, const 
 int64_t count_correct(Device dev, ConstMatView logits, const int32_t* rows, const int32_t* labels,
                       int64_t n);
 
+// ---- optimisers -------------------------------------------------------------------------
+// One Adam step over n weights (decoupled bias corrections given by the caller):
+// g' = g + wd w; m = b1 m + (1-b1) g'; v = b2 v + (1-b2) g'^2;
+// w -= step_size m / (sqrt(v) inv_sqrt_bc2 + eps).
+void adam_step(Device dev, int64_t n, float* w, const float* g, float* m, float* v,
+               float step_size, float beta1, float beta2, float eps, float inv_sqrt_bc2, float wd);
+// One SGD step: g' = g + wd w; with momentum, vel = momentum vel + g' and g' = vel; w -= lr g'.
+void sgd_step(Device dev, int64_t n, float* w, const float* g, float* vel, float lr, float momentum,
+              float wd);
+
 // ---- device -----------------------------------------------------------------------------
 // True when this build has CUDA and at least one device is usable; otherwise `why` says what
 // was found (built without CUDA, or the count / error cudaGetDeviceCount gave).
 bool cuda_available(std::string* why);
+// Binds this process to CUDA device local_rank % count (the node's ranks spread over its GPUs,
+// one each when there are as many) and returns its index. DeviceError when CUDA is unusable.
+int bind_cuda_device(int local_rank);
+// "NVIDIA H200, 132 SMs, 139 GiB" for the bound device (empty without CUDA).
+std::string cuda_device_description();
 
 // ---- recurrent cells ---------------------------------------------------------------------
 // Fused cells: one pass over the rows does every gate's activation and the state update, so a

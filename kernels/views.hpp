@@ -17,7 +17,12 @@ struct CsrView {
   const int64_t* offsets = nullptr;
   const int32_t* indices = nullptr;
   const float* values = nullptr;
-  int64_t nnz() const { return rows > 0 ? offsets[rows] : 0; }
+  // Set on views of device memory, whose offsets the host cannot read: the entry count, and a
+  // 32-bit copy of the offsets counting from 0 (for cuSPARSE; null on a row slice past row 0
+  // or past 2^31 entries). See kernels/device_csr.hpp.
+  int64_t device_nnz = -1;
+  const int32_t* offsets32 = nullptr;
+  int64_t nnz() const { return device_nnz >= 0 ? device_nnz : rows > 0 ? offsets[rows] : 0; }
 };
 
 // Dense row-major float32 matrix view; ld is the distance between rows (>= cols).

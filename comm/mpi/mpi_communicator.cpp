@@ -91,6 +91,12 @@ MpiCommunicator::MpiCommunicator(MPI_Comm parent) {
   DGNN_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   DGNN_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   DGNN_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+  // The ranks sharing this node (one GPU each, chosen by the node-local rank).
+  MPI_Comm node;
+  DGNN_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+  DGNN_MPI_CHECK(MPI_Comm_rank(node, &local_rank_));
+  DGNN_MPI_CHECK(MPI_Comm_size(node, &local_size_));
+  MPI_Comm_free(&node);
 }
 
 MpiCommunicator::~MpiCommunicator() {

@@ -46,6 +46,8 @@ class MpiCommunicator final : public Communicator {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
+  int local_size() const override { return local_size_; }
   void allreduce_sum(float* data, int64_t n) override;
   void allreduce_sum(double* data, int64_t n) override;
   void allreduce_sum(int64_t* data, int64_t n) override;
@@ -71,6 +73,8 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
+  int local_rank_ = 0;
+  int local_size_ = 1;
 };
 
 }  // namespace dgnn::mpi

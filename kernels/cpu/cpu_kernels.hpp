@@ -47,4 +47,9 @@ void gru_cell_forward(ConstMatView xg, ConstMatView hg, ConstMatView h_prev, Mat
 void gru_cell_backward(ConstMatView xg, ConstMatView hg, ConstMatView h_prev, ConstMatView dh,
                        MatView dxg, MatView dhg, MatView dh_prev, bool accumulate);
 
+// ---- optimisers (optim.cpp) ----
+void adam_step(int64_t n, float* w, const float* g, float* m, float* v, float step_size,
+               float beta1, float beta2, float eps, float inv_sqrt_bc2, float wd);
+void sgd_step(int64_t n, float* w, const float* g, float* vel, float lr, float momentum, float wd);
+
 }  // namespace dgnn::kernels::cpu

@@ -1,0 +1,119 @@
+// The process's CUDA context: device choice, the stream every kernel runs on, and the cuBLAS and
+// cuSPARSE handles bound to it. Created on first use and kept until exit (handles are owned by
+// one RAII object; the driver tears the rest down with the process).
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "kernels/cuda/context.hpp"
+
+namespace dgnn::kernels::cuda {
+
+namespace {
+
+std::string where(const char* call, const char* file, int line) {
+  std::string s = call;
+  s += " failed";
+  return s + " (" + file + ":" + std::to_string(line) + ")";
+}
+
+int g_selected = 0;
+bool g_created = false;
+
+class ContextOwner {
+ public:
+  ContextOwner() {
+    ctx_.device = g_selected;
+    DGNN_CUDA_CHECK(cudaSetDevice(ctx_.device));
+    DGNN_CUDA_CHECK(cudaStreamCreateWithFlags(&ctx_.stream, cudaStreamNonBlocking));
+    DGNN_CUBLAS_CHECK(cublasCreate(&ctx_.cublas));
+    DGNN_CUBLAS_CHECK(cublasSetStream(ctx_.cublas, ctx_.stream));
+    // Deterministic results: no split-K reductions with atomics.
+    DGNN_CUBLAS_CHECK(cublasSetAtomicsMode(ctx_.cublas, CUBLAS_ATOMICS_NOT_ALLOWED));
+    DGNN_CUBLAS_CHECK(cublasSetMathMode(ctx_.cublas, CUBLAS_DEFAULT_MATH));
+    DGNN_CUSPARSE_CHECK(cusparseCreate(&ctx_.cusparse));
+    DGNN_CUSPARSE_CHECK(cusparseSetStream(ctx_.cusparse, ctx_.stream));
+    // The pool behind alloc() keeps freed blocks instead of returning them at each sync.
+    cudaMemPool_t pool;
+    DGNN_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, ctx_.device));
+    uint64_t keep = UINT64_MAX;
+    DGNN_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    g_created = true;
+  }
+  ~ContextOwner() {
+    // At exit the runtime may already be shutting down: ignore errors here.
+    if (ctx_.cusparse) cusparseDestroy(ctx_.cusparse);
+    if (ctx_.cublas) cublasDestroy(ctx_.cublas);
+    if (ctx_.stream) cudaStreamDestroy(ctx_.stream);
+  }
+  ContextOwner(const ContextOwner&) = delete;
+  ContextOwner& operator=(const ContextOwner&) = delete;
+  Context& get() { return ctx_; }
+
+ private:
+  Context ctx_;
+};
+
+}  // namespace
+
+void fail_cuda(cudaError_t status, const char* call, const char* file, int line) {
+  cudaGetLastError();  // clear a non-sticky error so later calls can report their own
+  throw DeviceError(where(call, file, line) + ": " + cudaGetErrorName(status) + ": " +
+                    cudaGetErrorString(status));
+}
+
+void fail_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
+  throw DeviceError(where(call, file, line) + ": " + cublasGetStatusName(status) + ": " +
+                    cublasGetStatusString(status));
+}
+
+void fail_cusparse(cusparseStatus_t status, const char* call, const char* file, int line) {
+  throw DeviceError(where(call, file, line) + ": " + cusparseGetErrorName(status) + ": " +
+                    cusparseGetErrorString(status));
+}
+
+int device_count(std::string* error) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    if (error) *error = std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
+    cudaGetLastError();  // reset the (non-sticky) error so the next runtime call does not see it
+    return -1;
+  }
+  return count;
+}
+
+void select_device(int index) {
+  if (g_created && index != g_selected)
+    throw DeviceError("select_device(" + std::to_string(index) +
+                      "): the CUDA context already lives on device " +
+                      std::to_string(g_selected));
+  std::string error;
+  const int count = device_count(&error);
+  if (count <= 0)
+    throw DeviceError(count == 0 ? std::string("cudaGetDeviceCount found no CUDA device")
+                                 : "cudaGetDeviceCount failed: " + error);
+  if (index < 0 || index >= count)
+    throw DeviceError("CUDA device " + std::to_string(index) + " requested but " +
+                      std::to_string(count) + " found");
+  g_selected = index;
+}
+
+int current_device() { return g_selected; }
+
+std::string device_description() {
+  cudaDeviceProp prop;
+  DGNN_CUDA_CHECK(cudaGetDeviceProperties(&prop, g_selected));
+  return std::string(prop.name) + ", " + std::to_string(prop.multiProcessorCount) + " SMs, " +
+         std::to_string(prop.totalGlobalMem >> 30) + " GiB, compute " +
+         std::to_string(prop.major) + "." + std::to_string(prop.minor);
+}
+
+Context& context() {
+  static ContextOwner owner;
+  return owner.get();
+}
+
+void synchronize() { DGNN_CUDA_CHECK(cudaStreamSynchronize(stream())); }
+
+}  // namespace dgnn::kernels::cuda

@@ -1,0 +1,88 @@
+#pragma once
+// The process's CUDA context (device, stream, cuBLAS and cuSPARSE handles) and the checking
+// macros, for kernels/cuda/*.cu only: this header includes CUDA's, so nothing outside
+// kernels/cuda may include it (CPU-only builds never see a CUDA header).
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <cstdint>
+#include <string>
+
+#include "common/error.hpp"
+
+namespace dgnn::kernels::cuda {
+
+// Throws DeviceError("<call> failed: <name>: <text> (<file>:<line>)").
+[[noreturn]] void fail_cuda(cudaError_t status, const char* call, const char* file, int line);
+[[noreturn]] void fail_cublas(cublasStatus_t status, const char* call, const char* file, int line);
+[[noreturn]] void fail_cusparse(cusparseStatus_t status, const char* call, const char* file,
+                                int line);
+
+#define DGNN_CUDA_CHECK(call)                                                              \
+  do {                                                                                     \
+    const cudaError_t dgnn_status_ = (call);                                               \
+    if (dgnn_status_ != cudaSuccess)                                                       \
+      ::dgnn::kernels::cuda::fail_cuda(dgnn_status_, #call, __FILE__, __LINE__);           \
+  } while (0)
+#define DGNN_CUBLAS_CHECK(call)                                                            \
+  do {                                                                                     \
+    const cublasStatus_t dgnn_status_ = (call);                                            \
+    if (dgnn_status_ != CUBLAS_STATUS_SUCCESS)                                             \
+      ::dgnn::kernels::cuda::fail_cublas(dgnn_status_, #call, __FILE__, __LINE__);         \
+  } while (0)
+#define DGNN_CUSPARSE_CHECK(call)                                                          \
+  do {                                                                                     \
+    const cusparseStatus_t dgnn_status_ = (call);                                          \
+    if (dgnn_status_ != CUSPARSE_STATUS_SUCCESS)                                           \
+      ::dgnn::kernels::cuda::fail_cusparse(dgnn_status_, #call, __FILE__, __LINE__);       \
+  } while (0)
+// After a kernel launch: launch-configuration errors surface here, with the kernel's name.
+#define DGNN_CUDA_LAUNCHED(name) DGNN_CUDA_CHECK(cudaGetLastError())
+
+// Lazily created on first use, on the device select_device chose (default 0); lives until exit.
+struct Context {
+  int device = 0;
+  cudaStream_t stream = nullptr;      // every kernel and copy runs on this stream
+  cublasHandle_t cublas = nullptr;    // bound to `stream`
+  cusparseHandle_t cusparse = nullptr;  // bound to `stream`
+};
+Context& context();
+inline cudaStream_t stream() { return context().stream; }
+
+// Launch geometry for an element-wise kernel over n items: 256 threads a block, grid capped
+// (kernels use grid-stride loops).
+constexpr int kBlock = 256;
+inline unsigned grid_for(int64_t n, int64_t per_block = kBlock) {
+  int64_t g = (n + per_block - 1) / per_block;
+  if (g < 1) g = 1;
+  if (g > 65535LL * 16) g = 65535LL * 16;
+  return unsigned(g);
+}
+
+// Device scratch from the caching pool, freed at scope end (stream-ordered).
+template <typename T>
+class Scratch {
+ public:
+  explicit Scratch(int64_t n);
+  ~Scratch();
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  T* get() const { return p_; }
+
+ private:
+  T* p_ = nullptr;
+};
+
+}  // namespace dgnn::kernels::cuda
+
+#include "kernels/cuda/cuda_kernels.hpp"
+
+namespace dgnn::kernels::cuda {
+template <typename T>
+Scratch<T>::Scratch(int64_t n) : p_(static_cast<T*>(n > 0 ? alloc(size_t(n) * sizeof(T)) : nullptr)) {}
+template <typename T>
+Scratch<T>::~Scratch() {
+  free(p_);
+}
+}  // namespace dgnn::kernels::cuda

@@ -1,0 +1,45 @@
+// Device memory: stream-ordered allocation from the device's default pool, which context()
+// configures to keep freed blocks (release threshold = all), so per-step scratch of the same
+// shapes costs no cudaMalloc after the first step. Every kernel runs on the one context stream,
+// so a block freed here is reused only by work ordered after its last use.
+#include "kernels/cuda/context.hpp"
+
+namespace dgnn::kernels::cuda {
+
+void* alloc(size_t bytes) {
+  void* p = nullptr;
+  // Round up so the pool sees few distinct sizes (and views may over-read to 16 bytes).
+  const size_t rounded = (bytes + 255) & ~size_t(255);
+  const cudaError_t status = cudaMallocAsync(&p, rounded, stream());
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    throw DeviceError("cudaMallocAsync of " + std::to_string(bytes) + " bytes failed (" +
+                      cudaGetErrorString(status) + "); " + std::to_string(free_b >> 20) +
+                      " MiB free of " + std::to_string(total_b >> 20) + " MiB");
+  }
+  return p;
+}
+
+void free(void* p) noexcept {
+  if (p) cudaFreeAsync(p, stream());
+}
+
+void release_cached() noexcept {
+  cudaMemPool_t pool;
+  if (cudaStreamSynchronize(stream()) != cudaSuccess) return;
+  if (cudaDeviceGetDefaultMemPool(&pool, context().device) == cudaSuccess)
+    cudaMemPoolTrimTo(pool, 0);
+}
+
+void copy(void* dst, const void* src, size_t bytes, int kind) {
+  static constexpr cudaMemcpyKind kinds[] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+                                             cudaMemcpyDeviceToDevice};
+  DGNN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kinds[kind], stream()));
+  // Host memory is pageable: the copy must finish before the caller reuses (H2D) or reads
+  // (D2H) it.
+  if (kind != 2) DGNN_CUDA_CHECK(cudaStreamSynchronize(stream()));
+}
+
+}  // namespace dgnn::kernels::cuda

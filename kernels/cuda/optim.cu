@@ -1,0 +1,48 @@
+// Optimiser updates on the GPU: the same arithmetic as kernels/cpu/optim.cpp, one thread per
+// weight (element-wise, so results match the CPU's up to sqrtf/division rounding).
+#include "kernels/cuda/context.hpp"
+
+namespace dgnn::kernels::cuda {
+
+namespace {
+
+__global__ void adam_kernel(int64_t n, float* __restrict__ w, const float* __restrict__ g,
+                            float* __restrict__ m, float* __restrict__ v, float step_size,
+                            float beta1, float beta2, float eps, float inv_sqrt_bc2, float wd) {
+  for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n;
+       k += int64_t(gridDim.x) * blockDim.x) {
+    const float gk = g[k] + wd * w[k];
+    const float mk = beta1 * m[k] + (1.f - beta1) * gk;
+    const float vk = beta2 * v[k] + (1.f - beta2) * gk * gk;
+    m[k] = mk;
+    v[k] = vk;
+    w[k] -= step_size * mk / (sqrtf(vk) * inv_sqrt_bc2 + eps);
+  }
+}
+
+__global__ void sgd_kernel(int64_t n, float* __restrict__ w, const float* __restrict__ g,
+                           float* __restrict__ vel, float lr, float momentum, float wd) {
+  for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n;
+       k += int64_t(gridDim.x) * blockDim.x) {
+    float gk = g[k] + wd * w[k];
+    if (momentum != 0.f) gk = vel[k] = momentum * vel[k] + gk;
+    w[k] -= lr * gk;
+  }
+}
+
+}  // namespace
+
+void adam_step(int64_t n, float* w, const float* g, float* m, float* v, float step_size,
+               float beta1, float beta2, float eps, float inv_sqrt_bc2, float wd) {
+  adam_kernel<<<grid_for(n), kBlock, 0, stream()>>>(n, w, g, m, v, step_size, beta1, beta2, eps,
+                                                    inv_sqrt_bc2, wd);
+  DGNN_CUDA_LAUNCHED("adam_kernel");
+}
+
+void sgd_step(int64_t n, float* w, const float* g, float* vel, float lr, float momentum,
+              float wd) {
+  sgd_kernel<<<grid_for(n), kBlock, 0, stream()>>>(n, w, g, vel, lr, momentum, wd);
+  DGNN_CUDA_LAUNCHED("sgd_kernel");
+}
+
+}  // namespace dgnn::kernels::cuda

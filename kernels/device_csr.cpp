@@ -1,0 +1,58 @@
+#include "kernels/device_csr.hpp"
+
+#include <climits>
+
+#include "common/error.hpp"
+
+namespace dgnn::kernels {
+
+DeviceCsr::DeviceCsr(Device dev, const CsrView& host)
+    : dev_(dev), rows_(host.rows), cols_(host.cols), host_(host) {
+  DGNN_CHECK(host.rows == 0 || host.offsets[0] == 0, ShapeError,
+             "DeviceCsr: the CSR's offsets must start at 0 (a whole matrix, not a slice)");
+  if (dev_ == Device::cpu) return;
+  const int64_t nnz = host.nnz();
+  host_offsets_.assign(host.offsets, host.offsets + host.rows + 1);
+  offsets_ = Buffer::upload(dev_, host_offsets_);
+  if (nnz < INT_MAX) {
+    std::vector<int32_t> o32(host_offsets_.size());
+    for (size_t i = 0; i < o32.size(); ++i) o32[i] = int32_t(host_offsets_[i]);
+    offsets32_ = Buffer::upload(dev_, o32);
+  }
+  indices_ = Buffer::upload(dev_, host.indices, size_t(nnz));
+  if (host.values) {
+    values_ = Buffer::upload(dev_, host.values, size_t(nnz));
+  } else {
+    const std::vector<float> ones(size_t(nnz), 1.f);
+    values_ = Buffer::upload(dev_, ones);
+  }
+  host_ = {};
+}
+
+CsrView DeviceCsr::rows(int64_t begin, int64_t end) const {
+  DGNN_CHECK(0 <= begin && begin <= end && end <= rows_, ShapeError,
+             "DeviceCsr::rows: [" + std::to_string(begin) + ", " + std::to_string(end) +
+                 ") is not inside " + std::to_string(rows_) + " rows");
+  if (dev_ == Device::cpu) {
+    CsrView v = host_;
+    v.offsets += begin;
+    v.rows = end - begin;
+    return v;
+  }
+  CsrView v;
+  v.rows = end - begin;
+  v.cols = cols_;
+  v.offsets = offsets_.as<const int64_t>() + begin;
+  v.indices = indices_.as<const int32_t>();
+  v.values = values_.as<const float>();
+  v.device_nnz = host_offsets_[size_t(end)] - host_offsets_[size_t(begin)];
+  // cuSPARSE counts offsets from 0: only a slice starting at row 0 can use the 32-bit copy.
+  if (begin == 0 && offsets32_.bytes() > 0) v.offsets32 = offsets32_.as<const int32_t>();
+  return v;
+}
+
+int64_t DeviceCsr::device_bytes() const {
+  return int64_t(offsets_.bytes() + offsets32_.bytes() + indices_.bytes() + values_.bytes());
+}
+
+}  // namespace dgnn::kernels

@@ -1,0 +1,36 @@
+#pragma once
+// DeviceCsr: a CSR matrix made usable by the kernels of one device. On the CPU it is the host
+// view itself (no copy; the host CSR must outlive it). On the GPU it owns device copies of the
+// offsets (64-bit, plus a 32-bit copy from 0 for cuSPARSE when the entries fit), the indices
+// and the values (all ones materialised when the host has none, since cuSPARSE needs them),
+// and keeps the host offsets so that row slices know their entry counts.
+#include <cstdint>
+#include <vector>
+
+#include "kernels/buffer.hpp"
+#include "kernels/views.hpp"
+
+namespace dgnn::kernels {
+
+class DeviceCsr {
+ public:
+  DeviceCsr() = default;
+  DeviceCsr(Device dev, const CsrView& host);
+
+  Device device() const { return dev_; }
+  // The whole matrix.
+  CsrView view() const { return rows(0, rows_); }
+  // Rows [begin, end): offsets stay absolute, so a slice is a pointer shift.
+  CsrView rows(int64_t begin, int64_t end) const;
+  // Bytes this copy occupies on the device (0 on the CPU).
+  int64_t device_bytes() const;
+
+ private:
+  Device dev_ = Device::cpu;
+  int64_t rows_ = 0, cols_ = 0;
+  CsrView host_;
+  std::vector<int64_t> host_offsets_;  // GPU only
+  Buffer offsets_, offsets32_, indices_, values_;
+};
+
+}  // namespace dgnn::kernels

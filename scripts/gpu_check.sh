@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# On a machine with an NVIDIA GPU: builds dgnn with CUDA, runs the gpu-labelled tests, a CLI
+# training run on the GPU, and the GPU benchmarks (SpMM against a device-to-device copy, a GCN
+# epoch against PyTorch Geometric's in the same run), then prints a short table last.
+# Takes a few minutes. Packages: installed by scripts/setup.sh where apt works; on a machine
+# with no registry, carry .gpu-deps/ (scripts/gpu_fetch_deps.sh fills it) and they are unpacked
+# inside the build folder, nothing system-wide.
+#   scripts/gpu_check.sh            (results also under $DGNN_GPU_OUT, default build-gpu/out)
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+build="${DGNN_GPU_BUILD:-$here/build-gpu}"
+out="${DGNN_GPU_OUT:-$build/out}"
+mkdir -p "$build" "$out"
+start=$(date +%s)
+step() { echo "== [$(($(date +%s) - start)) s] $*"; }
+
+step "machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
+nvcc --version | tail -2 | head -1
+g++ --version | head -1
+cmake --version | head -1
+grep PRETTY_NAME /etc/os-release || true
+
+cmake_args=(-DDGNN_CUDA=ON -DCMAKE_BUILD_TYPE=Release -DCMAKE_POLICY_VERSION_MINIMUM=3.5
+            -DCMAKE_CUDA_ARCHITECTURES="${DGNN_CUDA_ARCHS:-90}")
+if ls .gpu-deps/*.deb >/dev/null 2>&1; then
+  step "unpacking .gpu-deps into $build/deps"
+  root="$build/deps"
+  mkdir -p "$root"
+  for d in .gpu-deps/*.deb; do
+    if command -v dpkg >/dev/null; then
+      dpkg -x "$d" "$root"
+    else
+      tmp=$(mktemp -d) && (cd "$tmp" && ar x "$here/$d" && tar xf data.tar.* -C "$root") && rm -rf "$tmp"
+    fi
+  done
+  lib="$root/usr/lib/x86_64-linux-gnu"
+  # zlib1g-dev's libz.so points at an absolute path: point it at the unpacked runtime instead.
+  ln -sf "$root/lib/x86_64-linux-gnu/libz.so.1" "$lib/libz.so"
+  cmake_args+=(-DCMAKE_PREFIX_PATH="$root/usr" -DDGNN_OPENBLAS_DIR="$lib/openblas-openmp"
+               -DZLIB_ROOT="$root/usr" -DDGNN_MPI=OFF)
+  export LD_LIBRARY_PATH="$lib:$lib/openblas-openmp:$root/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+elif command -v apt-get >/dev/null; then
+  step "installing packages (scripts/setup.sh)"
+  DGNN_BUILD_DIR="$build/setup-build" DGNN_CMAKE_ARGS="-DDGNN_BUILD_TESTS=OFF -DDGNN_BUILD_BENCH=OFF -DDGNN_CUDA=OFF" \
+    scripts/setup.sh >/dev/null || { echo "gpu_check: setup failed" >&2; exit 1; }
+fi
+command -v ninja >/dev/null && cmake_args+=(-G Ninja)
+
+step "configure + build (CUDA)"
+cmake -S . -B "$build" "${cmake_args[@]}" >"$out/configure.log" 2>&1 ||
+  { tail -30 "$out/configure.log"; exit 1; }
+grep "dgnn:" "$out/configure.log"
+cmake --build "$build" -j "$(nproc)" --target test_gpu bench_gpu dgnn_cli >"$out/build.log" 2>&1 ||
+  { grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
+
+step "gpu tests"
+(cd "$build" && ctest -L gpu -j 4 --timeout 300 --output-on-failure) 2>&1 | tee "$out/gpu_tests.log" | tail -40
+tests_line=$(grep -E "tests passed|tests failed" "$out/gpu_tests.log" | tail -1)
+
+step "CLI: dgnn train --device cuda on the generated default"
+"$build/dgnn" train --device cuda --epochs 100 --log-json "$out/train_cuda.json" 2>&1 | tail -4
+"$build/dgnn" train --device cpu --epochs 100 --log-json "$out/train_cpu.json" 2>&1 | tail -2
+
+step "bench: SpMM and GCN epoch on a generated 1M-vertex, 20M-edge graph"
+"$build/bench/bench_gpu" 1000000 20 128 128 20 "$build/export" 2>&1 | tee "$out/bench_gpu.log"
+step "bench: the same GCN in PyTorch Geometric"
+python3 bench/gpu/pyg_gcn.py "$build/export" 2>&1 | tee "$out/bench_pyg.log"
+
+step "summary"
+python3 - "$out" "$tests_line" <<'PY'
+import json, sys
+out, tests = sys.argv[1], sys.argv[2]
+def lines(p):
+    try:
+        return [json.loads(l) for l in open(p) if l.startswith("{")]
+    except OSError:
+        return []
+g = next((j for j in lines(f"{out}/bench_gpu.log") if j.get("bench") == "gpu"), {})
+p = next((j for j in lines(f"{out}/bench_pyg.log") if "best_epoch_ms" in j), {})
+variants = {j["variant"]: j.get("epoch_ms") for j in lines(f"{out}/bench_pyg.log") if "variant" in j}
+fin = lambda f: next((j for j in lines(f) if j.get("final")), {})
+tc, tg = fin(f"{out}/train_cpu.json"), fin(f"{out}/train_cuda.json")
+rows = [("gpu tests", tests or "?", ""),
+        ("dgnn train (default) test acc cpu / cuda", f"{tc.get('test_acc', '?')} / {tg.get('test_acc', '?')}",
+         f"epoch {tc.get('median_epoch_ms', '?')} / {tg.get('median_epoch_ms', '?')} ms"),
+        ("d2d copy GB/s", g.get("copy_gbs", "?"), "baseline"),
+        ("spmm cuSPARSE ms (of copy bw)", g.get("spmm_cusparse_ms", "?"), f"{g.get('spmm_cusparse_of_copy', '?')}x (target >= 0.6)"),
+        ("spmm rowwarp ms (of copy bw)", g.get("spmm_rowwarp_ms", "?"), f"{g.get('spmm_rowwarp_of_copy', '?')}x (target >= 0.6)"),
+        ("gcn epoch ms dgnn", g.get("gcn_epoch_ms", "?"), ""),
+        ("gcn epoch ms PyG, per variant", json.dumps(variants), ""),
+        ("PyG best / dgnn", p.get("best_epoch_ms", "?"),
+         f"{p['best_epoch_ms'] / g['gcn_epoch_ms']:.2f}x (target >= 1.5)" if p and g.get("gcn_epoch_ms") else "?")]
+w = max(len(r[0]) for r in rows)
+print("\n".join(f"{a:<{w}}  {b}  {c}" for a, b, c in rows))
+PY
+step "done"

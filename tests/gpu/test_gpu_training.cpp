@@ -1,0 +1,132 @@
+// Whole models on the GPU against the CPU: GCN / SAGE / GIN training (losses per epoch and
+// final accuracy), and every temporal model's forward and backward through time, then a few
+// optimiser steps of GCRN.
+#include <catch2/catch.hpp>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "datasets/evolving_sbm.hpp"
+#include "datasets/sbm.hpp"
+#include "gnn/layers.hpp"
+#include "gnn/optimizer.hpp"
+#include "gnn/temporal_models.hpp"
+#include "gnn/temporal_trainer.hpp"
+#include "gnn/trainer.hpp"
+#include "gpu_util.hpp"
+
+using namespace dgnn;
+
+namespace {
+
+std::vector<double> train_losses(const Dataset& data, ModelKind kind, Device dev,
+                                 double* test_acc) {
+  NodeTask task = make_node_task(data);
+  GraphView graph(data.graph.in);
+  StackModel model(builtin_layer(kind), {data.feature_dim, 32, data.num_classes}, 0.5f);
+  model.reset_parameters(1);
+  model.to(dev);
+  task.features = Var(task.features.value().to(dev));
+  TrainOptions opt;
+  opt.epochs = 30;
+  opt.lr = 0.01f;
+  opt.weight_decay = 5e-4f;
+  SelfCommunicator comm;
+  Trainer trainer(model, graph, task, comm, opt);
+  std::vector<double> losses;
+  const TrainResult r = trainer.run([&](const EpochStats& s) { losses.push_back(s.loss); });
+  *test_acc = r.test_acc;
+  return losses;
+}
+
+}  // namespace
+
+TEST_CASE("GCN, SAGE and GIN train on the GPU as on the CPU", "[gpu]") {
+  SbmConfig cfg;
+  cfg.vertices = 3000;
+  cfg.classes = 4;
+  cfg.seed = 2;
+  const Dataset data = generate_sbm(cfg).to_dataset();
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage, ModelKind::gin}) {
+    INFO(model_kind_name(kind));
+    double acc_cpu = 0, acc_gpu = 0;
+    const auto cpu = train_losses(data, kind, Device::cpu, &acc_cpu);
+    const auto gpu = train_losses(data, kind, Device::cuda, &acc_gpu);
+    REQUIRE(cpu.size() == gpu.size());
+    // Same dropout masks, same arithmetic up to summation order: the trajectories stay together.
+    for (size_t e = 0; e < cpu.size(); ++e) {
+      INFO("epoch " << e + 1);
+      CHECK(gpu[e] == Approx(cpu[e]).epsilon(1e-4));
+    }
+    CHECK(acc_gpu == Approx(acc_cpu).margin(0.01));
+  }
+}
+
+TEST_CASE("temporal models: forward and backward through time on the GPU match the CPU",
+          "[gpu]") {
+  EvolvingSbmConfig cfg;
+  cfg.vertices = 400;
+  cfg.snapshots = 5;
+  cfg.classes = 4;
+  cfg.avg_degree = 6;
+  cfg.feature_dim = 8;
+  cfg.seed = 3;
+  const EvolvingSbm sbm = generate_evolving_sbm(cfg);
+  const TemporalGraph g = sbm.to_temporal();
+  int64_t dim = 0;
+  const std::vector<Var> feats = snapshot_features(g, sbm.features, cfg.feature_dim, &dim);
+  std::vector<std::unique_ptr<GraphView>> views;
+  for (int t = 0; t < g.num_snapshots(); ++t)
+    views.push_back(std::make_unique<GraphView>(g.snapshot(t)));
+
+  for (TemporalKind kind : {TemporalKind::evolvegcn_o, TemporalKind::evolvegcn_h,
+                            TemporalKind::gcrn, TemporalKind::tgcn}) {
+    INFO(temporal_kind_name(kind));
+    // loss = sum over steps of <output_t, proj_t>, then `steps` Adam updates.
+    auto run = [&](Device dev, std::vector<double>& losses, std::vector<std::vector<float>>& grads) {
+      auto model = make_temporal_model(kind, {dim, 16, 8});
+      model->reset_parameters(4);
+      model->to(dev);
+      std::vector<Var> x, proj;
+      for (int t = 0; t < g.num_snapshots(); ++t) {
+        x.push_back(Var(feats[size_t(t)].value().to(dev)));
+        const auto p = gpu_test::random_floats(g.num_vertices * model->out_dim(), 50 + t);
+        proj.push_back(Var(Tensor::from_host(p.data(), g.num_vertices, model->out_dim(), dev)));
+      }
+      Adam opt(model->named_parameters(), AdamConfig{});
+      for (int step = 0; step < 3; ++step) {
+        opt.zero_grad();
+        model->reset_state();
+        Var total;
+        for (int t = 0; t < g.num_snapshots(); ++t) {
+          ForwardContext ctx{*views[size_t(t)], true, 0, uint64_t(step)};
+          Var l = sum(mul(model->step(ctx, x[size_t(t)]), proj[size_t(t)]));
+          total = total.defined() ? add(total, l) : l;
+        }
+        const Tensor host = total.value().to(Device::cpu);
+        losses.push_back(host.data()[0]);
+        total.backward();
+        if (step == 0)
+          for (auto* p : model->parameters()) {
+            const Tensor gh = p->var.grad().to(Device::cpu);
+            grads.emplace_back(gh.data(), gh.data() + gh.numel());
+          }
+        opt.step();
+      }
+    };
+    std::vector<double> lc, lg;
+    std::vector<std::vector<float>> gc, gg;
+    run(Device::cpu, lc, gc);
+    run(Device::cuda, lg, gg);
+    REQUIRE(lc.size() == lg.size());
+    for (size_t i = 0; i < lc.size(); ++i) CHECK(lg[i] == Approx(lc[i]).epsilon(1e-4).margin(1e-4));
+    REQUIRE(gc.size() == gg.size());
+    for (size_t i = 0; i < gc.size(); ++i) gpu_test::check_close(gg[i], gc[i], 2e-3);
+  }
+}
+
+TEST_CASE("a CPU tensor and a GPU tensor in one op is a clear DeviceError", "[gpu]") {
+  Var a(Tensor::filled(2, 2, 1.f, Device::cpu));
+  Var b(Tensor::filled(2, 2, 1.f, Device::cuda));
+  CHECK_THROWS_WITH(add(a, b), Catch::Contains("cpu") && Catch::Contains("cuda"));
+}
