@@ -125,6 +125,14 @@ const GraphView::Adjacency& GraphView::adjacency(Norm norm) const {
   return *slot;
 }
 
+const int64_t* GraphView::global_ids_on(Device dev) const {
+  if (dev == Device::cpu) return global_ids_.data();
+  std::lock_guard<std::mutex> lock(adj_mutex_);
+  if (ids_on_device_.bytes() == 0 && !global_ids_.empty())
+    ids_on_device_ = kernels::Buffer::upload(dev, global_ids_);
+  return ids_on_device_.as<const int64_t>();
+}
+
 const kernels::DeviceCsr& GraphView::Adjacency::on(Device dev, bool backward_dir) const {
   if (symmetric) backward_dir = false;  // one copy serves both directions
   std::lock_guard<std::mutex> lock(mutex_);

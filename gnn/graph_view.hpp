@@ -45,6 +45,8 @@ class GraphView {
   const Csr& structure() const { return in_; }
   // Global id per local vertex ([owned | halo]); keys for dropout masks.
   const int64_t* global_ids() const { return global_ids_.data(); }
+  // The same ids in `dev`'s memory (copied there on first use): dropout masks on a GPU.
+  const int64_t* global_ids_on(Device dev) const;
   HaloExchange* halo() const { return halo_; }
 
   // The normalised adjacency (forward) and its transpose (backward), built on first use.
@@ -78,6 +80,7 @@ class GraphView {
   HaloExchange* halo_ = nullptr;
   Device dev_ = Device::cpu;
   mutable std::unique_ptr<Adjacency> adj_[3];
+  mutable kernels::Buffer ids_on_device_;
   mutable std::mutex adj_mutex_;
 };
 

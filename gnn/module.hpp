@@ -30,7 +30,8 @@ struct ForwardContext {
                        " rows, but masks are keyed by vertex: expected " +
                        std::to_string(graph.n_owned()) + " (one per owned vertex); use "
                        "dgnn::dropout with your own row keys for other matrices");
-    return dgnn::dropout(x, p, DropoutKey{seed, step, site++}, graph.global_ids(), training);
+    return dgnn::dropout(x, p, DropoutKey{seed, step, site++}, graph.global_ids_on(x.device()),
+                         training);
   }
 };
 

@@ -42,6 +42,8 @@ struct DropoutKey {
   uint64_t site = 0;  // which dropout in the model (layer index * k + position)
   uint64_t hash() const;
 };
+// row_ids (one per row of x, or null for the row index) live on x's device: GraphView::
+// global_ids_on gives a graph's there.
 Var dropout(const Var& x, float p, const DropoutKey& key, const int64_t* row_ids, bool training);
 
 // ---- small generic ops for temporal models and link prediction ----------------------------

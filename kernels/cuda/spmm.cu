@@ -127,8 +127,10 @@ void spmm_rowwarp(const CsrView& a, ConstMatView x, MatView y, bool accumulate) 
 bool cusparse_applicable(const CsrView& a, ConstMatView x, MatView y) {
   // cuSPARSE reads offsets from 0 (a row slice past row 0 has absolute offsets) in 32 bits here,
   // and needs explicit values.
+  // cuSPARSE also refuses more entries than the matrix has cells (duplicate entries).
   return a.offsets32 != nullptr && a.values != nullptr && a.device_nnz > 0 &&
-         a.device_nnz < INT32_MAX && a.rows < INT32_MAX && a.cols < INT32_MAX;
+         a.device_nnz < INT32_MAX && a.rows < INT32_MAX && a.cols < INT32_MAX &&
+         double(a.device_nnz) <= double(a.rows) * double(a.cols);
 }
 
 void spmm_cusparse(const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
@@ -220,8 +222,8 @@ void spmm(const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
   const bool can_cusparse = cusparse_applicable(a, x, y);
   if (algo == SpmmAlgo::cusparse && !can_cusparse)
     throw DeviceError(
-        "spmm: cuSPARSE was requested but this view has no 32-bit offsets or values (a row "
-        "slice, or more than 2^31 entries)");
+        "spmm: cuSPARSE was requested but cannot take this view (a row slice, no entries, more "
+        "than 2^31 entries, or duplicate entries)");
   bool use_cusparse = algo == SpmmAlgo::cusparse;
   if (algo == SpmmAlgo::automatic && can_cusparse) {
     const auto key = std::make_tuple(a.rows, a.device_nnz, x.cols, x.ld);

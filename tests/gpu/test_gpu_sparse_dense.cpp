@@ -45,6 +45,7 @@ HostCsr random_csr(int64_t rows, int64_t cols, int avg, int64_t hub, uint64_t se
       const int64_t d = int64_t(rng.below(uint64_t(2 * avg + 1)));
       for (int64_t k = 0; k < d; ++k) row.push_back(int32_t(rng.below(uint64_t(cols))));
       std::sort(row.begin(), row.end());
+      row.erase(std::unique(row.begin(), row.end()), row.end());  // graphs have no duplicates
     }
     for (int32_t c : row) {
       a.indices.push_back(c);
@@ -100,7 +101,8 @@ TEST_CASE("GPU SpMM matches the CPU kernel for both implementations", "[gpu]") {
               const kernels::DeviceCsr d(Device::cuda, hv);
               const auto want = cpu_spmm(hv, x, f, ldx, y0, ldy, acc);
               const auto got = gpu_spmm(d, 0, s.rows, x, s.cols, f, ldx, y0, ldy, acc);
-              check_close(got, want, 1e-5);
+              // Up to 2000 terms summed in another order (cuSPARSE's): rounding, not error.
+              check_close(got, want, 1e-4);
               // Deterministic: a second run gives the same bits.
               CHECK(gpu_spmm(d, 0, s.rows, x, s.cols, f, ldx, y0, ldy, acc) == got);
             }
