@@ -157,6 +157,20 @@ void check_writable(const std::string& path, const char* option) {
                       " is not writable");
 }
 
+Device train_device(const std::string& name, Communicator& comm) {
+  if (name != "cpu" && name != "cuda")
+    throw OptionError("--device: expected cpu or cuda, got '" + name + "'");
+  if (name == "cpu") return Device::cpu;
+  std::string why;
+  if (!kernels::cuda_available(&why)) throw DeviceError("--device cuda: " + why);
+  if (comm.size() > 1)
+    throw OptionError("--device cuda: GPU training runs on one rank so far (" +
+                      std::to_string(comm.size()) +
+                      " ranks given); the NCCL communicator for several GPUs is not built yet");
+  kernels::bind_cuda_device(comm.local_rank());
+  return Device::cuda;
+}
+
 namespace {
 
 void run_train(TrainArgs& a) {
@@ -172,22 +186,8 @@ void run_train(TrainArgs& a) {
   check_writable(a.train.save, "--save");
   const ModelKind kind = parse_model_kind(a.model.empty() ? "gcn" : a.model);
   parse_partitioner(a.partitioner);
-  if (a.device != "cpu" && a.device != "cuda")
-    throw OptionError("--device: expected cpu or cuda, got '" + a.device + "'");
-  const Device dev = a.device == "cuda" ? Device::cuda : Device::cpu;
-  if (dev == Device::cuda) {
-    std::string why;
-    if (!kernels::cuda_available(&why)) throw DeviceError("--device cuda: " + why);
-  }
-
   Communicator& comm = world();
-  if (dev == Device::cuda) {
-    if (comm.size() > 1)
-      throw OptionError("--device cuda: GPU training runs on one rank so far (" +
-                        std::to_string(comm.size()) +
-                        " ranks given); the NCCL communicator for several GPUs is not built yet");
-    kernels::bind_cuda_device(comm.local_rank());
-  }
+  const Device dev = train_device(a.device, comm);
   const bool root = comm.rank() == 0;
   auto setup = make_rank_setup(load_part(a, comm), comm);
   setup->graph->set_overlap(!a.no_overlap);

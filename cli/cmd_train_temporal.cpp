@@ -23,6 +23,7 @@ void run_train_temporal(TrainArgs& a) {
   check_writable(a.log_json, "--log-json");
   const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "evolvegcn-o" : a.model);
   Communicator& comm = world();
+  const Device dev = train_device(a.device, comm);
   if (comm.size() > 1 && kind == TemporalKind::evolvegcn_h)
     throw OptionError("--model evolvegcn-h runs on one rank for now: its top-k summary over all "
                       "vertices is not distributed yet (evolvegcn-o, gcrn and tgcn are)");
@@ -80,6 +81,11 @@ void run_train_temporal(TrainArgs& a) {
   PairClassifier head(model->out_dim(), a.hidden, 1);
   model->reset_parameters(a.train.seed);
   head.reset_parameters(a.train.seed + 1);
+  if (dev != Device::cpu) {
+    model->to(dev);
+    head.to(dev);
+    for (Var& f : features) f = Var(f.value().to(dev));
+  }
 
   TemporalOptions opt;
   opt.task = task;
@@ -118,6 +124,7 @@ void run_train_temporal(TrainArgs& a) {
                              {"seed", a.train.seed},
                              {"ranks", comm.size()},
                              {"strategy", a.strategy},
+                             {"device", a.device},
                              {"partitioner", a.partitioner},
                              {"threads", omp_get_max_threads()}};
   std::unique_ptr<AtomicFile> log;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "comm/communicator.hpp"
 #include "common/error.hpp"
 #include "gnn/trainer.hpp"
 #include "graph/atomic_write.hpp"
@@ -49,6 +50,10 @@ nlohmann::json split_json(const StepSplit& s);
 // Fails now, not after hours of training, if `path` could not be written later: its folder must
 // exist and be writable.
 void check_writable(const std::string& path, const char* option);
+
+// --device: cpu, or cuda bound to this rank's GPU (the node-local rank picks it). Fails with one
+// line when no GPU is usable (the count and CUDA's error) or, for now, with several ranks.
+Device train_device(const std::string& name, Communicator& comm);
 
 // Temporal training (link prediction over snapshots): the input has a time column.
 void run_train_temporal(TrainArgs& a);

@@ -126,13 +126,8 @@ class EvolveHLayer : public Module {
       throw OptionError("EvolveGCN-H needs at least " + std::to_string(out_) +
                         " vertices per rank (one per summary row), this rank has " +
                         std::to_string(x.rows()));
-    std::vector<int32_t> idx(size_t(x.rows()));
-    std::iota(idx.begin(), idx.end(), 0);
-    const float* ys = y.value().data();
-    std::partial_sort(idx.begin(), idx.begin() + out_, idx.end(), [&](int32_t a, int32_t b) {
-      return ys[a] > ys[b] || (ys[a] == ys[b] && a < b);
-    });
-    idx.resize(size_t(out_));
+    // Ranked on the host (topk_rows copies the one score column there): ties by row index.
+    const std::vector<int32_t> idx = topk_rows(y.value(), out_);
     Var gate = tanh(gather_rows(y, idx));  // k x 1
     Var ones(Tensor::filled(1, x.cols(), 1.f, x.device()));
     Var z = mul(gather_rows(x, idx), matmul(gate, ones));  // k x in

@@ -206,7 +206,7 @@ double LinkPredictionTrainer::train_epoch(int epoch) {
       ++in_window;
     }
     if (loss.defined()) {
-      double value = loss.value().data()[0];
+      double value = loss.value().item();
       comm_.allreduce_sum(&value, 1);
       total += value;
       counted += in_window;
@@ -225,8 +225,9 @@ void LinkPredictionTrainer::gather_all(const Tensor& logits, const Batch& local,
   // Three floats per pair (score, label, source id: exact below 2^24 vertices), all to all.
   const int p = comm_.size();
   std::vector<float> mine;
+  const Tensor host = logits.to(Device::cpu);
   for (size_t i = 0; i < local.src.size(); ++i) {
-    mine.push_back(logits.data()[i]);
+    mine.push_back(host.data()[i]);
     mine.push_back(local.target[i]);
     mine.push_back(float(local.src[i]));
   }
@@ -267,7 +268,7 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
     Var logits = score(ctx, h, local);
     double part_loss =
         local.src.empty() ? 0.0
-                          : bce_with_logits(logits, local.target, 1.0, local.weight).value().data()[0];
+                          : bce_with_logits(logits, local.target, 1.0, local.weight).value().item();
     comm_.allreduce_sum(&part_loss, 1);
     m.loss += part_loss;
     // Metrics need every pair's score: gather them on all ranks (in rank order).

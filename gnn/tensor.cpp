@@ -53,6 +53,13 @@ std::string Tensor::shape_str() const {
   return "[" + std::to_string(rows_) + " x " + std::to_string(cols_) + "]";
 }
 
+float Tensor::item() const {
+  if (numel() == 0) throw ShapeError("Tensor::item: the tensor is empty");
+  float v = 0;
+  kernels::copy(Device::cpu, &v, dev_, data(), sizeof(float));
+  return v;
+}
+
 void Tensor::zero() { kernels::fill(dev_, data(), numel(), 0.f); }
 
 }  // namespace dgnn

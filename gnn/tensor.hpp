@@ -47,6 +47,8 @@ class Tensor {
   float at(int64_t r, int64_t c) const { return data_.get()[r * cols_ + c]; }
 
   void zero();
+  // Element 0 read on the host, wherever the tensor lives (a loss, a count).
+  float item() const;
 
  private:
   struct Free {

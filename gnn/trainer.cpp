@@ -74,9 +74,7 @@ double Trainer::forward_backward(uint64_t step) {
              "the model outputs " + std::to_string(logits.cols()) + " columns for " +
                  std::to_string(task_.num_classes) + " classes");
   Var loss = cross_entropy(logits, task_.train, train_labels_, double(task_.global_train));
-  float loss_host = 0;
-  kernels::copy(Device::cpu, &loss_host, loss.device(), loss.value().data(), sizeof(float));
-  double value = loss_host;
+  double value = loss.value().item();
   loss.backward();
   // Parameters are replicated: sum every rank's share of the gradient (and of the loss).
   allreduce_gradients(comm_, params_, flat_, &value);

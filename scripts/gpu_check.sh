@@ -64,6 +64,16 @@ step "CLI: dgnn train --device cuda on the generated default"
 "$build/dgnn" train --device cuda --epochs 100 --log-json "$out/train_cuda.json" 2>&1 | tail -4
 "$build/dgnn" train --device cpu --epochs 100 --log-json "$out/train_cpu.json" 2>&1 | tail -2
 
+step "CLI: temporal link prediction (GCRN, EvolveGCN-H) on the GPU and on the CPU"
+"$build/dgnn" generate evolving-sbm --vertices 2000 --snapshots 12 --classes 4 --avg-degree 6 \
+  --out "$build/evolving" >/dev/null
+for m in gcrn evolvegcn-h; do
+  for d in cpu cuda; do
+    "$build/dgnn" train --graph "$build/evolving" --model "$m" --epochs 3 --neg-eval 20 --device "$d" --quiet \
+      --log-json "$out/temporal_${m}_$d.json" 2>&1 | tail -2
+  done
+done
+
 step "bench: SpMM and GCN epoch on a generated 1M-vertex, 20M-edge graph"
 "$build/bench/bench_gpu" 1000000 20 128 128 20 "$build/export" 2>&1 | tee "$out/bench_gpu.log"
 step "bench: the same GCN in PyTorch Geometric"
@@ -93,6 +103,10 @@ rows = [("gpu tests", tests or "?", ""),
         ("gcn epoch ms PyG, per variant", json.dumps(variants), ""),
         ("PyG best / dgnn", p.get("best_epoch_ms", "?"),
          f"{p['best_epoch_ms'] / g['gcn_epoch_ms']:.2f}x (target >= 1.5)" if p and g.get("gcn_epoch_ms") else "?")]
+for m in ("gcrn", "evolvegcn-h"):
+    c, d = fin(f"{out}/temporal_{m}_cpu.json"), fin(f"{out}/temporal_{m}_cuda.json")
+    rows.append((f"temporal {m} test AUC cpu / cuda", f"{c.get('test_auc', '?')} / {d.get('test_auc', '?')}",
+                 f"epoch {c.get('median_epoch_ms', '?')} / {d.get('median_epoch_ms', '?')} ms"))
 w = max(len(r[0]) for r in rows)
 print("\n".join(f"{a:<{w}}  {b}  {c}" for a, b, c in rows))
 PY

@@ -99,6 +99,11 @@ TEST_CASE("GPU SpMM matches the CPU kernel for both implementations", "[gpu]") {
               const auto y0 = random_floats(s.rows * ldy, 8);
               const CsrView hv = a.view(with_values);
               const kernels::DeviceCsr d(Device::cuda, hv);
+              if (algo == kernels::cuda::SpmmAlgo::cusparse && a.indices.empty()) {
+                // cuSPARSE takes no empty matrix: forcing it is refused, automatic avoids it.
+                CHECK_THROWS(gpu_spmm(d, 0, s.rows, x, s.cols, f, ldx, y0, ldy, acc));
+                continue;
+              }
               const auto want = cpu_spmm(hv, x, f, ldx, y0, ldy, acc);
               const auto got = gpu_spmm(d, 0, s.rows, x, s.cols, f, ldx, y0, ldy, acc);
               // Up to 2000 terms summed in another order (cuSPARSE's): rounding, not error.
