@@ -40,7 +40,9 @@ void copy_view(ConstMatView src, MatView dst, bool accumulate);
 
 // ---- sparse (spmm.cu) --------------------------------------------------------------------
 // Which SpMM implementation to use: auto times both on the first call per shape and keeps the
-// faster; the others force one (tests and benchmarks).
+// faster; the others force one (tests, benchmarks, and DGNN_SPMM=rowwarp|cusparse|auto for a
+// whole run). Our row-group kernel is bitwise reproducible; cuSPARSE's CSR SpMM was seen to
+// differ in the last bits between runs on an H200.
 enum class SpmmAlgo : uint8_t { automatic, cusparse, rowwarp };
 void set_spmm_algo(SpmmAlgo algo);
 // The implementation auto chose last (for benchmarks and logs).

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -180,7 +181,17 @@ void spmm_cusparse(const CsrView& a, ConstMatView x, MatView y, bool accumulate)
 
 // ---- choice ------------------------------------------------------------------------------
 
+// DGNN_SPMM=rowwarp|cusparse|auto picks the implementation for a whole run (rowwarp: bitwise
+// reproducible results, since cuSPARSE's were seen to vary in the last bits between runs).
+SpmmAlgo initial_algo() {
+  const char* v = std::getenv("DGNN_SPMM");
+  if (v == nullptr || std::strcmp(v, "auto") == 0 || *v == '\0') return SpmmAlgo::automatic;
+  if (std::strcmp(v, "rowwarp") == 0) return SpmmAlgo::rowwarp;
+  if (std::strcmp(v, "cusparse") == 0) return SpmmAlgo::cusparse;
+  throw DeviceError(std::string("DGNN_SPMM=") + v + ": expected auto, rowwarp or cusparse");
+}
 SpmmAlgo g_algo = SpmmAlgo::automatic;
+bool g_algo_set = false;  // DGNN_SPMM read on first use (an error there is a DeviceError, not a crash at load)
 const char* g_last = "none";
 std::mutex g_mutex;
 // Shape -> the faster implementation (true = cuSPARSE).
@@ -209,6 +220,7 @@ float time_ms(void (*fn)(const CsrView&, ConstMatView, MatView, bool), const Csr
 void set_spmm_algo(SpmmAlgo algo) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_algo = algo;
+  g_algo_set = true;
 }
 
 const char* last_spmm_algo() { return g_last; }
@@ -217,6 +229,10 @@ void spmm(const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
   SpmmAlgo algo;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
+    if (!g_algo_set) {
+      g_algo = initial_algo();
+      g_algo_set = true;
+    }
     algo = g_algo;
   }
   const bool can_cusparse = cusparse_applicable(a, x, y);
