@@ -50,7 +50,13 @@ Tensor Tensor::to(Device dev) const {
 }
 
 std::string Tensor::shape_str() const {
-  return "[" + std::to_string(rows_) + " x " + std::to_string(cols_) + "]";
+  // Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
+  std::string s = "[";
+  s += std::to_string(rows_);
+  s += " x ";
+  s += std::to_string(cols_);
+  s += "]";
+  return s;
 }
 
 float Tensor::item() const {
