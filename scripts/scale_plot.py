@@ -62,16 +62,22 @@ def epoch_plot(groups, out, title):
             ax.bar(xs, vals, bottom=bottom, color=color, label=label, width=0.6)
             bottom = [b + v for b, v in zip(bottom, vals)]
         for x, r in zip(xs, rows):
-            if num(r, "epoch_ms") is None:
+            t = num(r, "epoch_ms")
+            if t is None:
                 ax.text(x, 0, "failed", ha="center", va="bottom", rotation=90, color="#c44e52")
+            else:
+                ax.text(x, t, f"{t:.0f}", ha="center", va="bottom", fontsize=8)
         ax.set_xticks(xs, [str(r["ranks"]) for r in rows])
         ax.set_xlabel("ranks")
         ax.set_title(f"{strategy} / {part}", fontsize=10)
         ax.grid(axis="y", alpha=0.3)
+    top = max((num(r, "epoch_ms") or 0) for rows in groups.values() for r in rows)
+    axes[0][0].set_ylim(0, top * 1.12 if top > 0 else 1)
     axes[0][0].set_ylabel("ms per epoch (median)")
-    axes[0][-1].legend(fontsize=8, loc="upper right")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="center right")
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1 - 0.9 / fig.get_figwidth(), 1))
     fig.savefig(os.path.join(out, "epoch_ms.png"), dpi=90)
     plt.close(fig)
 
