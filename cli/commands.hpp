@@ -9,5 +9,6 @@ void register_train(CLI::App& app);
 void register_info(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_partition(CLI::App& app);
+void register_scale(CLI::App& app);
 
 }  // namespace dgnn::cli

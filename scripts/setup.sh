@@ -6,12 +6,15 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${DGNN_BUILD_DIR:-$here/build}"
 
 packages=(build-essential cmake ninja-build pkg-config zlib1g-dev libopenblas-openmp-dev libmetis-dev
-          libopenmpi-dev openmpi-bin catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev)
+          libopenmpi-dev openmpi-bin catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
+          python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# The MPI and benchmark scripts read JSON logs with python3 (any python3 on PATH will do).
+# The MPI and benchmark scripts read JSON logs with python3 (any python3 on PATH will do);
+# `dgnn scale` draws its plots with matplotlib (python3-matplotlib, for the system's python3:
+# dgnn scale tries /usr/bin/python3 when the python3 on PATH lacks it).
 command -v python3 >/dev/null || missing+=(python3)
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"

@@ -1,0 +1,392 @@
+// `dgnn scale`: a scaling study in one command. Every configuration (ranks x strategy x
+// partitioner x repeat) is one `dgnn train` run of this same binary under an MPI launcher; the
+// runs' --log-json files become results.csv (medians, speedup, efficiency) and, when python3 has
+// matplotlib, plots drawn by scripts/scale_plot.py.
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "cli/scale_results.hpp"
+#include "cli/subprocess.hpp"
+#include "common/error.hpp"
+#include "graph/atomic_write.hpp"
+#include "graph/temporal.hpp"
+
+namespace dgnn::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ScaleArgs {
+  std::string graph, model, task;
+  std::string ranks, strategies = "vertex", partitioners = "metis";
+  int repeats = 1;
+  int epochs = 10;
+  double timeout_s = 0;
+  std::string out;
+  std::string launcher;  // empty: mpiexec from PATH
+  std::vector<std::string> extra;
+};
+
+std::vector<std::string> split_list(const std::string& s, const char* option) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = s.find(',', start);
+    std::string item =
+        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (item.empty())
+      throw OptionError(std::string(option) + " '" + s +
+                        "': expected a comma-separated list with no empty items");
+    items.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+std::vector<int> parse_ranks(const std::string& s) {
+  std::vector<int> ranks;
+  for (const std::string& item : split_list(s, "--ranks")) {
+    int r = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), r);
+    if (ec != std::errc() || end != item.data() + item.size() || r < 1 || r > 65536)
+      throw OptionError("--ranks '" + s + "': '" + item +
+                        "' is not a rank count (expected positive integers, e.g. 1,2,4,8)");
+    if (std::find(ranks.begin(), ranks.end(), r) != ranks.end())
+      throw OptionError("--ranks '" + s + "': " + item + " is listed twice");
+    ranks.push_back(r);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  return ranks;
+}
+
+std::vector<std::string> parse_names(const std::string& s, const char* option,
+                                     const std::vector<std::string>& known) {
+  std::vector<std::string> names;
+  for (const std::string& item : split_list(s, option)) {
+    if (std::find(known.begin(), known.end(), item) == known.end()) {
+      std::string all;
+      for (const std::string& k : known) all += (all.empty() ? "" : ", ") + k;
+      throw OptionError(std::string(option) + ": unknown '" + item + "' (expected " + all + ")");
+    }
+    if (std::find(names.begin(), names.end(), item) != names.end())
+      throw OptionError(std::string(option) + ": '" + item + "' is listed twice");
+    names.push_back(item);
+  }
+  return names;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+std::string shell_quote(const std::string& s) {
+  if (s.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+") ==
+      std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Open MPI's mpiexec: --oversubscribe lets a study ask for more ranks than cores; --bind-to none
+// lets each rank's OpenMP threads use the cores dgnn gives it (bound to one core each, 2 ranks of
+// 8 threads on a 16-core node would share 2 cores); root needs --allow-run-as-root.
+std::string default_launcher() {
+  std::string t = "mpiexec --oversubscribe --bind-to none";
+  if (::geteuid() == 0) t += " --allow-run-as-root";
+  return t + " -n {ranks}";
+}
+
+std::vector<std::string> launcher_argv(const std::string& tmpl, int ranks) {
+  std::vector<std::string> argv;
+  std::string word;
+  auto flush = [&] {
+    for (size_t p; (p = word.find("{ranks}")) != std::string::npos;)
+      word.replace(p, 7, std::to_string(ranks));
+    if (!word.empty()) argv.push_back(word);
+    word.clear();
+  };
+  for (char c : tmpl) {
+    if (c == ' ' || c == '\t')
+      flush();
+    else
+      word += c;
+  }
+  flush();
+  return argv;
+}
+
+// scale_plot.py: installed next to the binary's share folder, else in the source tree this
+// binary was built from.
+std::string find_plot_script(const fs::path& exe, std::string* looked) {
+  const std::vector<fs::path> candidates = {
+      exe.parent_path() / DGNN_PLOT_SCRIPT_REL / "scale_plot.py",
+      fs::path(DGNN_SOURCE_DIR) / "scripts" / "scale_plot.py"};
+  for (const fs::path& p : candidates) {
+    *looked += (looked->empty() ? "" : ", ") + p.lexically_normal().string();
+    if (fs::is_regular_file(p)) return p.lexically_normal().string();
+  }
+  return "";
+}
+
+std::string last_line_of(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  return last;
+}
+
+// Draws the plots; one line says what was written, or why nothing was.
+void draw_plots(const fs::path& exe, const fs::path& out, const std::string& title) {
+  std::string looked;
+  const std::string script = find_plot_script(exe, &looked);
+  if (script.empty()) {
+    std::printf("plots skipped: scale_plot.py not found (looked in %s)\n", looked.c_str());
+    return;
+  }
+  const std::string csv = (out / "results.csv").string();
+  // Python with matplotlib: $DGNN_PYTHON, else python3 on PATH, else the system's (Debian's
+  // python3-matplotlib is installed for /usr/bin/python3, which a pyenv or venv may shadow).
+  std::vector<std::string> pythons;
+  if (const char* p = std::getenv("DGNN_PYTHON"); p && *p) pythons.push_back(p);
+  for (const char* name : {"python3", "/usr/bin/python3"}) {
+    const std::string p = find_program(name);
+    if (!p.empty() && std::find(pythons.begin(), pythons.end(), p) == pythons.end())
+      pythons.push_back(p);
+  }
+  const std::string plot_log = (out / "plot.log").string();
+  std::string why = "no python3 on PATH";
+  for (const std::string& py : pythons) {
+    ProcessResult r = run_process({py, script, csv, out.string(), "--title", title}, plot_log);
+    if (r.started && r.exit_code == 0) {
+      std::printf(
+          "plots: %s (%s)\n", last_line_of(plot_log).c_str(),
+          join({shell_quote(py), shell_quote(script), shell_quote(csv), shell_quote(out.string())},
+               " ")
+              .c_str());
+      return;
+    }
+    // Exit 3: the script's "no matplotlib" (the next interpreter may have it).
+    why = r.started ? last_line_of(plot_log) : r.error;
+    if (!r.started || r.exit_code == 3) continue;
+    break;
+  }
+  std::printf("plots skipped: %s; results.csv is written (to plot later: python3 %s %s %s)\n",
+              why.c_str(), shell_quote(script).c_str(), shell_quote(csv).c_str(),
+              shell_quote(out.string()).c_str());
+}
+
+// "data/sbm100k/" -> "sbm100k".
+std::string graph_name(const std::string& graph) {
+  fs::path p = fs::path(graph).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
+}
+
+void check_extra(const std::vector<std::string>& extra) {
+  for (const std::string& a : extra)
+    for (const char* own : {"--graph", "--model", "--task", "--epochs", "--partitioner",
+                            "--strategy", "--log-json"}) {
+      const std::string o = own;
+      if (a == o || a.rfind(o + "=", 0) == 0)
+        throw OptionError(
+            "scale: " + o + " after -- is set by scale itself (give it as `dgnn scale " + o +
+            " ...`" +
+            (o == "--partitioner" || o == "--strategy" ? std::string(", plural: ") + o + "s"
+                                                       : std::string()) +
+            ")");
+    }
+}
+
+void run_scale(ScaleArgs& a) {
+  const std::vector<int> ranks = parse_ranks(a.ranks);
+  std::vector<std::string> strategies =
+      parse_names(a.strategies, "--strategies", {"vertex", "snapshot"});
+  const std::vector<std::string> partitioners =
+      parse_names(a.partitioners, "--partitioners", {"metis", "random", "hash", "range"});
+  if (a.repeats < 1) throw OptionError("--repeats must be >= 1");
+  if (a.epochs < 1) throw OptionError("--epochs must be >= 1");
+  if (a.timeout_s < 0) throw OptionError("--timeout must be >= 0 (0 = none)");
+  check_extra(a.extra);
+  if (!a.graph.empty() && !fs::exists(a.graph))
+    throw OptionError("--graph " + a.graph + ": no such file or directory");
+
+  const bool custom_launcher = !a.launcher.empty();
+  const std::string tmpl = custom_launcher ? a.launcher : default_launcher();
+  if (custom_launcher) {
+    if (tmpl.find("{ranks}") == std::string::npos)
+      throw OptionError(
+          "--launcher '" + tmpl +
+          "': no {ranks} placeholder for the rank count (e.g. \"mpiexec -n {ranks}\")");
+    const std::string prog = launcher_argv(tmpl, 1).at(0);
+    if (find_program(prog).empty())
+      throw OptionError("--launcher '" + tmpl + "': " + prog + " is not an executable on PATH");
+  } else if (ranks.back() > 1 && find_program("mpiexec").empty()) {
+    throw OptionError("--ranks " + a.ranks +
+                      ": more than one rank needs an MPI launcher and no mpiexec is on PATH "
+                      "(install Open MPI, or give --launcher \"... {ranks} ...\")");
+  }
+
+  const fs::path out = a.out, runs_dir = out / "runs";
+  std::error_code ec;
+  fs::create_directories(runs_dir, ec);
+  if (ec)
+    throw OptionError("--out " + a.out + ": cannot create " + runs_dir.string() + ": " +
+                      ec.message());
+  if (::access(runs_dir.c_str(), W_OK) != 0 || ::access(out.c_str(), W_OK) != 0)
+    throw OptionError("--out " + a.out + ": not writable");
+
+  // Strategies divide snapshots among ranks; a static graph has one way to be split.
+  const bool temporal = (!a.graph.empty() && read_temporal_layout(a.graph).has_value()) ||
+                        std::any_of(a.extra.begin(), a.extra.end(), [](const std::string& s) {
+                          return s.rfind("--time-col", 0) == 0;
+                        });
+  if (!temporal) {
+    std::vector<std::string> skipped;
+    for (const std::string& s : strategies)
+      if (s != "vertex") skipped.push_back(s);
+    if (!skipped.empty())
+      std::printf("note: strategy %s not applicable to a static graph (only vertex): skipped\n",
+                  join(skipped, ", ").c_str());
+    strategies = {"vertex"};
+  }
+
+  std::vector<ScaleConfig> configs;
+  for (int r : ranks)
+    for (const std::string& s : strategies)
+      for (const std::string& p : partitioners) configs.push_back({r, s, p});
+
+  const fs::path exe = fs::read_symlink("/proc/self/exe");
+  const int total = int(configs.size()) * a.repeats;
+  std::printf("scale: %d run%s of `dgnn train` on %s (%s graph), %d epochs each; logs in %s\n",
+              total, total == 1 ? "" : "s",
+              a.graph.empty() ? "the generated default" : a.graph.c_str(),
+              temporal ? "temporal" : "static", a.epochs, runs_dir.c_str());
+  std::fflush(stdout);
+
+  std::vector<std::vector<ScaleRun>> results(configs.size());
+  int k = 0, failed_runs = 0;
+  for (size_t c = 0; c < configs.size(); ++c) {
+    const ScaleConfig& cfg = configs[c];
+    for (int rep = 1; rep <= a.repeats; ++rep) {
+      const std::string name = "ranks" + std::to_string(cfg.ranks) + "-" + cfg.strategy + "-" +
+                               cfg.partitioner + "-rep" + std::to_string(rep);
+      const std::string json = (runs_dir / (name + ".json")).string();
+      const std::string log = (runs_dir / (name + ".log")).string();
+      fs::remove(json, ec);  // a stale log of an earlier study must not pass for this run's
+
+      std::vector<std::string> argv;
+      if (cfg.ranks > 1) argv = launcher_argv(tmpl, cfg.ranks);
+      argv.insert(argv.end(), {exe.string(), "train", "--epochs", std::to_string(a.epochs),
+                               "--partitioner", cfg.partitioner, "--log-json", json});
+      if (!a.graph.empty()) argv.insert(argv.end(), {"--graph", a.graph});
+      if (!a.model.empty()) argv.insert(argv.end(), {"--model", a.model});
+      if (!a.task.empty()) argv.insert(argv.end(), {"--task", a.task});
+      if (temporal) argv.insert(argv.end(), {"--strategy", cfg.strategy});
+      argv.insert(argv.end(), a.extra.begin(), a.extra.end());
+
+      std::printf("[%d/%d] ranks=%d strategy=%s partitioner=%s", ++k, total, cfg.ranks,
+                  cfg.strategy.c_str(), cfg.partitioner.c_str());
+      if (a.repeats > 1) std::printf(" repeat=%d/%d", rep, a.repeats);
+      std::printf(" ... ");
+      std::fflush(stdout);
+      const ProcessResult pr = run_process(argv, log, a.timeout_s);
+      ScaleRun run;
+      if (!pr.started)
+        run.error = pr.error;
+      else if (pr.timed_out)
+        run.error = "timed out after " + std::to_string(int(a.timeout_s)) + " s (--timeout)";
+      else
+        run = read_scale_run(pr.exit_code, json, log);
+      if (run.ok) {
+        std::printf("%.1f ms/epoch\n", run.epoch_ms);
+      } else {
+        ++failed_runs;
+        std::printf("failed: %s\n", run.error.c_str());
+      }
+      std::fflush(stdout);
+      results[c].push_back(std::move(run));
+    }
+  }
+
+  const std::vector<ScaleRow> rows = summarise_scale(configs, results);
+  const fs::path csv = out / "results.csv";
+  write_file_atomically(csv.string(), scale_csv(rows));
+  std::printf("\n%5s %-8s %-11s %10s %9s %8s %8s %10s %7s %6s\n", "ranks", "strategy",
+              "partitioner", "epoch ms", "compute", "comm", "wait", "MB/epoch", "speedup", "eff");
+  for (const ScaleRow& r : rows) {
+    std::printf("%5d %-8s %-11s ", r.config.ranks, r.config.strategy.c_str(),
+                r.config.partitioner.c_str());
+    if (r.repeats_done == 0) {
+      std::printf("failed: %s\n", r.error.c_str());
+      continue;
+    }
+    std::printf("%10.1f %9.1f %8.1f %8.1f %10.2f", r.epoch_ms, r.compute_ms, r.comm_ms, r.wait_ms,
+                r.bytes_sent_per_epoch / 1e6);
+    if (r.baseline_ranks > 0) std::printf(" %6.2fx %6.2f", r.speedup, r.efficiency);
+    std::printf("%s\n", r.ok ? "" : "  (some repeats failed)");
+  }
+  std::printf("results: %s (%zu configurations, %d of %d runs failed)\n", csv.c_str(), rows.size(),
+              failed_runs, total);
+  std::fflush(stdout);
+  const std::string title =
+      (a.model.empty() ? std::string(temporal ? "evolvegcn-o" : "gcn") : a.model) + " on " +
+      (a.graph.empty() ? std::string("the generated SBM") : graph_name(a.graph)) + ", " +
+      std::to_string(a.epochs) + " epochs";
+  draw_plots(exe, out, title);
+}
+
+}  // namespace
+
+void register_scale(CLI::App& app) {
+  auto args = std::make_shared<ScaleArgs>();
+  ScaleArgs& a = *args;
+  CLI::App* cmd = app.add_subcommand(
+      "scale",
+      "Scaling study: run `dgnn train` for every rank count x strategy x partitioner x repeat "
+      "under an MPI launcher, and write results.csv (time split, bytes, speedup) and plots");
+  cmd->add_option("--graph", a.graph,
+                  "Edge-list file or dataset directory (default: the generated SBM of train)");
+  cmd->add_option("--model", a.model, "Model, as for train (default: train's)");
+  cmd->add_option("--task", a.task, "Temporal task, as for train: link or edge");
+  cmd->add_option("--ranks", a.ranks, "Rank counts, comma-separated, e.g. 1,2,4,8")->required();
+  cmd->add_option("--strategies", a.strategies,
+                  "Temporal graphs: vertex, snapshot or both, comma-separated (static graphs: "
+                  "vertex only)")
+      ->capture_default_str();
+  cmd->add_option("--partitioners", a.partitioners, "Comma-separated: metis, random, hash, range")
+      ->capture_default_str();
+  cmd->add_option("--repeats", a.repeats, "Runs of every configuration (medians are reported)")
+      ->capture_default_str();
+  cmd->add_option("--epochs", a.epochs, "Training epochs of every run")->capture_default_str();
+  cmd->add_option("--out,-o", a.out, "Folder for results.csv, the plots and runs/")->required();
+  cmd->add_option("--launcher", a.launcher,
+                  "Command that starts {ranks} ranks of a program (default: \"" +
+                      default_launcher() + "\"); 1 rank runs without it");
+  cmd->add_option("--timeout", a.timeout_s,
+                  "Seconds a run may take before it is stopped and recorded as failed (0: none)")
+      ->capture_default_str();
+  cmd->add_option("train-args", a.extra, "After --: more arguments for every `dgnn train` run");
+  cmd->callback([args] { run_scale(*args); });
+}
+
+}  // namespace dgnn::cli
