@@ -93,6 +93,12 @@ MpiCommunicator::MpiCommunicator(MPI_Comm parent) {
   DGNN_MPI_CHECK(MPI_Comm_size(comm_, &size_));
 }
 
+std::unique_ptr<Communicator> MpiCommunicator::duplicate() {
+  return std::make_unique<MpiCommunicator>(comm_);
+}
+
+bool MpiCommunicator::concurrent_duplicates() const { return thread_multiple(); }
+
 MpiCommunicator::~MpiCommunicator() {
   if (comm_ != MPI_COMM_NULL && active()) MPI_Comm_free(&comm_);
 }
