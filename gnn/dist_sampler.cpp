@@ -116,7 +116,7 @@ class DistStore final : public GraphStore {
     const int threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
     const int64_t m = int64_t(asked.size());
     std::vector<int64_t> off(size_t(m) + 1, 0);
-#pragma omp parallel for schedule(static, 1024) num_threads(threads)
+#pragma omp parallel for schedule(static, 1024) num_threads(threads) if (m >= 4096)
     for (int64_t j = 0; j < m; ++j) {
       const int64_t v = dir_.local[size_t(asked[size_t(j)])];
       off[size_t(j) + 1] = sample_row_count(rows_.indices.data() + rows_.offsets[v],
@@ -125,7 +125,7 @@ class DistStore final : public GraphStore {
     for (int64_t j = 0; j < m; ++j) off[size_t(j) + 1] += off[size_t(j)];
     std::vector<int64_t> ids(size_t(off.back()));
     std::vector<float> w(weighted_ ? ids.size() : 0);
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) if (m >= 4096)
     for (int64_t j = 0; j < m; ++j) {
       const int64_t g = asked[size_t(j)], v = dir_.local[size_t(g)], b = rows_.offsets[v];
       sample_row(rows_.indices.data() + b, weighted_ ? rows_.values.data() + b : nullptr,

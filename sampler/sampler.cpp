@@ -87,6 +87,10 @@ void sample_positions(int64_t deg, int fanout, bool replace, uint64_t key, int64
 
 namespace {
 
+// Below this many frontier vertices a parallel region costs more than the draws (a batch's last
+// layer has only its seeds).
+constexpr int64_t kParallelRows = 4096;
+
 // Position of v in a sorted row, or -1.
 int64_t self_position(const int32_t* row, int64_t deg, int64_t v) {
   const int32_t* p = std::lower_bound(row, row + deg, int32_t(v));
@@ -142,7 +146,7 @@ void LocalNeighborSource::sample(const std::vector<int64_t>& frontier, int layer
   const int threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
   out.offsets.assign(size_t(n) + 1, 0);
   const int32_t* idx = in_.indices.data();
-#pragma omp parallel for schedule(static, 1024) num_threads(threads)
+#pragma omp parallel for schedule(static, 1024) num_threads(threads) if (n >= kParallelRows)
   for (int64_t i = 0; i < n; ++i) {
     const int64_t v = frontier[size_t(i)];
     out.offsets[size_t(i) + 1] =
@@ -151,7 +155,7 @@ void LocalNeighborSource::sample(const std::vector<int64_t>& frontier, int layer
   for (int64_t i = 0; i < n; ++i) out.offsets[size_t(i) + 1] += out.offsets[size_t(i)];
   out.nbrs.resize(size_t(out.offsets.back()));
   out.weights.resize(in_.weighted() ? out.nbrs.size() : 0);
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) if (n >= kParallelRows)
   for (int64_t i = 0; i < n; ++i) {
     const int64_t v = frontier[size_t(i)];
     const int64_t b = in_.offsets[v];
