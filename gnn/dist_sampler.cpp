@@ -12,17 +12,22 @@ namespace dgnn {
 namespace {
 
 // Sends send[q] to every rank q; returns what each rank sent here, in rank order. One
-// all-to-all of counts, one of the items.
+// all-to-all of the items, preceded by one of their counts unless `known` gives them (per rank).
 template <class T>
 std::vector<T> exchange(Communicator& comm, const std::vector<std::vector<T>>& send,
-                        std::vector<int64_t>* recv_items = nullptr) {
+                        std::vector<int64_t>* recv_items = nullptr,
+                        const std::vector<int64_t>* known = nullptr) {
   const int p = comm.size();
   const size_t np = static_cast<size_t>(p);
   std::vector<int64_t> n_send(np), n_recv(np);
   for (int q = 0; q < p; ++q) n_send[size_t(q)] = int64_t(send[size_t(q)].size());
-  std::vector<int64_t> ones(np, 8), displs(np);
-  for (int q = 0; q < p; ++q) displs[size_t(q)] = 8 * q;
-  comm.alltoallv(n_send.data(), ones, displs, n_recv.data(), ones, displs);
+  if (known) {
+    n_recv = *known;
+  } else {
+    std::vector<int64_t> ones(np, 8), displs(np);
+    for (int q = 0; q < p; ++q) displs[size_t(q)] = 8 * q;
+    comm.alltoallv(n_send.data(), ones, displs, n_recv.data(), ones, displs);
+  }
   std::vector<int64_t> sc(np), sd(np), rc(np), rd(np);
   std::vector<T> flat, out;
   for (int q = 0; q < p; ++q) {
@@ -68,8 +73,8 @@ class DistStore final : public GraphStore {
         if (in.weighted()) rows_.values[size_t(in.offsets[v]) + k] = row[k].second;
       }
     }
-    // Every vertex's owner, row there and degree, agreed in one all-reduce.
-    std::vector<int64_t> book(size_t(3 * n + 1), 0);
+    // Every vertex's owner, row there, degree and self loop, agreed in one all-reduce.
+    std::vector<int64_t> book(size_t(4 * n + 1), 0);
     for (int64_t v = 0; v < owned; ++v) {
       const int64_t g = gid[v];
       book[size_t(g)] = comm.rank() + 1;
@@ -77,20 +82,23 @@ class DistStore final : public GraphStore {
       int64_t d = 0;
       for (int64_t e = in.offsets[v]; e < in.offsets[v + 1]; ++e) d += gid[in.indices[e]] != g;
       book[size_t(2 * n + g)] = d;
+      book[size_t(3 * n + g)] = in.degree(v) - d;
     }
-    book[size_t(3 * n)] = in.weighted();
+    book[size_t(4 * n)] = in.weighted();
     comm.allreduce_sum(book.data(), int64_t(book.size()));
     dir_.owner.resize(size_t(n));
     dir_.local.resize(size_t(n));
     degree_.resize(size_t(n));
+    self_loops_.resize(size_t(n));
     for (int64_t g = 0; g < n; ++g) {
       DGNN_CHECK(book[size_t(g)] >= 1, ShapeError,
                  "vertex " + std::to_string(g) + " is owned by no rank");
       dir_.owner[size_t(g)] = int32_t(book[size_t(g)] - 1);
       dir_.local[size_t(g)] = int32_t(book[size_t(n + g)]);
       degree_[size_t(g)] = book[size_t(2 * n + g)];
+      self_loops_[size_t(g)] = int32_t(book[size_t(3 * n + g)]);
     }
-    weighted_ = book[size_t(3 * n)] > 0;
+    weighted_ = book[size_t(4 * n)] > 0;
   }
 
   int64_t num_vertices() const override { return int64_t(degree_.size()); }
@@ -132,34 +140,35 @@ class DistStore final : public GraphStore {
                  rows_.degree(v), g, fanout, opt.replace, sample_key(opt.seed, epoch, layer, g),
                  ids.data() + off[size_t(j)], weighted_ ? w.data() + off[size_t(j)] : nullptr);
     }
-    // Answers back to the askers: the count per request, then the ids (and weights).
-    std::vector<std::vector<int64_t>> counts(np), nbrs(np);
+    // Answers back to the askers: the ids (and weights). An asker knows how many to expect from
+    // each vertex's degree, so no counts travel.
+    std::vector<std::vector<int64_t>> nbrs(np);
     std::vector<std::vector<float>> weights(np);
     int64_t j = 0;
     for (int q = 0; q < p; ++q)
       for (int64_t k = 0; k < asked_per_rank[size_t(q)]; ++k, ++j) {
-        counts[size_t(q)].push_back(off[size_t(j) + 1] - off[size_t(j)]);
         nbrs[size_t(q)].insert(nbrs[size_t(q)].end(), ids.begin() + off[size_t(j)],
                                ids.begin() + off[size_t(j) + 1]);
         if (weighted_)
           weights[size_t(q)].insert(weights[size_t(q)].end(), w.begin() + off[size_t(j)],
                                     w.begin() + off[size_t(j) + 1]);
       }
-    const std::vector<int64_t> got_counts = exchange(comm_, counts);
-    const std::vector<int64_t> got = exchange(comm_, nbrs);
-    std::vector<float> got_w;
-    if (weighted_) got_w = exchange(comm_, weights);
-
-    // Rows in frontier order.
+    // Rows in frontier order: row i's length, and where it starts in what arrives.
     const size_t n = frontier.size();
-    std::vector<int64_t> len(n), at(n);  // row length, and where it starts in `got`
-    int64_t k = 0, pos = 0;
+    std::vector<int64_t> len(n), at(n), expect(np, 0);
+    int64_t pos = 0;
     for (int q = 0; q < p; ++q)
       for (int64_t i : slot[size_t(q)]) {
-        len[size_t(i)] = got_counts[size_t(k++)];
+        const int64_t v = frontier[size_t(i)];
+        len[size_t(i)] = sample_count(degree_[size_t(v)], fanout, opt.replace) +
+                         self_loops_[size_t(v)];
         at[size_t(i)] = pos;
         pos += len[size_t(i)];
+        expect[size_t(q)] += len[size_t(i)];
       }
+    const std::vector<int64_t> got = exchange(comm_, nbrs, nullptr, &expect);
+    std::vector<float> got_w;
+    if (weighted_) got_w = exchange(comm_, weights, nullptr, &expect);
     out.offsets.assign(n + 1, 0);
     for (size_t i = 0; i < n; ++i) out.offsets[i + 1] = out.offsets[i] + len[i];
     out.nbrs.resize(size_t(out.offsets.back()));
@@ -182,6 +191,7 @@ class DistStore final : public GraphStore {
   Var features_;
   RowDirectory dir_;
   std::vector<int64_t> degree_;
+  std::vector<int32_t> self_loops_;  // 1 where a vertex's row holds a self loop (always kept)
   Csr rows_;  // owned rows, columns in global ids
   bool weighted_ = false;
 };

@@ -91,23 +91,23 @@ namespace {
 // layer has only its seeds).
 constexpr int64_t kParallelRows = 4096;
 
-// Position of v in a sorted row, or -1.
-int64_t self_position(const int32_t* row, int64_t deg, int64_t v) {
-  const int32_t* p = std::lower_bound(row, row + deg, int32_t(v));
-  return p != row + deg && *p == v ? int64_t(p - row) : -1;
+// The entries equal to v (self loops; more than one when duplicates are kept) of a sorted row.
+std::pair<int64_t, int64_t> self_range(const int32_t* row, int64_t deg, int64_t v) {
+  auto [lo, hi] = std::equal_range(row, row + deg, int32_t(v));
+  return {int64_t(lo - row), int64_t(hi - row)};
 }
 
 }  // namespace
 
 int64_t sample_row_count(const int32_t* row, int64_t deg, int64_t v, int fanout, bool replace) {
-  const bool self = self_position(row, deg, v) >= 0;
-  return sample_count(deg - self, fanout, replace) + self;
+  const auto [lo, hi] = self_range(row, deg, v);
+  return sample_count(deg - (hi - lo), fanout, replace) + (hi - lo);
 }
 
 void sample_row(const int32_t* row, const float* w, int64_t deg, int64_t v, int fanout,
                 bool replace, uint64_t key, int64_t* out_ids, float* out_w) {
-  const int64_t self = self_position(row, deg, v);
-  const int64_t cand = deg - (self >= 0);
+  const auto [lo, hi] = self_range(row, deg, v);
+  const int64_t nself = hi - lo, cand = deg - nself;
   const int64_t k = sample_count(cand, fanout, replace);
   thread_local std::vector<int64_t> pos;
   pos.resize(size_t(k));
@@ -118,16 +118,18 @@ void sample_row(const int32_t* row, const float* w, int64_t deg, int64_t v, int 
     if (out_w) out_w[o] = w[p];
     ++o;
   };
-  bool self_done = self < 0;
+  // Candidates skip the self entries; those are all kept, in their place in the row.
+  bool self_done = nself == 0;
   for (int64_t i = 0; i < k; ++i) {
-    const int64_t p = pos[size_t(i)] + (self >= 0 && pos[size_t(i)] >= self);
-    if (!self_done && p > self) {
-      put(self);
+    const int64_t p = pos[size_t(i)] + (pos[size_t(i)] >= lo ? nself : 0);
+    if (!self_done && p >= hi) {
+      for (int64_t s = lo; s < hi; ++s) put(s);
       self_done = true;
     }
     put(p);
   }
-  if (!self_done) put(self);
+  if (!self_done)
+    for (int64_t s = lo; s < hi; ++s) put(s);
 }
 
 LocalNeighborSource::LocalNeighborSource(const Csr& in) : in_(in), degree_(size_t(in.rows)) {
@@ -135,7 +137,8 @@ LocalNeighborSource::LocalNeighborSource(const Csr& in) : in_(in), degree_(size_
 #pragma omp parallel for schedule(static, 4096)
   for (int64_t v = 0; v < in.rows; ++v) {
     const int64_t deg = in.degree(v);
-    degree_[size_t(v)] = deg - (self_position(in.indices.data() + in.offsets[v], deg, v) >= 0);
+    const auto [lo, hi] = self_range(in.indices.data() + in.offsets[v], deg, v);
+    degree_[size_t(v)] = deg - (hi - lo);
   }
 }
 

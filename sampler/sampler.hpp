@@ -62,7 +62,8 @@ uint64_t sample_key(uint64_t seed, uint64_t epoch, int layer, int64_t v);
 
 // Draws one vertex's neighbours from its whole-graph in-row (`row`, `deg` entries, sorted): a
 // self loop is not a candidate but is always kept (it costs no new source), so the fanout counts
-// other vertices. Appends global ids (and weights when `w` is not null) to the outputs.
+// other vertices; the count is sample_count(non-self entries) + self entries. Writes global ids
+// (and weights when `w` is not null) to the outputs, in row order.
 int64_t sample_row_count(const int32_t* row, int64_t deg, int64_t v, int fanout, bool replace);
 void sample_row(const int32_t* row, const float* w, int64_t deg, int64_t v, int fanout,
                 bool replace, uint64_t key, int64_t* out_ids, float* out_w);

@@ -71,35 +71,72 @@ std::vector<int32_t> metis_part(Communicator& comm) {
   return partition_vertices(dataset().graph.in, popt, dataset().train);
 }
 
+// dataset() with edge weights and a self loop on every third vertex.
+const Dataset& weighted_with_loops() {
+  static const Dataset d = [] {
+    Dataset w = dataset();
+    const Csr& g = w.graph.in;
+    std::vector<int32_t> rows, cols;
+    std::vector<float> vals;
+    for (int32_t v = 0; v < int32_t(g.rows); ++v) {
+      for (int64_t e = g.offsets[v]; e < g.offsets[v + 1]; ++e) {
+        rows.push_back(v);
+        cols.push_back(g.indices[e]);
+        vals.push_back(float(1 + (v + g.indices[e]) % 5));
+      }
+      if (v % 3 == 0) {
+        rows.push_back(v);
+        cols.push_back(v);
+        vals.push_back(0.5f);
+      }
+    }
+    w.graph.in = csr_from_coo(g.rows, g.cols, rows, cols, vals);
+    return w;
+  }();
+  return d;
+}
+
 }  // namespace
 
 TEST_CASE("blocks sampled through the owners equal one process's for the same seeds", "[mbdist]") {
   Communicator& comm = world();
-  MiniBatchOptions mo;
-  mo.batch_size = 8;
-  mo.sampler.fanouts = {3, 5};
-  mo.sampler.seed = 4;
-  DistRun run(comm, metis_part(comm), mo);
-  // Every rank asks for the same seeds, most of them owned elsewhere.
-  const std::vector<int64_t> seeds = {5, 77, 300, 12, 599, 421, 250};
-  NeighborSampler dist(*run.store, run.loader->options().sampler);
-  SampledBatch got = dist.sample(seeds, 3);
-  LocalNeighborSource local(dataset().graph.in);
-  NeighborSampler one(local, mo.sampler);
-  SampledBatch want = one.sample(seeds, 3);
-  for (size_t l = 0; l < 2; ++l) {
-    INFO("layer " << l);
-    CHECK(got.blocks[l].src == want.blocks[l].src);
-    CHECK(got.blocks[l].src_degree == want.blocks[l].src_degree);
-    CHECK(got.blocks[l].adj.offsets == want.blocks[l].adj.offsets);
-    CHECK(got.blocks[l].adj.indices == want.blocks[l].adj.indices);
+  for (int variant = 0; variant < 3; ++variant) {
+    const Dataset& d = variant == 0 ? dataset() : weighted_with_loops();
+    INFO((variant == 0   ? "plain"
+          : variant == 1 ? "weighted, self loops"
+                         : "weighted, self loops, with replacement"));
+    MiniBatchOptions mo;
+    mo.batch_size = 8;
+    mo.sampler.fanouts = {3, 5};
+    mo.sampler.seed = 4;
+    mo.sampler.replace = variant == 2;
+    PartitionOptions popt;
+    popt.parts = comm.size();
+    popt.seed = 3;
+    DistRun run(comm, partition_vertices(d.graph.in, popt, d.train), mo, d);
+    // Every rank asks for the same seeds, most of them owned elsewhere.
+    const std::vector<int64_t> seeds = {5, 77, 300, 12, 599, 421, 250, 3, 6};
+    NeighborSampler dist(*run.store, run.loader->options().sampler);
+    SampledBatch got = dist.sample(seeds, 3);
+    LocalNeighborSource local(d.graph.in);
+    NeighborSampler one(local, mo.sampler);
+    SampledBatch want = one.sample(seeds, 3);
+    for (size_t l = 0; l < 2; ++l) {
+      INFO("layer " << l);
+      CHECK(got.blocks[l].src == want.blocks[l].src);
+      CHECK(got.blocks[l].src_degree == want.blocks[l].src_degree);
+      CHECK(got.blocks[l].adj.offsets == want.blocks[l].adj.offsets);
+      CHECK(got.blocks[l].adj.indices == want.blocks[l].adj.indices);
+      CHECK(got.blocks[l].adj.values == want.blocks[l].adj.values);
+    }
+    if (variant > 0) CHECK(!got.blocks[1].adj.values.empty());
+    Tensor rows = run.store->gather_features(got.blocks[0].src);
+    const int64_t f = d.feature_dim;
+    REQUIRE(rows.cols() == f);
+    for (int64_t i = 0; i < rows.rows(); ++i)
+      for (int64_t c = 0; c < f; ++c)
+        CHECK(rows.at(i, c) == d.features[size_t(got.blocks[0].src[size_t(i)] * f + c)]);
   }
-  Tensor rows = run.store->gather_features(got.blocks[0].src);
-  const int64_t f = dataset().feature_dim;
-  REQUIRE(rows.cols() == f);
-  for (int64_t i = 0; i < rows.rows(); ++i)
-    for (int64_t c = 0; c < f; ++c)
-      CHECK(rows.at(i, c) == dataset().features[size_t(got.blocks[0].src[size_t(i)] * f + c)]);
 }
 
 TEST_CASE("with every neighbour, a distributed step's gradients equal the full graph's",
