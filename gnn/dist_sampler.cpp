@@ -97,6 +97,7 @@ class DistStore final : public GraphStore {
       dir_.local[size_t(g)] = int32_t(book[size_t(n + g)]);
       degree_[size_t(g)] = book[size_t(2 * n + g)];
       self_loops_[size_t(g)] = int32_t(book[size_t(3 * n + g)]);
+      self_loops_any_ = self_loops_any_ || self_loops_[size_t(g)] > 0;
     }
     weighted_ = book[size_t(4 * n)] > 0;
   }
@@ -127,8 +128,9 @@ class DistStore final : public GraphStore {
 #pragma omp parallel for schedule(static, 1024) num_threads(threads) if (m >= 4096)
     for (int64_t j = 0; j < m; ++j) {
       const int64_t v = dir_.local[size_t(asked[size_t(j)])];
-      off[size_t(j) + 1] = sample_row_count(rows_.indices.data() + rows_.offsets[v],
-                                            rows_.degree(v), asked[size_t(j)], fanout, opt.replace);
+      off[size_t(j) + 1] =
+          sample_row_count(rows_.indices.data() + rows_.offsets[v], rows_.degree(v),
+                           asked[size_t(j)], self_loops_any_, fanout, opt.replace);
     }
     for (int64_t j = 0; j < m; ++j) off[size_t(j) + 1] += off[size_t(j)];
     std::vector<int64_t> ids(size_t(off.back()));
@@ -137,8 +139,9 @@ class DistStore final : public GraphStore {
     for (int64_t j = 0; j < m; ++j) {
       const int64_t g = asked[size_t(j)], v = dir_.local[size_t(g)], b = rows_.offsets[v];
       sample_row(rows_.indices.data() + b, weighted_ ? rows_.values.data() + b : nullptr,
-                 rows_.degree(v), g, fanout, opt.replace, sample_key(opt.seed, epoch, layer, g),
-                 ids.data() + off[size_t(j)], weighted_ ? w.data() + off[size_t(j)] : nullptr);
+                 rows_.degree(v), g, self_loops_any_, fanout, opt.replace,
+                 sample_key(opt.seed, epoch, layer, g), ids.data() + off[size_t(j)],
+                 weighted_ ? w.data() + off[size_t(j)] : nullptr);
     }
     // Answers back to the askers: the ids (and weights). An asker knows how many to expect from
     // each vertex's degree, so no counts travel.
@@ -160,8 +163,8 @@ class DistStore final : public GraphStore {
     for (int q = 0; q < p; ++q)
       for (int64_t i : slot[size_t(q)]) {
         const int64_t v = frontier[size_t(i)];
-        len[size_t(i)] = sample_count(degree_[size_t(v)], fanout, opt.replace) +
-                         self_loops_[size_t(v)];
+        len[size_t(i)] =
+            sample_count(degree_[size_t(v)], fanout, opt.replace) + self_loops_[size_t(v)];
         at[size_t(i)] = pos;
         pos += len[size_t(i)];
         expect[size_t(q)] += len[size_t(i)];
@@ -191,8 +194,9 @@ class DistStore final : public GraphStore {
   Var features_;
   RowDirectory dir_;
   std::vector<int64_t> degree_;
+  bool self_loops_any_ = false;
   std::vector<int32_t> self_loops_;  // 1 where a vertex's row holds a self loop (always kept)
-  Csr rows_;  // owned rows, columns in global ids
+  Csr rows_;                         // owned rows, columns in global ids
   bool weighted_ = false;
 };
 

@@ -92,21 +92,24 @@ namespace {
 constexpr int64_t kParallelRows = 4096;
 
 // The entries equal to v (self loops; more than one when duplicates are kept) of a sorted row.
-std::pair<int64_t, int64_t> self_range(const int32_t* row, int64_t deg, int64_t v) {
+std::pair<int64_t, int64_t> self_range(const int32_t* row, int64_t deg, int64_t v,
+                                       bool self_loops = true) {
+  if (!self_loops) return {0, 0};
   auto [lo, hi] = std::equal_range(row, row + deg, int32_t(v));
   return {int64_t(lo - row), int64_t(hi - row)};
 }
 
 }  // namespace
 
-int64_t sample_row_count(const int32_t* row, int64_t deg, int64_t v, int fanout, bool replace) {
-  const auto [lo, hi] = self_range(row, deg, v);
+int64_t sample_row_count(const int32_t* row, int64_t deg, int64_t v, bool self_loops, int fanout,
+                         bool replace) {
+  const auto [lo, hi] = self_range(row, deg, v, self_loops);
   return sample_count(deg - (hi - lo), fanout, replace) + (hi - lo);
 }
 
-void sample_row(const int32_t* row, const float* w, int64_t deg, int64_t v, int fanout,
-                bool replace, uint64_t key, int64_t* out_ids, float* out_w) {
-  const auto [lo, hi] = self_range(row, deg, v);
+void sample_row(const int32_t* row, const float* w, int64_t deg, int64_t v, bool self_loops,
+                int fanout, bool replace, uint64_t key, int64_t* out_ids, float* out_w) {
+  const auto [lo, hi] = self_range(row, deg, v, self_loops);
   const int64_t nself = hi - lo, cand = deg - nself;
   const int64_t k = sample_count(cand, fanout, replace);
   thread_local std::vector<int64_t> pos;
@@ -140,6 +143,8 @@ LocalNeighborSource::LocalNeighborSource(const Csr& in) : in_(in), degree_(size_
     const auto [lo, hi] = self_range(in.indices.data() + in.offsets[v], deg, v);
     degree_[size_t(v)] = deg - (hi - lo);
   }
+  for (int64_t v = 0; v < in.rows && !self_loops_; ++v)
+    self_loops_ = degree_[size_t(v)] != in.degree(v);
 }
 
 void LocalNeighborSource::sample(const std::vector<int64_t>& frontier, int layer, uint64_t epoch,
@@ -153,7 +158,7 @@ void LocalNeighborSource::sample(const std::vector<int64_t>& frontier, int layer
   for (int64_t i = 0; i < n; ++i) {
     const int64_t v = frontier[size_t(i)];
     out.offsets[size_t(i) + 1] =
-        sample_row_count(idx + in_.offsets[v], in_.degree(v), v, fanout, opt.replace);
+        sample_row_count(idx + in_.offsets[v], in_.degree(v), v, self_loops_, fanout, opt.replace);
   }
   for (int64_t i = 0; i < n; ++i) out.offsets[size_t(i) + 1] += out.offsets[size_t(i)];
   out.nbrs.resize(size_t(out.offsets.back()));
@@ -163,9 +168,9 @@ void LocalNeighborSource::sample(const std::vector<int64_t>& frontier, int layer
     const int64_t v = frontier[size_t(i)];
     const int64_t b = in_.offsets[v];
     const int64_t o = out.offsets[size_t(i)];
-    sample_row(idx + b, in_.weighted() ? in_.values.data() + b : nullptr, in_.degree(v), v, fanout,
-               opt.replace, sample_key(opt.seed, epoch, layer, v), out.nbrs.data() + o,
-               in_.weighted() ? out.weights.data() + o : nullptr);
+    sample_row(idx + b, in_.weighted() ? in_.values.data() + b : nullptr, in_.degree(v), v,
+               self_loops_, fanout, opt.replace, sample_key(opt.seed, epoch, layer, v),
+               out.nbrs.data() + o, in_.weighted() ? out.weights.data() + o : nullptr);
   }
 }
 
@@ -183,13 +188,13 @@ SampledBatch NeighborSampler::sample(const std::vector<int64_t>& seeds, uint64_t
   batch.seeds = seeds;
   const int layers = int(opt_.fanouts.size());
   batch.blocks.resize(size_t(layers));
-  std::vector<int64_t> dst = seeds;
+  const std::vector<int64_t>* dst = &batch.seeds;  // the frontier: this layer's destinations
   SampledRows rows;
   for (int l = layers - 1; l >= 0; --l) {
-    source_.sample(dst, l, epoch, opt_, rows);
+    source_.sample(*dst, l, epoch, opt_, rows);
     Block& b = batch.blocks[size_t(l)];
-    b.n_dst = int64_t(dst.size());
-    b.src = std::move(dst);
+    b.n_dst = int64_t(dst->size());
+    b.src = *dst;
     for (size_t i = 0; i < b.src.size(); ++i) {
       int32_t& slot = local_of_[size_t(b.src[i])];
       if (slot >= 0) {
@@ -201,7 +206,7 @@ SampledBatch NeighborSampler::sample(const std::vector<int64_t>& seeds, uint64_t
     }
     Csr& a = b.adj;
     a.rows = b.n_dst;
-    a.offsets = rows.offsets;
+    a.offsets = std::move(rows.offsets);  // the source refills rows for the next layer
     a.indices.resize(rows.nbrs.size());
     for (size_t e = 0; e < rows.nbrs.size(); ++e) {
       const int64_t u = rows.nbrs[e];
@@ -212,14 +217,14 @@ SampledBatch NeighborSampler::sample(const std::vector<int64_t>& seeds, uint64_t
       }
       a.indices[e] = slot;
     }
-    a.values = rows.weights;
+    a.values = std::move(rows.weights);
     a.cols = b.n_src();
     b.src_degree.resize(b.src.size());
     for (size_t j = 0; j < b.src.size(); ++j) {
       local_of_[size_t(b.src[j])] = -1;
       b.src_degree[j] = source_.degree(b.src[j]);
     }
-    dst = b.src;
+    dst = &b.src;
   }
   return batch;
 }

@@ -63,10 +63,12 @@ uint64_t sample_key(uint64_t seed, uint64_t epoch, int layer, int64_t v);
 // Draws one vertex's neighbours from its whole-graph in-row (`row`, `deg` entries, sorted): a
 // self loop is not a candidate but is always kept (it costs no new source), so the fanout counts
 // other vertices; the count is sample_count(non-self entries) + self entries. Writes global ids
-// (and weights when `w` is not null) to the outputs, in row order.
-int64_t sample_row_count(const int32_t* row, int64_t deg, int64_t v, int fanout, bool replace);
-void sample_row(const int32_t* row, const float* w, int64_t deg, int64_t v, int fanout,
-                bool replace, uint64_t key, int64_t* out_ids, float* out_w);
+// (and weights when `w` is not null) to the outputs, in row order. `self_loops` false says the
+// graph has none (the row is not searched for v).
+int64_t sample_row_count(const int32_t* row, int64_t deg, int64_t v, bool self_loops, int fanout,
+                         bool replace);
+void sample_row(const int32_t* row, const float* w, int64_t deg, int64_t v, bool self_loops,
+                int fanout, bool replace, uint64_t key, int64_t* out_ids, float* out_w);
 
 // Where neighbour lists come from: the whole graph in this process, or (gnn/dist_sampler) the
 // ranks that own the frontier's vertices. sample() may be collective there.
@@ -92,6 +94,7 @@ class LocalNeighborSource final : public NeighborSource {
  private:
   const Csr& in_;
   std::vector<int64_t> degree_;
+  bool self_loops_ = false;
 };
 
 // Builds the blocks of a batch layer by layer. One batch at a time per object (it keeps a
