@@ -177,8 +177,9 @@ std::optional<MiniBatchOptions> minibatch_options(const TrainArgs& a) {
                                       : std::vector<int>(size_t(std::max(a.layers, 1)), -1);
   if (int(o.sampler.fanouts.size()) != a.layers)
     throw OptionError("--fanouts: " + std::to_string(o.sampler.fanouts.size()) +
-                      " fanouts for " + std::to_string(a.layers) +
-                      " layers (give one per layer, the input layer first)");
+                      (o.sampler.fanouts.size() == 1 ? " fanout" : " fanouts") + " for " +
+                      std::to_string(a.layers) + (a.layers == 1 ? " layer" : " layers") +
+                      " (give one per layer, the input layer first)");
   o.sampler.replace = a.replace;
   o.sampler.seed = a.train.seed;
   o.prefetch = !a.no_prefetch;
