@@ -6,9 +6,12 @@
 # Defaults: soc-slashdot from ../shared/datasets, batch 1024, fanouts 10,25 (input layer first;
 # PyG's num_neighbors [25, 10]), 64 generated features, hidden 64, 2 timed epochs.
 # PyG lives in a private venv, BUILD/pyg-venv: created on first use with pip (torch from PyPI,
-# torch_geometric, and torch-sparse — built from source, as PyPI has no wheel of it nor of
-# pyg-lib, and NeighborLoader samples with one of the two). Without it, only dgnn's side runs.
-# Every measurement is its own process; each side uses all cores (OpenMP / torch threads).
+# torch_geometric, and torch-scatter + torch-sparse built from source: PyPI has no wheel of them
+# nor of pyg-lib, and NeighborLoader samples with one of the two; ~30 min on 2 cores). Without
+# it, only dgnn's side runs.
+# Every measurement is its own process; each side uses THREADS threads (OpenMP / torch; default
+# all cores). On a machine other jobs share, THREADS=1 (or OMP_WAIT_POLICY=passive) keeps
+# OpenMP's spinning threads from waiting on descheduled peers, which makes dgnn's times erratic.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$here/build}"
@@ -18,7 +21,8 @@ fanouts="${4:-10,25}"
 feat="${5:-64}"
 hidden="${6:-64}"
 epochs="${7:-2}"
-threads=$(nproc)
+threads="${THREADS:-$(nproc)}"
+export OMP_NUM_THREADS="$threads"
 venv="$build/pyg-venv"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -31,6 +35,7 @@ if ! have_pyg; then
   echo "setting up PyG in $venv (once; torch-sparse compiles for a while)..." >&2
   { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } &&
     "$venv/bin/pip" install -q torch torch_geometric &&
+    MAX_JOBS="$threads" "$venv/bin/pip" install -q --no-build-isolation torch-scatter &&
     MAX_JOBS="$threads" "$venv/bin/pip" install -q --no-build-isolation torch-sparse ||
     echo "pip could not install PyG's sampler: dgnn's numbers only" >&2
 fi
