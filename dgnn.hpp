@@ -9,6 +9,7 @@
 #include "gnn/graph_view.hpp"
 #include "gnn/layers.hpp"
 #include "gnn/loss.hpp"
+#include "gnn/minibatch.hpp"
 #include "gnn/module.hpp"
 #include "gnn/ops.hpp"
 #include "gnn/optimizer.hpp"
@@ -16,3 +17,4 @@
 #include "gnn/trainer.hpp"
 #include "graph/dataset.hpp"
 #include "graph/graph.hpp"
+#include "sampler/sampler.hpp"

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
@@ -19,6 +20,7 @@
 #include "common/error.hpp"
 #include "common/timer.hpp"
 #include "datasets/sbm.hpp"
+#include "gnn/dist_sampler.hpp"
 #include "gnn/distributed.hpp"
 #include "gnn/layers.hpp"
 #include "gnn/trainer.hpp"
@@ -173,6 +175,40 @@ Device train_device(const std::string& name, Communicator& comm) {
 
 namespace {
 
+// The sampler's options from the mini-batch flags; none of them without --batch-size.
+std::optional<MiniBatchOptions> minibatch_options(const TrainArgs& a) {
+  if (!a.batch_size_given) {
+    if (a.fanouts_given) throw OptionError("--fanouts needs --batch-size (mini-batch training)");
+    if (a.replace) throw OptionError("--replace needs --batch-size (mini-batch training)");
+    if (a.no_prefetch) throw OptionError("--no-prefetch needs --batch-size (mini-batch training)");
+    return std::nullopt;
+  }
+  if (a.batch_size < 1)
+    throw OptionError("--batch-size must be >= 1, got " + std::to_string(a.batch_size));
+  MiniBatchOptions o;
+  o.batch_size = a.batch_size;
+  o.sampler.fanouts = a.fanouts_given ? parse_fanouts(a.fanouts)
+                                      : std::vector<int>(size_t(std::max(a.layers, 1)), -1);
+  if (int(o.sampler.fanouts.size()) != a.layers)
+    throw OptionError("--fanouts: " + std::to_string(o.sampler.fanouts.size()) +
+                      (o.sampler.fanouts.size() == 1 ? " fanout" : " fanouts") + " for " +
+                      std::to_string(a.layers) + (a.layers == 1 ? " layer" : " layers") +
+                      " (give one per layer, the input layer first)");
+  o.sampler.replace = a.replace;
+  o.sampler.seed = a.train.seed;
+  o.prefetch = !a.no_prefetch;
+  return o;
+}
+
+Norm model_norm(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::gcn: return Norm::gcn;
+    case ModelKind::sage: return Norm::mean;
+    case ModelKind::gin: return Norm::sum;
+  }
+  return Norm::sum;
+}
+
 void run_train(TrainArgs& a) {
   if (a.layers < 1) throw OptionError("--layers must be >= 1");
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
@@ -186,8 +222,12 @@ void run_train(TrainArgs& a) {
   check_writable(a.train.save, "--save");
   const ModelKind kind = parse_model_kind(a.model.empty() ? "gcn" : a.model);
   parse_partitioner(a.partitioner);
+  std::optional<MiniBatchOptions> mb = minibatch_options(a);
   Communicator& comm = world();
   const Device dev = train_device(a.device, comm);
+  if (mb && dev != Device::cpu)
+    throw OptionError("--batch-size with --device cuda: mini-batch training runs on the CPU so far "
+                      "(sampling and feature gathering are host code)");
   const bool root = comm.rank() == 0;
   auto setup = make_rank_setup(load_part(a, comm), comm);
   setup->graph->set_overlap(!a.no_overlap);
@@ -220,12 +260,50 @@ void run_train(TrainArgs& a) {
                              {"overlap", !a.no_overlap},
                              {"threads", omp_get_max_threads()},
                              {"device", a.device}};
+  if (mb) {
+    settings["batch_size"] = mb->batch_size;
+    settings["fanouts"] = mb->sampler.fanouts;
+    settings["replace"] = mb->sampler.replace;
+  }
   a.train.meta_json = settings.dump();
 
   std::unique_ptr<AtomicFile> log;
   if (root && !a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);
   Trainer trainer(model, *setup->graph, setup->task, comm, a.train);
   const bool multi = comm.size() > 1;
+
+  // Mini-batch training: seeds from this rank's training vertices; under MPI, neighbours and
+  // features of other ranks' vertices come from their owners, on a communicator of the sampler's
+  // own (it talks on the prefetch thread while this one all-reduces gradients).
+  std::unique_ptr<Communicator> sample_comm;
+  std::unique_ptr<GraphStore> store;
+  std::unique_ptr<MiniBatchLoader> loader;
+  if (mb) {
+    mb->norms = {model_norm(kind)};
+    const NodeTask& task = setup->task;
+    if (multi) {
+      sample_comm = comm.duplicate();
+      if (!comm.concurrent_duplicates()) {
+        mb->prefetch = false;
+        if (root && !a.quiet)
+          std::printf("note: MPI gives no MPI_THREAD_MULTIPLE: sampling without prefetch\n");
+      }
+      store = make_dist_store(*setup->graph, part.global_vertices, task.features, *sample_comm);
+    } else {
+      store = make_local_store(setup->graph->structure(), task.features.value());
+    }
+    std::vector<int64_t> train_ids;
+    std::vector<int32_t> train_labels;
+    for (int32_t r : task.train) {
+      train_ids.push_back(part.global_ids[size_t(r)]);
+      train_labels.push_back(task.labels[size_t(r)]);
+    }
+    loader = std::make_unique<MiniBatchLoader>(
+        *store, std::move(train_ids), std::move(train_labels), *mb, comm, sample_comm.get());
+    settings["prefetch"] = loader->options().prefetch;
+    settings["steps_per_epoch"] = loader->steps_per_epoch();
+    trainer.set_minibatch(loader.get());
+  }
   TrainResult res = trainer.run([&](const EpochStats& s) {
     if (!root) return;
     if (!a.quiet) {
@@ -234,6 +312,9 @@ void run_train(TrainArgs& a) {
       if (multi)
         std::printf("  (compute %.1f comm %.1f wait %.1f, sent %.2f MB)", s.compute_ms, s.comm_ms,
                     s.wait_ms, double(s.bytes_sent) / 1e6);
+      if (mb)
+        std::printf("  [%lld steps, sampling %.1f ms, %.1f hidden]", (long long)s.steps,
+                    s.sample_ms, std::max(0.0, s.sample_ms - s.sample_wait_ms));
       std::printf("\n");
     }
     if (log) {
@@ -244,6 +325,14 @@ void run_train(TrainArgs& a) {
                           {"test_acc", s.test_acc},
                           {"eval_ms", s.eval_ms}};
       j.update(split_json(s));
+      if (mb) {
+        j["steps"] = s.steps;
+        j["sample_ms"] = s.sample_ms;
+        j["sample_wait_ms"] = s.sample_wait_ms;
+        j["sample_hidden_ms"] = std::max(0.0, s.sample_ms - s.sample_wait_ms);
+        j["sampled_edges"] = s.sampled_edges;
+        j["sample_bytes_sent"] = s.sample_bytes;
+      }
       std::fprintf(log->get(), "%s\n", j.dump().c_str());
     }
   });
@@ -266,6 +355,10 @@ void run_train(TrainArgs& a) {
                         {"median_wait_ms", res.median_wait_ms},
                         {"bytes_sent_per_epoch", res.bytes_per_epoch},
                         {"settings", settings}};
+    if (mb) {
+      j["median_sample_ms"] = res.median_sample_ms;
+      j["median_sample_wait_ms"] = res.median_sample_wait_ms;
+    }
     std::fprintf(log->get(), "%s\n", j.dump().c_str());
     log->commit();
   }
@@ -314,6 +407,18 @@ void register_train(CLI::App& app) {
                   "A directory written by `dgnn partition`: each rank reads only its part");
   cmd->add_flag("--no-overlap", a->no_overlap,
                 "Wait for halo rows before aggregating (to measure what the overlap saves)");
+  cmd->add_option("--batch-size", a->batch_size,
+                  "Mini-batch training: seeds per step (per rank under MPI), neighbours sampled "
+                  "per layer (--fanouts); evaluation stays full-graph")
+      ->each([a](const std::string&) { a->batch_size_given = true; });
+  cmd->add_option("--fanouts", a->fanouts,
+                  "Neighbours sampled per vertex, one per layer, input layer first, -1 = all "
+                  "(e.g. 10,25; default: all)")
+      ->each([a](const std::string&) { a->fanouts_given = true; });
+  cmd->add_flag("--replace", a->replace, "Sample neighbours with replacement");
+  cmd->add_flag("--no-prefetch", a->no_prefetch,
+                "Sample each batch when it is needed instead of on a background thread one "
+                "step ahead (to measure what the prefetch hides)");
   cmd->add_option("--threads", a->threads, "OpenMP threads (default: all cores)");
   cmd->add_flag("--quiet", a->quiet, "Only print the final line");
   add_snapshot_options(cmd, a->snapshots);
@@ -338,10 +443,15 @@ void register_train(CLI::App& app) {
   cmd->callback([a] {
     a->data.seed = a->train.seed;
     if (!a->quiet) a->data.edges.progress = terminal_progress("loading " + a->data.graph);
-    if (is_temporal_input(a->data.graph, a->data.edges, a->snapshots))
+    if (is_temporal_input(a->data.graph, a->data.edges, a->snapshots)) {
+      if (a->batch_size_given || a->fanouts_given)
+        throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
+                          ": mini-batch training is for static graphs (this input has a time "
+                          "column)");
       run_train_temporal(*a);
-    else
+    } else {
       run_train(*a);
+    }
   });
 }
 

@@ -28,6 +28,13 @@ struct TrainArgs {
   std::string partitioner = "metis";
   std::string partition_dir;
   bool no_overlap = false;
+  // Mini-batch training with neighbour sampling (static graphs): on when batch_size is given.
+  int64_t batch_size = 0;  // 0 = full-batch
+  bool batch_size_given = false;
+  std::string fanouts;  // "10,25", one per layer; not given = every neighbour in every layer
+  bool fanouts_given = false;
+  bool replace = false;
+  bool no_prefetch = false;
   // Temporal (snapshot) training: used when the input has a time column.
   SnapshotOptions snapshots;
   std::string task = "link";

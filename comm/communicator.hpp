@@ -58,6 +58,12 @@ class Communicator {
   virtual std::unique_ptr<PendingExchange> exchange_begin(const std::vector<PeerBuffer>& sends,
                                                           const std::vector<PeerBuffer>& recvs) = 0;
   virtual void barrier() = 0;
+  // The same ranks with a message space of their own (nothing sent on one matches the other):
+  // for traffic on another thread, e.g. the mini-batch sampler's prefetch. Collective.
+  virtual std::unique_ptr<Communicator> duplicate() = 0;
+  // Whether a duplicate may be used on another thread while this one is in use (under MPI: the
+  // library granted MPI_THREAD_MULTIPLE).
+  virtual bool concurrent_duplicates() const = 0;
   // Brings the whole job down (never returns): MPI_Abort under MPI.
   [[noreturn]] virtual void abort(int code) = 0;
 
@@ -84,6 +90,8 @@ class SelfCommunicator final : public Communicator {
   std::unique_ptr<PendingExchange> exchange_begin(const std::vector<PeerBuffer>& sends,
                                                   const std::vector<PeerBuffer>& recvs) override;
   void barrier() override {}
+  std::unique_ptr<Communicator> duplicate() override { return std::make_unique<SelfCommunicator>(); }
+  bool concurrent_duplicates() const override { return true; }
   [[noreturn]] void abort(int code) override;
 };
 

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "common/error.hpp"
+#include "gnn/ops.hpp"
 #include "kernels/kernels.hpp"
 
 namespace dgnn {
@@ -40,54 +41,109 @@ GraphView::GraphView(Csr local_in, int64_t n_owned, std::vector<int64_t> global_
   }
 }
 
+GraphView::GraphView(Bipartite, Csr block_in, int64_t n_dst, std::vector<int64_t> global_ids,
+                     std::vector<int64_t> src_degree, Device dev)
+    : in_(std::move(block_in)),
+      n_owned_(n_dst),
+      n_halo_(in_.cols - n_dst),
+      n_interior_(n_dst),
+      bipartite_(true),
+      global_ids_(std::move(global_ids)),
+      halo_in_degree_(std::move(src_degree)),
+      dev_(dev) {
+  DGNN_CHECK(in_.rows == n_dst && n_halo_ >= 0, ShapeError,
+             "a block's CSR must be n_dst x n_src with n_src >= n_dst");
+  DGNN_CHECK(int64_t(global_ids_.size()) == in_.cols, ShapeError,
+             "a block needs one global id per source vertex");
+  DGNN_CHECK(int64_t(halo_in_degree_.size()) == in_.cols, ShapeError,
+             "a block needs the whole graph's in-degree of every source vertex");
+}
+
 namespace {
+
+int64_t non_self_entries(const Csr& in, int64_t v) {
+  int64_t d = 0;
+  for (int64_t e = in.offsets[v]; e < in.offsets[v + 1]; ++e) d += in.indices[e] != v;
+  return d;
+}
+
+// In-degree (self loops not counted) per column, and the scale of each row's non-self entries:
+// 1 on a whole graph or a rank's part; on a block, degree / entries sampled, so that a sum over
+// the sample estimates the sum over the whole neighbourhood without bias (and equals it when
+// every neighbour was taken).
+struct Degrees {
+  std::vector<int64_t> degree;
+  std::vector<double> row_scale;
+};
+
+Degrees degrees(const Csr& in, int64_t n_owned, bool bipartite,
+                const std::vector<int64_t>& other_degree) {
+  Degrees d;
+  d.row_scale.assign(size_t(in.rows), 1.0);
+  if (bipartite) {
+    d.degree = other_degree;
+    for (int64_t v = 0; v < in.rows; ++v)
+      if (const int64_t s = non_self_entries(in, v); s > 0)
+        d.row_scale[size_t(v)] = double(d.degree[size_t(v)]) / double(s);
+    return d;
+  }
+  d.degree.resize(size_t(in.cols));
+  for (int64_t v = 0; v < n_owned; ++v) d.degree[size_t(v)] = non_self_entries(in, v);
+  // The partitioner reports halo degrees without self loops.
+  for (int64_t v = n_owned; v < in.cols; ++v)
+    d.degree[size_t(v)] = other_degree[size_t(v - n_owned)];
+  return d;
+}
 
 // GCN weights over A + I: one self-loop entry per row is inserted in column order (an existing
 // self-loop is replaced, as PyG's add_remaining_self_loops does) and every entry is scaled by
-// 1/sqrt(deg_u deg_v), deg counting the self loop.
-Csr gcn_adjacency(const Csr& in, int64_t n_owned, const std::vector<int64_t>& halo_in_degree) {
+// 1/sqrt(deg_u deg_v), deg counting the self loop (non-self entries also by the row's scale).
+Csr gcn_adjacency(const Csr& in, const Degrees& deg) {
   std::vector<double> inv_sqrt(size_t(in.cols));
-  auto deg_with_loop = [&](int64_t v) {
-    if (v < n_owned) {
-      int64_t d = 1;
-      for (int64_t e = in.offsets[v]; e < in.offsets[v + 1]; ++e) d += in.indices[e] != v;
-      return double(d);
-    }
-    // The partitioner reports halo degrees without self loops.
-    return double(halo_in_degree[size_t(v - n_owned)] + 1);
-  };
-  for (int64_t v = 0; v < in.cols; ++v) inv_sqrt[size_t(v)] = 1.0 / std::sqrt(deg_with_loop(v));
+  for (int64_t v = 0; v < in.cols; ++v)
+    inv_sqrt[size_t(v)] = 1.0 / std::sqrt(double(deg.degree[size_t(v)] + 1));
 
   Csr out;
   out.rows = in.rows;
   out.cols = in.cols;
   out.offsets.assign(size_t(in.rows) + 1, 0);
-  for (int64_t v = 0; v < in.rows; ++v) {
-    int64_t d = 1;
-    for (int64_t e = in.offsets[v]; e < in.offsets[v + 1]; ++e) d += in.indices[e] != v;
-    out.offsets[size_t(v) + 1] = out.offsets[size_t(v)] + d;
-  }
+  for (int64_t v = 0; v < in.rows; ++v)
+    out.offsets[size_t(v) + 1] = out.offsets[size_t(v)] + non_self_entries(in, v) + 1;
   out.indices.resize(size_t(out.offsets.back()));
   out.values.resize(size_t(out.offsets.back()));
   for (int64_t v = 0; v < in.rows; ++v) {
     int64_t k = out.offsets[size_t(v)];
     bool placed = false;
-    auto put = [&](int32_t u) {
+    const double scale = deg.row_scale[size_t(v)];
+    auto put = [&](int32_t u, double s) {
       out.indices[size_t(k)] = u;
-      out.values[size_t(k)] = float(inv_sqrt[size_t(u)] * inv_sqrt[size_t(v)]);
+      out.values[size_t(k)] = float(s * inv_sqrt[size_t(u)] * inv_sqrt[size_t(v)]);
       ++k;
     };
     for (int64_t e = in.offsets[v]; e < in.offsets[v + 1]; ++e) {
       int32_t u = in.indices[e];
       if (u == v) continue;
       if (!placed && u > v) {
-        put(int32_t(v));
+        put(int32_t(v), 1.0);
         placed = true;
       }
-      put(u);
+      put(u, scale);
     }
-    if (!placed) put(int32_t(v));
+    if (!placed) put(int32_t(v), 1.0);
   }
+  return out;
+}
+
+// Edge weights (or ones), non-self entries times the row's scale: a block's sampled sum.
+Csr scaled_sum_adjacency(const Csr& in, const Degrees& deg) {
+  Csr out = in;
+  out.values.resize(size_t(in.nnz()));
+  for (int64_t v = 0; v < in.rows; ++v)
+    for (int64_t e = in.offsets[v]; e < in.offsets[v + 1]; ++e) {
+      const float w = in.values.empty() ? 1.f : in.values[size_t(e)];
+      out.values[size_t(e)] =
+          in.indices[e] == v ? w : float(double(w) * deg.row_scale[size_t(v)]);
+    }
   return out;
 }
 
@@ -110,9 +166,15 @@ const GraphView::Adjacency& GraphView::adjacency(Norm norm) const {
   if (!slot) {
     auto a = std::make_unique<Adjacency>();
     switch (norm) {
-      case Norm::sum: a->forward = in_; break;
+      case Norm::sum:
+        a->forward = bipartite_ ? scaled_sum_adjacency(
+                                      in_, degrees(in_, n_owned_, true, halo_in_degree_))
+                                : in_;
+        break;
       case Norm::mean: a->forward = mean_adjacency(in_); break;
-      case Norm::gcn: a->forward = gcn_adjacency(in_, n_owned_, halo_in_degree_); break;
+      case Norm::gcn:
+        a->forward = gcn_adjacency(in_, degrees(in_, n_owned_, bipartite_, halo_in_degree_));
+        break;
     }
     a->transposed = a->forward.transpose();
     const Csr& f = a->forward;
@@ -156,15 +218,20 @@ MatView rows_of(MatView m, int64_t begin, int64_t end) {
 
 }  // namespace
 
+Var dst_rows(const GraphView& g, const Var& x) {
+  return x.rows() == g.n_owned() ? x : slice_rows(x, 0, g.n_owned());
+}
+
 Var aggregate(const GraphView& g, const Var& x, Norm norm) {
-  DGNN_CHECK(x.rows() == g.n_owned(), ShapeError,
-             "aggregate: x has " + std::to_string(x.rows()) + " rows, the graph owns " +
-                 std::to_string(g.n_owned()) + " vertices");
+  DGNN_CHECK(x.rows() == g.n_input_rows(), ShapeError,
+             "aggregate: x has " + std::to_string(x.rows()) + " rows, the graph " +
+                 (g.bipartite() ? "block has " + std::to_string(g.n_input_rows()) + " sources"
+                                : "owns " + std::to_string(g.n_owned()) + " vertices"));
   const auto& adj = g.adjacency(norm);
   const Device dev = x.device();
   const int64_t f = x.cols(), n_owned = g.n_owned(), n_all = g.n_owned() + g.n_halo();
   Tensor out = Tensor::uninitialized(n_owned, f, dev);
-  if (g.n_halo() == 0) {
+  if (g.n_halo() == 0 || g.bipartite()) {
     kernels::spmm(dev, adj.forward_on(dev).view(), x.value().view(), out.view());
   } else {
     // Interior rows read owned columns only: they are computed while halo rows travel.
@@ -186,8 +253,9 @@ Var aggregate(const GraphView& g, const Var& x, Norm norm) {
         Node& in = *self.inputs[0];
         const Device d = self.value.device();
         const int64_t owned = gp->n_owned(), all = gp->n_owned() + gp->n_halo();
-        if (gp->n_halo() == 0) {
-          kernels::spmm(d, a.backward_on(d).view(), self.grad.view(), in.grad_buffer().view(), true);
+        if (gp->n_halo() == 0 || gp->bipartite()) {
+          kernels::spmm(d, a.backward_on(d).view(), self.grad.view(), in.grad_buffer().view(),
+                        true);
           return;
         }
         // Halo rows of the input gradient first, so they travel while the owned rows compute.

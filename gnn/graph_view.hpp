@@ -3,6 +3,9 @@
 // Locally, vertices 0..n_owned-1 are this rank's and n_owned..n_owned+n_halo-1 are halo copies
 // of vertices owned elsewhere. The local CSR holds the in-edges of owned vertices; its columns
 // index [owned | halo]. In one process n_halo = 0 and nothing is exchanged.
+// A sampled block (mini-batch training, sampler/) is the same local form without an exchange:
+// n_dst destination rows over n_src sources, the destinations first among the sources; x then
+// already holds every source row (n_src rows) and aggregate() returns n_dst rows.
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -31,6 +34,15 @@ class GraphView {
   // it); `halo` must outlive the view.
   GraphView(Csr local_in, int64_t n_owned, std::vector<int64_t> global_ids,
             std::vector<int64_t> halo_in_degree, HaloExchange* halo, Device dev = Device::cpu);
+  // A bipartite block: `block_in` is n_dst x n_src, source j < n_dst being destination j;
+  // `global_ids` names every source (dropout keys); `src_degree` is each source's in-degree in
+  // the whole graph, self loops not counted. Row v's non-self entries are a sample of v's
+  // in-neighbours: gcn and sum weights use the whole graph's degrees and scale the sampled
+  // entries by src_degree[v] / (entries sampled) — an unbiased estimate of the full-neighbourhood
+  // sum, and exactly it when every neighbour was taken. mean averages the sample.
+  struct Bipartite {};
+  GraphView(Bipartite, Csr block_in, int64_t n_dst, std::vector<int64_t> global_ids,
+            std::vector<int64_t> src_degree, Device dev = Device::cpu);
 
   int64_t n_owned() const { return n_owned_; }
   // Owned rows [0, n_interior) have no halo in-neighbour: they are aggregated while the halo
@@ -41,6 +53,10 @@ class GraphView {
   bool overlap() const { return overlap_; }
   void set_overlap(bool on) { overlap_ = on; }
   int64_t n_halo() const { return n_halo_; }
+  // A sampled block: x carries all n_owned + n_halo source rows, nothing is exchanged.
+  bool bipartite() const { return bipartite_; }
+  // Rows of the x that aggregate() takes: n_owned, or every source of a block.
+  int64_t n_input_rows() const { return bipartite_ ? n_owned_ + n_halo_ : n_owned_; }
   Device device() const { return dev_; }
   const Csr& structure() const { return in_; }
   // Global id per local vertex ([owned | halo]); keys for dropout masks.
@@ -75,8 +91,9 @@ class GraphView {
   int64_t n_halo_ = 0;
   int64_t n_interior_ = 0;
   bool overlap_ = true;
+  bool bipartite_ = false;
   std::vector<int64_t> global_ids_;
-  std::vector<int64_t> halo_in_degree_;
+  std::vector<int64_t> halo_in_degree_;  // a block: the degree of every source
   HaloExchange* halo_ = nullptr;
   Device dev_ = Device::cpu;
   mutable std::unique_ptr<Adjacency> adj_[3];
@@ -84,8 +101,14 @@ class GraphView {
   mutable std::mutex adj_mutex_;
 };
 
-// Neighbourhood aggregation: x is n_owned x F, the result n_owned x F. Exchanges halo rows
-// forward and returns their gradients backward, so models are written once for any rank count.
+// Neighbourhood aggregation: x is n_input_rows() x F (n_owned, or n_src on a block), the result
+// n_owned x F. Exchanges halo rows forward and returns their gradients backward, so models are
+// written once for any rank count and for sampled mini-batches.
 Var aggregate(const GraphView& g, const Var& x, Norm norm);
+
+// The rows of x that belong to the vertices aggregate() produces rows for — what a layer's self
+// term (SAGE's root weight, GIN's (1 + eps) x) uses: x itself on a whole graph or a rank's part,
+// its first n_dst rows on a sampled block.
+Var dst_rows(const GraphView& g, const Var& x);
 
 }  // namespace dgnn

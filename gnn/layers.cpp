@@ -33,7 +33,8 @@ SAGEConv::SAGEConv(int64_t in, int64_t out, bool bias)
 }
 
 Var SAGEConv::forward(ForwardContext& ctx, const Var& x) {
-  Var y = add(matmul(x, self_weight_), matmul(aggregate(ctx.graph, x, Norm::mean), neigh_weight_));
+  Var y = add(matmul(dst_rows(ctx.graph, x), self_weight_),
+              matmul(aggregate(ctx.graph, x, Norm::mean), neigh_weight_));
   return bias_ ? add_bias(y, *bias_) : y;
 }
 
@@ -47,7 +48,8 @@ GINConv::GINConv(int64_t in, int64_t out, float eps, int64_t mid)
       lin2_(add_module("mlp1", std::make_unique<Linear>(gin_mid(in, out, mid), out))) {}
 
 Var GINConv::forward(ForwardContext& ctx, const Var& x) {
-  Var h = add(eps_ == 0.f ? x : scale(x, 1.f + eps_), aggregate(ctx.graph, x, Norm::sum));
+  Var self = dst_rows(ctx.graph, x);
+  Var h = add(eps_ == 0.f ? self : scale(self, 1.f + eps_), aggregate(ctx.graph, x, Norm::sum));
   return lin2_.forward(ctx, relu(lin1_.forward(ctx, h)));
 }
 
@@ -63,8 +65,10 @@ StackModel::StackModel(const LayerFactory& make_layer, const std::vector<int64_t
 Var StackModel::forward(ForwardContext& ctx, const Var& x) {
   Var h = x;
   for (size_t i = 0; i < layers_.size(); ++i) {
-    h = ctx.dropout(h, dropout_);
-    h = layers_[i]->forward(ctx, h);
+    ForwardContext lc = ctx.layer(i);
+    h = lc.dropout(h, dropout_);
+    h = layers_[i]->forward(lc, h);
+    ctx.end_layer(lc);
     if (i + 1 < layers_.size()) h = relu(h);
   }
   return h;

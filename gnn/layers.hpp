@@ -61,7 +61,8 @@ class GINConv : public Module {
 using LayerFactory = std::function<std::unique_ptr<Module>(int64_t in, int64_t out, int index)>;
 
 // Layers stacked as dropout -> layer -> ReLU (no ReLU after the last): the classic GCN /
-// GraphSAGE node classifier. dims = {in, hidden..., out}.
+// GraphSAGE node classifier. dims = {in, hidden..., out}. Layer i runs on ctx.layer_graph(i):
+// the whole graph, or its sampled block in mini-batch training.
 class StackModel : public Module {
  public:
   StackModel(const LayerFactory& make_layer, const std::vector<int64_t>& dims, float dropout);

@@ -21,6 +21,25 @@ struct ForwardContext {
   uint64_t seed = 0;
   uint64_t step = 0;   // optimiser step: dropout masks differ per step, identical across ranks
   uint64_t site = 0;   // next dropout site, handed out in call order
+  // Mini-batch training: the sampled block each layer aggregates over (blocks[0] feeds the
+  // first layer, whose x holds the input features of blocks[0]'s sources); empty when every
+  // layer runs on `graph`.
+  std::vector<const GraphView*> blocks = {};
+
+  // The graph layer i aggregates over.
+  const GraphView& layer_graph(size_t i) const {
+    if (blocks.empty()) return graph;
+    DGNN_CHECK(i < blocks.size(), ShapeError,
+               "layer " + std::to_string(i) + " has no sampled block (" +
+                   std::to_string(blocks.size()) + " blocks: give one fanout per layer)");
+    return *blocks[i];
+  }
+  // A context for layer i: its graph, the same step and dropout sites (hand `site` back with
+  // end_layer, so sites keep counting in call order across layers).
+  ForwardContext layer(size_t i) const {
+    return ForwardContext{layer_graph(i), training, seed, step, site};
+  }
+  void end_layer(const ForwardContext& inner) { site = inner.site; }
 
   // Dropout keyed by (seed, step, site, global vertex id): the same numbers on any rank count.
   // x must have one row per owned vertex (or per owned + halo vertex).

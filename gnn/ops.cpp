@@ -258,6 +258,26 @@ Var slice_cols(const Var& x, int64_t begin, int64_t end) {
       "slice_cols");
 }
 
+Var slice_rows(const Var& x, int64_t begin, int64_t end) {
+  check_defined("slice_rows", x);
+  if (begin < 0 || end < begin || end > x.rows())
+    throw ShapeError("slice_rows: rows [" + std::to_string(begin) + ", " + std::to_string(end) +
+                     ") out of range for " + shape(x));
+  const Device dev = x.device();
+  const int64_t f = x.cols();
+  Tensor y = Tensor::uninitialized(end - begin, f, dev);
+  if (y.numel() > 0)
+    kernels::copy(dev, y.data(), dev, x.value().data() + begin * f, size_t(y.numel()) * 4);
+  return make_op(
+      std::move(y), {x},
+      [dev, begin, f](Node& n) {
+        if (n.grad.numel() == 0) return;
+        float* gx = grad_of(n, 0).data() + begin * f;
+        kernels::axpby(dev, n.grad.numel(), 1.f, n.grad.data(), 1.f, gx);
+      },
+      "slice_rows");
+}
+
 Var gather_rows(const Var& x, std::vector<int32_t> idx) {
   check_defined("gather_rows", x);
   for (size_t i = 0; i < idx.size(); ++i)

@@ -81,6 +81,48 @@ double Trainer::forward_backward(uint64_t step) {
   return value;
 }
 
+double Trainer::forward_backward(const MiniBatch& batch, uint64_t step) {
+  optimizer_->zero_grad();
+  double value = 0;
+  // A rank out of seeds computes nothing but still joins the gradient all-reduce.
+  if (!batch.seeds.empty()) {
+    ForwardContext ctx{*batch.views.front(), true, opt_.seed, step};
+    ctx.blocks = batch.blocks();
+    Var logits = model_.forward(ctx, batch.inputs);
+    DGNN_CHECK(logits.rows() == int64_t(batch.seeds.size()) && logits.cols() == task_.num_classes,
+               ShapeError,
+               "the model outputs " + logits.value().shape_str() + " for " +
+                   std::to_string(batch.seeds.size()) + " seeds and " +
+                   std::to_string(task_.num_classes) + " classes");
+    std::vector<int32_t> rows(batch.seeds.size());
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = int32_t(i);
+    Var loss = cross_entropy(logits, rows, batch.labels, double(batch.global_seeds));
+    value = loss.value().data()[0];
+    loss.backward();
+  }
+  allreduce_gradients(comm_, params_, flat_, &value);
+  return value;
+}
+
+double Trainer::train_epoch_minibatch(int epoch, EpochStats& st) {
+  double weighted = 0;
+  int64_t seeds = 0;
+  st.steps = loader_->steps_per_epoch();
+  for (int64_t s = 0; s < st.steps; ++s) {
+    MiniBatch b = loader_->next();
+    DGNN_CHECK(b.epoch == epoch - 1 && b.step == s, Error, "mini-batch pipeline out of order");
+    st.sample_ms += b.sample_ms;
+    st.sample_wait_ms += loader_->last_wait_ms();
+    st.sampled_edges += b.edges;
+    st.sample_bytes += b.sample_bytes;
+    // The optimiser's step count keys dropout: unique per step, and restored by a checkpoint.
+    weighted += forward_backward(b, uint64_t(optimizer_->steps())) * double(b.global_seeds);
+    seeds += b.global_seeds;
+    optimizer_->step();
+  }
+  return seeds ? weighted / double(seeds) : 0;
+}
+
 Tensor Trainer::predict() {
   NoGradGuard no_grad;
   ForwardContext ctx{graph_, false, opt_.seed, 0};
@@ -162,12 +204,13 @@ TrainResult Trainer::run(const std::function<void(const EpochStats&)>& on_epoch)
   TrainResult res;
   std::vector<double> times;
   double loss = 0;
-  std::vector<double> computes, comms, waits;
+  std::vector<double> computes, comms, waits, samples, sample_waits;
+  if (loader_) loader_->start(epoch_, opt_.epochs - 1);
   for (int e = epoch_ + 1; e <= opt_.epochs; ++e) {
     comm_.stats().reset();
     Timer t;
-    loss = train_step(uint64_t(e - 1));
     EpochStats st;
+    loss = loader_ ? train_epoch_minibatch(e, st) : train_step(uint64_t(e - 1));
     st.epoch = e;
     st.loss = loss;
     static_cast<StepSplit&>(st) = split_step(comm_, t.ms());
@@ -189,6 +232,8 @@ TrainResult Trainer::run(const std::function<void(const EpochStats&)>& on_epoch)
     computes.push_back(st.compute_ms);
     comms.push_back(st.comm_ms);
     waits.push_back(st.wait_ms);
+    samples.push_back(st.sample_ms);
+    sample_waits.push_back(st.sample_wait_ms);
     res.bytes_per_epoch = st.bytes_sent;
     if (on_epoch) on_epoch(st);
     ++res.epochs_run;
@@ -216,6 +261,8 @@ TrainResult Trainer::run(const std::function<void(const EpochStats&)>& on_epoch)
   res.median_compute_ms = median(computes);
   res.median_comm_ms = median(comms);
   res.median_wait_ms = median(waits);
+  res.median_sample_ms = median(samples);
+  res.median_sample_wait_ms = median(sample_waits);
   return res;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "gnn/minibatch.hpp"
 #include "gnn/module.hpp"
 #include "gnn/optimizer.hpp"
 #include "graph/dataset.hpp"
@@ -67,6 +68,12 @@ struct EpochStats : StepSplit {
   double loss = 0;
   double train_acc = 0, val_acc = 0, test_acc = 0;
   double eval_ms = 0;
+  // Mini-batch training (this rank's): optimiser steps, time spent producing the batches
+  // (sampling, feature gather, views) and how much of it training waited for — the rest was
+  // hidden behind compute by the prefetch thread; block entries sampled; bytes the sampler sent.
+  int64_t steps = 1;
+  double sample_ms = 0, sample_wait_ms = 0;
+  int64_t sampled_edges = 0, sample_bytes = 0;
 };
 
 struct TrainResult {
@@ -80,6 +87,9 @@ struct TrainResult {
   // Medians over epochs of the split (ms) and bytes sent per epoch (sum over ranks).
   double median_compute_ms = 0, median_comm_ms = 0, median_wait_ms = 0;
   int64_t bytes_per_epoch = 0;
+  // Mini-batch training: medians over epochs of the batch production time and of the part of it
+  // training waited for.
+  double median_sample_ms = 0, median_sample_wait_ms = 0;
 };
 
 class Trainer {
@@ -89,6 +99,13 @@ class Trainer {
   ~Trainer();
 
   TrainResult run(const std::function<void(const EpochStats&)>& on_epoch = {});
+  // Mini-batch training: every epoch runs the loader's steps on sampled blocks instead of one
+  // full-graph step (evaluation stays full-graph, on `graph`). Null = full-batch. The loader
+  // must outlive run().
+  void set_minibatch(MiniBatchLoader* loader) { loader_ = loader; }
+  // The loss of one mini-batch (its seeds over all ranks) and the parameters' gradients
+  // (summed over ranks) at `step`, without updating. Collective.
+  double forward_backward(const MiniBatch& batch, uint64_t step);
   // One optimisation step at step index `step`; returns the (global) training loss.
   double train_step(uint64_t step);
   // The loss and the parameters' gradients (summed over ranks) at `step`, without updating.
@@ -103,6 +120,8 @@ class Trainer {
 
  private:
   void restore_checkpoint(const std::string& path);
+  // One epoch of mini-batch steps; returns the mean loss over the epoch's seeds.
+  double train_epoch_minibatch(int epoch, EpochStats& st);
 
   Module& model_;
   const GraphView& graph_;
@@ -114,6 +133,7 @@ class Trainer {
   std::vector<int32_t> train_labels_;
   std::vector<float> flat_;  // gradients packed for one all-reduce
   Var features_;
+  MiniBatchLoader* loader_ = nullptr;
   int epoch_ = 0;  // epochs completed
   int best_epoch_ = 0;
   double best_val_ = -1;

@@ -32,8 +32,10 @@ Environment::Environment() {
   DGNN_MPI_CHECK(MPI_Initialized(&initialized));
   if (!initialized) {
     int provided = 0;
-    // Only the main thread calls MPI; OpenMP threads inside kernels never do.
-    DGNN_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
+    // OpenMP threads inside kernels never call MPI; the mini-batch prefetch thread does, on a
+    // communicator of its own, while the main thread all-reduces gradients. Where the library
+    // grants less, prefetching stays off under MPI (sampling runs on the main thread).
+    DGNN_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided));
     owns_ = true;
   }
   DGNN_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -47,6 +49,11 @@ Environment::~Environment() {
 
 std::unique_ptr<Communicator> make_world_communicator() {
   return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD);
+}
+
+bool thread_multiple() {
+  int provided = MPI_THREAD_SINGLE;
+  return MPI_Query_thread(&provided) == MPI_SUCCESS && provided == MPI_THREAD_MULTIPLE;
 }
 
 bool active() {

@@ -8,7 +8,7 @@
 
 namespace dgnn::mpi {
 
-// RAII over MPI_Init_thread(MPI_THREAD_FUNNELED) / MPI_Finalize. Sets MPI_ERRORS_RETURN on
+// RAII over MPI_Init_thread(MPI_THREAD_MULTIPLE requested) / MPI_Finalize. Sets MPI_ERRORS_RETURN on
 // MPI_COMM_WORLD so that failures surface as CommError instead of silent aborts. If MPI was
 // already initialised by someone else, it neither initialises nor finalises.
 class Environment {
@@ -25,6 +25,9 @@ class Environment {
 // An MpiCommunicator over a duplicate of MPI_COMM_WORLD (its messages never match anyone
 // else's). Needs a live Environment.
 std::unique_ptr<Communicator> make_world_communicator();
+
+// Whether the library runs MPI calls from several threads at once (MPI_THREAD_MULTIPLE).
+bool thread_multiple();
 
 // True between MPI_Init and MPI_Finalize (safe to call at any time).
 bool active();

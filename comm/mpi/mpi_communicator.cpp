@@ -99,6 +99,12 @@ MpiCommunicator::MpiCommunicator(MPI_Comm parent) {
   MPI_Comm_free(&node);
 }
 
+std::unique_ptr<Communicator> MpiCommunicator::duplicate() {
+  return std::make_unique<MpiCommunicator>(comm_);
+}
+
+bool MpiCommunicator::concurrent_duplicates() const { return thread_multiple(); }
+
 MpiCommunicator::~MpiCommunicator() {
   if (comm_ != MPI_COMM_NULL && active()) MPI_Comm_free(&comm_);
 }

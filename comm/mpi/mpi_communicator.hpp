@@ -60,6 +60,8 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<PendingExchange> exchange_begin(const std::vector<PeerBuffer>& sends,
                                                   const std::vector<PeerBuffer>& recvs) override;
   void barrier() override;
+  std::unique_ptr<Communicator> duplicate() override;
+  bool concurrent_duplicates() const override;
   [[noreturn]] void abort(int code) override;
 
  private:

@@ -27,6 +27,18 @@ namespace {
 
 constexpr size_t kPoolMin = size_t(1) << 20;
 
+// Pooled sizes are rounded up to one of four classes per power of two (at most 25% unused): a
+// mini-batch step's shapes differ from batch to batch, and an exact-size cache would fill with
+// blocks no later request fits (every step then paying fresh pages, the cache growing to its
+// limit).
+size_t size_class(size_t bytes) {
+  if (bytes < kPoolMin) return bytes;
+  size_t p = kPoolMin;
+  while (p * 2 <= bytes) p *= 2;
+  const size_t step = p / 4;
+  return (bytes + step - 1) / step * step;
+}
+
 struct HostPool {
   std::mutex mu;
   std::unordered_map<size_t, std::vector<void*>> free_blocks;
@@ -52,6 +64,7 @@ void* alloc(size_t bytes) {
   // return null, which the contract forbids.
   size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
   if (rounded == 0) rounded = kAlign;
+  rounded = size_class(rounded);
   if (rounded >= kPoolMin) {
     HostPool& hp = pool();
     std::lock_guard<std::mutex> lock(hp.mu);

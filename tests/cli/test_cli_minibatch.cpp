@@ -1,0 +1,77 @@
+// `dgnn train --batch-size`: bad mini-batch options are one line naming the option, before any
+// loading; a mini-batch run logs its steps and sampling times and learns.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_helpers.hpp"
+
+using namespace cli_test;
+
+namespace {
+
+fs::path sbm_dir() {
+  static const fs::path d = [] {
+    fs::path dir = scratch("minibatch_sbm");
+    Result r =
+        run("generate sbm --vertices 2000 --classes 4 --seed 3 --out " + (dir / "g").string());
+    REQUIRE(r.code == 0);
+    return dir / "g";
+  }();
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("cli: bad mini-batch options are one line naming the option") {
+  const std::string g = "train --graph " + sbm_dir().string() + " --epochs 1 ";
+  struct Bad {
+    std::string args, option;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {"--batch-size 0", "--batch-size"},
+           {"--batch-size -4", "--batch-size"},
+           {"--batch-size 32 --fanouts 10", "--fanouts"},        // 1 fanout, 2 layers
+           {"--batch-size 32 --fanouts 10,10,10", "--fanouts"},  // 3 fanouts, 2 layers
+           {"--batch-size 32 --fanouts 10,x", "--fanouts"},
+           {"--batch-size 32 --fanouts 10,0", "--fanouts"},
+           {"--batch-size 32 --fanouts ''", "--fanouts"},
+           {"--fanouts 10,10", "--fanouts"},  // without --batch-size
+           {"--replace", "--replace"},
+       }) {
+    INFO(b.args);
+    Result r = run(g + b.args);
+    INFO(r.out);
+    CHECK(r.code != 0);
+    CHECK(r.out.find(b.option) != std::string::npos);
+    CHECK(count_lines(r.out) == 1);
+  }
+}
+
+TEST_CASE("cli: mini-batch training logs steps and sampling, and learns") {
+  fs::path out = scratch("minibatch_out");
+  Result r = run("train --graph " + sbm_dir().string() + " --model sage --batch-size 64 " +
+                 "--fanouts 5,10 --epochs 8 --log-json " + (out / "log.jsonl").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  std::ifstream log(out / "log.jsonl");
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(log, line);) lines.push_back(nlohmann::json::parse(line));
+  REQUIRE(lines.size() == 9);
+  for (int e = 0; e < 8; ++e) {
+    const auto& j = lines[size_t(e)];
+    CHECK(j["steps"] == 19);  // 60% of 2000 vertices train, 64 per step
+    CHECK(j["sample_ms"].get<double>() > 0);
+    CHECK(j["sample_hidden_ms"].get<double>() >= 0);
+    CHECK(j["sample_hidden_ms"].get<double>() <= j["sample_ms"].get<double>());
+    CHECK(j["sampled_edges"].get<int64_t>() > 0);
+  }
+  const auto& final = lines.back();
+  CHECK(final["final"] == true);
+  CHECK(final["settings"]["batch_size"] == 64);
+  CHECK(final["settings"]["fanouts"] == std::vector<int>{5, 10});
+  CHECK(final["settings"]["prefetch"] == true);
+  CHECK(final["test_acc"].get<double>() > 0.7);
+}
