@@ -10,5 +10,6 @@ void register_info(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_partition(CLI::App& app);
 void register_scale(CLI::App& app);
+void register_plan(CLI::App& app);
 
 }  // namespace dgnn::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   dgnn::cli::register_generate(app);
   dgnn::cli::register_partition(app);
   dgnn::cli::register_scale(app);
+  dgnn::cli::register_plan(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

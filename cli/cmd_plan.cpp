@@ -1,0 +1,331 @@
+// `dgnn plan`: predicts the epoch time of distributed full-graph training on P ranks, beyond
+// this machine, from the partition's per-rank counts (METIS computed for P, or extrapolated for
+// very large P), kernel rates measured here on the graph's shapes, and a network's latency and
+// bandwidth. The arithmetic is gnn/perf_model.hpp; this file gathers its inputs and prints.
+#include <omp.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "cli/plan_calibration.hpp"
+#include "common/error.hpp"
+#include "common/timer.hpp"
+#include "datasets/sbm.hpp"
+#include "gnn/perf_model.hpp"
+#include "graph/dataset.hpp"
+#include "partition/partition.hpp"
+
+namespace dgnn::cli {
+
+namespace {
+
+struct PlanArgs {
+  DatasetOptions data;
+  std::string model = "gcn";
+  int layers = 2;
+  int64_t hidden = 16;
+  std::string ranks;
+  std::string partitioners = "metis";
+  std::string network = "infiniband-hdr";
+  double latency_us = NAN, bandwidth_gbs = NAN;  // NAN: the --network's
+  int threads_per_rank = 0;  // 0: see threads_for
+  int cores = 0;
+  int max_partition = 256;
+  bool no_overlap = false;
+  uint64_t seed = 0;
+  std::string calibration;
+  bool recalibrate = false;
+  bool json = false;
+};
+
+std::vector<std::string> split_list(const std::string& s, const char* option) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = s.find(',', start);
+    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (item.empty())
+      throw OptionError(std::string(option) + " '" + s +
+                        "': expected a comma-separated list with no empty items");
+    items.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+std::vector<int> parse_ranks(const std::string& s) {
+  std::vector<int> ranks;
+  for (const std::string& item : split_list(s, "--ranks")) {
+    int r = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), r);
+    if (ec != std::errc() || end != item.data() + item.size() || r < 1 || r > (1 << 20))
+      throw OptionError("--ranks '" + s + "': '" + item +
+                        "' is not a rank count (expected positive integers, e.g. 1,2,4,8 or 128)");
+    if (std::find(ranks.begin(), ranks.end(), r) == ranks.end()) ranks.push_back(r);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  return ranks;
+}
+
+Dataset load_or_generate(const PlanArgs& a) {
+  if (!a.data.graph.empty()) return load_dataset(a.data);
+  SbmConfig cfg;  // the graph `dgnn train` generates without --graph
+  cfg.seed = a.data.seed;
+  return generate_sbm(cfg).to_dataset();
+}
+
+struct Row {
+  std::string partitioner;
+  perf::Prediction p;
+  int threads = 1;
+  double compute_scale = 1;
+};
+
+// Counts for every P asked, per partitioner: computed up to --max-partition; beyond, extrapolated
+// from the two largest powers of two computed at or below it.
+std::vector<perf::PartitionCounts> counts_for(const Dataset& d, Partitioner method,
+                                              const std::vector<int>& ranks, const PlanArgs& a,
+                                              std::vector<int>* fitted) {
+  std::map<int, perf::PartitionCounts> done;
+  auto compute = [&](int p) -> const perf::PartitionCounts& {
+    auto it = done.find(p);
+    if (it != done.end()) return it->second;
+    PartitionOptions opt;
+    opt.method = method;
+    opt.parts = p;
+    opt.seed = a.seed;
+    const std::vector<int32_t> part =
+        p == 1 ? std::vector<int32_t>(size_t(d.num_vertices()), 0)
+               : partition_vertices(d.graph.in, opt, d.train);
+    return done[p] = perf::partition_counts(d.graph.in, part, p);
+  };
+  std::vector<perf::PartitionCounts> out;
+  for (int p : ranks) {
+    if (p <= a.max_partition) {
+      out.push_back(compute(p));
+      continue;
+    }
+    int hi = 1;
+    while (hi * 2 <= a.max_partition) hi *= 2;
+    const int lo = std::max(1, hi / 2);
+    *fitted = {lo, hi};
+    out.push_back(perf::extrapolate_counts({compute(lo), compute(hi)}, p, d.num_vertices(),
+                                           d.graph.in.nnz()));
+  }
+  return out;
+}
+
+void run(PlanArgs& a) {
+  const std::vector<int> ranks = parse_ranks(a.ranks);
+  std::vector<Partitioner> methods;
+  std::vector<std::string> names = split_list(a.partitioners, "--partitioners");
+  for (const std::string& n : names) {
+    try {
+      methods.push_back(parse_partitioner(n));
+    } catch (const OptionError& e) {
+      throw OptionError(std::string("--partitioners: ") + e.what());
+    }
+  }
+  const ModelKind kind = parse_model_kind(a.model);  // its error names --model
+  if (!a.data.graph.empty() && !std::filesystem::exists(a.data.graph))
+    throw OptionError("--graph " + a.data.graph + ": no such file or directory");
+  if (a.threads_per_rank < 0)
+    throw OptionError("--threads-per-rank must be >= 1, got " + std::to_string(a.threads_per_rank));
+  if (a.cores < 0) throw OptionError("--cores must be >= 1, got " + std::to_string(a.cores));
+  if (a.layers < 1) throw OptionError("--layers must be >= 1, got " + std::to_string(a.layers));
+  if (a.hidden < 1) throw OptionError("--hidden must be >= 1, got " + std::to_string(a.hidden));
+  if (a.max_partition < 2)
+    throw OptionError("--max-partition must be >= 2, got " + std::to_string(a.max_partition));
+  perf::Network net = perf::named_network(a.network);
+  if (!std::isnan(a.latency_us)) {
+    if (!(a.latency_us >= 0 && a.latency_us < 1e9))
+      throw OptionError("--latency-us must be >= 0, got " + std::to_string(a.latency_us));
+    net.latency_s = a.latency_us * 1e-6, net.name = "custom";
+  }
+  if (!std::isnan(a.bandwidth_gbs)) {
+    if (!(a.bandwidth_gbs > 0 && a.bandwidth_gbs < 1e9))
+      throw OptionError("--bandwidth-gbs must be > 0, got " + std::to_string(a.bandwidth_gbs));
+    net.bandwidth_Bps = a.bandwidth_gbs * 1e9, net.name = "custom";
+  }
+  a.data.seed = a.seed;
+
+  Timer load;
+  const Dataset d = load_or_generate(a);
+  const int64_t n = d.num_vertices();
+  if (ranks.back() > n)
+    throw OptionError("--ranks " + std::to_string(ranks.back()) + " exceeds the " +
+                      std::to_string(n) + " vertices of the graph");
+  if (d.num_classes < 1) throw OptionError("the dataset has no labels (give --labels FILE)");
+  const std::vector<perf::LayerShape> layers =
+      perf::model_layers(kind, d.feature_dim, a.hidden, d.num_classes, a.layers);
+
+  // Threads per rank and how much the ranks' compute shrinks when they share too few cores.
+  const int node_cores = omp_get_num_procs();
+  auto threads_for = [&](int p) {
+    if (a.threads_per_rank > 0) return a.threads_per_rank;
+    return a.cores > 0 ? std::max(1, a.cores / p) : node_cores;
+  };
+  auto scale_for = [&](int p) {
+    const int t = threads_for(p);
+    return a.cores > 0 && p * t > a.cores ? double(a.cores) / double(p * t) : 1.0;
+  };
+
+  const std::string cache = a.calibration.empty() ? default_calibration_file() : a.calibration;
+  std::map<int, Calibration> cal;
+  for (int p : ranks) {
+    const int t = threads_for(p);
+    if (!cal.count(t)) cal[t] = calibrate(d.graph.in, layers, t, cache, a.recalibrate);
+  }
+
+  perf::PlanOptions opt;
+  opt.overlap = !a.no_overlap;
+  std::vector<Row> rows;
+  std::vector<int> fitted;
+  for (size_t m = 0; m < methods.size(); ++m) {
+    const auto counts = counts_for(d, methods[m], ranks, a, &fitted);
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      opt.compute_scale = scale_for(ranks[i]);
+      const int t = threads_for(ranks[i]);
+      rows.push_back({names[m], perf::predict(counts[i], layers, cal[t].rates, net, opt), t,
+                      opt.compute_scale});
+    }
+  }
+  const Row* best = &rows.front();
+  for (const Row& r : rows)
+    if (r.p.epoch_ms < best->p.epoch_ms) best = &r;
+
+  const std::string graph = a.data.graph.empty() ? "generated SBM (as dgnn train)" : a.data.graph;
+  if (a.json) {
+    nlohmann::json j;
+    j["graph"] = {{"name", graph}, {"vertices", n}, {"edges", d.graph.in.nnz()},
+                  {"features", d.feature_dim}, {"classes", d.num_classes}};
+    j["model"] = {{"name", a.model}, {"layers", a.layers}, {"hidden", a.hidden},
+                  {"parameters", perf::parameter_count(layers)}};
+    j["network"] = {{"name", net.name}, {"latency_us", net.latency_s * 1e6},
+                    {"bandwidth_gbs", net.bandwidth_Bps / 1e9}};
+    j["overlap"] = opt.overlap;
+    j["cores"] = a.cores;
+    for (auto& [t, c] : cal) {
+      nlohmann::json cj = {{"threads", t}, {"cached", c.cached}, {"seconds", c.seconds},
+                           {"elementwise_per_s", c.rates.elementwise}};
+      for (auto& [w, v] : c.rates.spmm) cj["spmm_entries_x_width_per_s"][std::to_string(w)] = v;
+      j["calibration"].push_back(cj);
+    }
+    j["calibration_file"] = cache;
+    if (!fitted.empty()) j["extrapolated_from"] = fitted;
+    for (const Row& r : rows)
+      j["rows"].push_back({{"ranks", r.p.ranks}, {"partitioner", r.partitioner},
+                           {"epoch_ms", r.p.epoch_ms}, {"compute_ms", r.p.compute_ms},
+                           {"comm_ms", r.p.comm_ms}, {"wait_ms", r.p.wait_ms},
+                           {"halo_ms", r.p.halo_ms}, {"allreduce_ms", r.p.allreduce_ms},
+                           {"bytes_per_epoch", r.p.bytes_per_epoch},
+                           {"max_rank_bytes", r.p.max_rank_bytes},
+                           {"halo_rows", r.p.halo_rows_total}, {"max_peers", r.p.max_peers},
+                           {"threads_per_rank", r.threads}, {"compute_scale", r.compute_scale},
+                           {"extrapolated", r.p.extrapolated}});
+    j["best"] = {{"ranks", best->p.ranks}, {"partitioner", best->partitioner},
+                 {"epoch_ms", best->p.epoch_ms}};
+    std::printf("%s\n", j.dump(1).c_str());
+    return;
+  }
+
+  std::printf("graph     %s: %lld vertices, %lld stored edges, %lld features, %d classes\n",
+              graph.c_str(), (long long)n, (long long)d.graph.in.nnz(), (long long)d.feature_dim,
+              int(d.num_classes));
+  std::printf("model     %s, %d layers, hidden %lld (%lld parameters)\n", a.model.c_str(),
+              a.layers, (long long)a.hidden, (long long)perf::parameter_count(layers));
+  std::printf("network   %s: latency %.2f us, bandwidth %.2f GB/s per direction; overlap %s\n",
+              net.name.c_str(), net.latency_s * 1e6, net.bandwidth_Bps / 1e9,
+              opt.overlap ? "on" : "off");
+  for (auto& [t, c] : cal) {
+    std::printf("rates     %d thread%s: SpMM", t, t == 1 ? "" : "s");
+    for (auto& [w, v] : c.rates.spmm) std::printf(" %.0f M entries/s at width %lld,", v / w / 1e6, (long long)w);
+    double gf = 0;
+    for (auto& [s, v] : c.rates.gemm_fwd) gf = std::max(gf, v);
+    std::printf(" GEMM up to %.1f GFLOP/s (%s)\n", gf / 1e9,
+                c.cached ? ("cached in " + cache).c_str() : "measured now");
+  }
+  if (a.cores > 0)
+    std::printf("cores     %d shared by all ranks: compute shrinks by cores / (ranks x threads)\n",
+                a.cores);
+  if (!fitted.empty())
+    std::printf("note      rows marked * are extrapolated from partitions computed for %d and %d "
+                "ranks (--max-partition %d)\n",
+                fitted[0], fitted[1], a.max_partition);
+  std::printf("\n%6s %-11s %10s %9s %9s %9s %10s %11s %10s %6s\n", "ranks", "partitioner",
+              "epoch ms", "compute", "comm", "wait", "MB/epoch", "max MB/rank", "halo rows",
+              "peers");
+  for (const Row& r : rows)
+    std::printf("%5d%s %-11s %10.2f %9.2f %9.2f %9.2f %10.2f %11.2f %10lld %6d\n", r.p.ranks,
+                r.p.extrapolated ? "*" : " ", r.partitioner.c_str(), r.p.epoch_ms,
+                r.p.compute_ms, r.p.comm_ms, r.p.wait_ms, r.p.bytes_per_epoch / 1e6,
+                r.p.max_rank_bytes / 1e6, (long long)r.p.halo_rows_total, r.p.max_peers);
+  std::printf("\nbest      %d ranks with %s: %.2f ms per epoch\n", best->p.ranks,
+              best->partitioner.c_str(), best->p.epoch_ms);
+}
+
+}  // namespace
+
+void register_plan(CLI::App& app) {
+  auto args = std::make_shared<PlanArgs>();
+  PlanArgs& a = *args;
+  std::string nets;
+  for (const perf::Network& n : perf::named_networks()) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s%s (%.1f us, %.2f GB/s)", nets.empty() ? "" : ", ",
+                  n.name.c_str(), n.latency_s * 1e6, n.bandwidth_Bps / 1e9);
+    nets += buf;
+  }
+  CLI::App* cmd = app.add_subcommand(
+      "plan",
+      "Predict the epoch time of distributed full-graph training on P ranks from the partition's "
+      "counts, kernel rates measured here, and a network model");
+  cmd->add_option("--graph", a.data.graph,
+                  "Edge-list file or dataset directory (default: the generated SBM of train)")
+;
+  cmd->add_option("--model", a.model, "gcn, sage or gin")->capture_default_str();
+  cmd->add_option("--layers", a.layers, "Number of GNN layers")->capture_default_str();
+  cmd->add_option("--hidden", a.hidden, "Hidden width")->capture_default_str();
+  cmd->add_option("--ranks", a.ranks, "Rank counts, e.g. 128 or 1,2,4,8")->required();
+  cmd->add_option("--partitioners", a.partitioners,
+                  "Comma-separated: metis, random, hash, range (the best is named)")
+      ->capture_default_str();
+  cmd->add_option("--network", a.network, "Interconnect (latency, bandwidth per direction): " + nets)
+      ->capture_default_str();
+  cmd->add_option("--latency-us", a.latency_us, "Per-message latency in microseconds (overrides --network's)");
+  cmd->add_option("--bandwidth-gbs", a.bandwidth_gbs,
+                  "Link bandwidth per direction in GB/s (overrides --network's)");
+  cmd->add_option("--threads-per-rank", a.threads_per_rank,
+                  "OpenMP threads of each rank, calibrated here (default: this machine's cores, or "
+                  "--cores / ranks)");
+  cmd->add_option("--cores", a.cores,
+                  "Cores shared by all ranks (one node, as here: ranks beyond it slow each other "
+                  "down); default: every rank has its own");
+  cmd->add_option("--max-partition", a.max_partition,
+                  "Largest P to partition for; beyond it, counts are extrapolated")
+      ->capture_default_str();
+  cmd->add_flag("--no-overlap", a.no_overlap, "Model `dgnn train --no-overlap`");
+  cmd->add_option("--seed,-s", a.seed, "Seed of the partitioner (and of a generated graph), as train")
+      ->capture_default_str();
+  cmd->add_option("--calibration", a.calibration,
+                  "Calibration cache file (default: " + default_calibration_file() + ")");
+  cmd->add_flag("--recalibrate", a.recalibrate, "Time the kernels again even if cached");
+  cmd->add_flag("--json", a.json, "Print the table as JSON");
+  add_dataset_options(cmd, a.data);
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace dgnn::cli

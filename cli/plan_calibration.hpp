@@ -1,0 +1,30 @@
+#pragma once
+// `dgnn plan`'s calibration: this machine's SpMM, GEMM and element-wise rates on the shapes of
+// one graph and model, for a given number of threads per rank, cached in a JSON file so that
+// repeated plans skip the timing.
+#include <string>
+#include <vector>
+
+#include "gnn/perf_model.hpp"
+#include "graph/csr.hpp"
+
+namespace dgnn::cli {
+
+// The default cache file: $DGNN_CACHE_DIR, $XDG_CACHE_HOME/dgnn or ~/.cache/dgnn, then
+// plan-calibration.json.
+std::string default_calibration_file();
+
+struct Calibration {
+  perf::Rates rates;
+  bool cached = false;  // read from the file, not timed now
+  double seconds = 0;   // spent timing
+};
+
+// Rates for `threads` OpenMP threads on `in` (its rows, entries) and `layers`' widths and GEMM
+// shapes. Timed when `file` has no entry for this machine, graph size, shapes and thread count
+// (or `recalibrate`); the entry is then written to `file` (atomically; an unwritable file only
+// means no caching). Empty `file`: no cache.
+Calibration calibrate(const Csr& in, const std::vector<perf::LayerShape>& layers, int threads,
+                      const std::string& file, bool recalibrate);
+
+}  // namespace dgnn::cli

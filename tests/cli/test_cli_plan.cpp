@@ -1,0 +1,144 @@
+// `dgnn plan` as a user runs it, on the generated default graph: the table's structure on one
+// rank (no communication), communication and bytes growing with the rank count, the named
+// networks ordering the communication time as their latency and bandwidth say, extrapolation past
+// --max-partition, and bad options as one line. No wall-clock time of this machine is asserted:
+// the rates are measured once into a scratch calibration file and shared by the runs compared.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_helpers.hpp"
+
+namespace fs = std::filesystem;
+using namespace cli_test;
+using Catch::Matchers::Contains;
+using nlohmann::json;
+
+namespace {
+
+json plan_json(const fs::path& dir, const std::string& args) {
+  const Result r =
+      run("plan --json --calibration " + (dir / "calibration.json").string() + " " + args);
+  INFO(args << "\n" << r.out);
+  REQUIRE(r.code == 0);
+  return json::parse(r.out);
+}
+
+const json& row(const json& j, int ranks, const std::string& partitioner = "metis") {
+  for (const json& r : j.at("rows"))
+    if (r.at("ranks") == ranks && r.at("partitioner") == partitioner) return r;
+  FAIL("no row for " << ranks << " ranks, " << partitioner);
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("cli plan: one rank has no communication, no bytes and no wait", "[cli]") {
+  const fs::path d = scratch("plan_one");
+  const json j = plan_json(d, "--ranks 1");
+  REQUIRE(j.at("rows").size() == 1);
+  const json& r = row(j, 1);
+  CHECK(r.at("comm_ms").get<double>() == 0);
+  CHECK(r.at("wait_ms").get<double>() == 0);
+  CHECK(r.at("bytes_per_epoch").get<int64_t>() == 0);
+  CHECK(r.at("halo_rows").get<int64_t>() == 0);
+  CHECK(r.at("compute_ms").get<double>() > 0);
+  CHECK(r.at("epoch_ms").get<double>() == Approx(r.at("compute_ms").get<double>()));
+  CHECK(j.at("best").at("ranks") == 1);
+  CHECK(j.at("graph").at("vertices") == 10000);
+  // 32 features -> 16 -> 8 classes: (32*16 + 16) + (16*8 + 8).
+  CHECK(j.at("model").at("parameters") == 664);
+  CHECK(fs::exists(d / "calibration.json"));
+}
+
+TEST_CASE("cli plan: communication and bytes grow with the rank count", "[cli]") {
+  const fs::path d = scratch("plan_grow");
+  const json j = plan_json(d, "--ranks 1,2,4,8 --network ethernet-10g --partitioners metis,random");
+  for (const char* part : {"metis", "random"}) {
+    INFO(part);
+    double comm = 0;
+    int64_t bytes = 0, halo = 0;
+    for (int p : {2, 4, 8}) {
+      const json& r = row(j, p, part);
+      CHECK(r.at("comm_ms").get<double>() > comm);
+      CHECK(r.at("bytes_per_epoch").get<int64_t>() > bytes);
+      CHECK(r.at("halo_rows").get<int64_t>() > halo);
+      CHECK(r.at("max_peers").get<int>() <= p - 1);
+      CHECK(r.at("epoch_ms").get<double>() ==
+            Approx(r.at("compute_ms").get<double>() + r.at("comm_ms").get<double>() +
+                   r.at("wait_ms").get<double>()));
+      comm = r.at("comm_ms"), bytes = r.at("bytes_per_epoch"), halo = r.at("halo_rows");
+    }
+  }
+  // METIS cuts fewer edges than a random split: fewer rows to exchange.
+  CHECK(row(j, 8, "metis").at("halo_rows") < row(j, 8, "random").at("halo_rows"));
+  CHECK(row(j, 8, "metis").at("bytes_per_epoch") < row(j, 8, "random").at("bytes_per_epoch"));
+}
+
+TEST_CASE("cli plan: the named networks order the communication time", "[cli]") {
+  const fs::path d = scratch("plan_networks");
+  auto at4 = [&](const std::string& net) { return row(plan_json(d, "--ranks 4 " + net), 4); };
+  const json e10 = at4("--network ethernet-10g"), e100 = at4("--network ethernet-100g"),
+             ib = at4("--network infiniband-hdr"), nv = at4("--network nvlink");
+  CHECK(e10.at("comm_ms").get<double>() > e100.at("comm_ms").get<double>());
+  CHECK(e100.at("comm_ms").get<double>() > ib.at("comm_ms").get<double>());
+  CHECK(e100.at("comm_ms").get<double>() > nv.at("comm_ms").get<double>());
+  // The network changes neither the computation (one calibration, cached) nor the bytes.
+  for (const json* r : {&e100, &ib, &nv}) {
+    CHECK(r->at("compute_ms").get<double>() == e10.at("compute_ms").get<double>());
+    CHECK(r->at("bytes_per_epoch") == e10.at("bytes_per_epoch"));
+  }
+  // Without latency or overlap, communication is bytes / bandwidth: half the bandwidth, twice
+  // the time.
+  const json slow = at4("--no-overlap --latency-us 0 --bandwidth-gbs 0.5");
+  const json fast = at4("--no-overlap --latency-us 0 --bandwidth-gbs 1");
+  CHECK(slow.at("comm_ms").get<double>() == Approx(2 * fast.at("comm_ms").get<double>()));
+  CHECK(fast.at("comm_ms").get<double>() ==
+        Approx(fast.at("bytes_per_epoch").get<double>() / 4 / 1e9 * 1e3).epsilon(0.5));
+}
+
+TEST_CASE("cli plan: the table names the best rank count; large P is extrapolated", "[cli]") {
+  const fs::path d = scratch("plan_table");
+  const Result r = run("plan --ranks 1,2,300 --max-partition 8 --calibration " +
+                       (d / "calibration.json").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("epoch ms") && Contains("MB/epoch") && Contains("best "));
+  CHECK_THAT(r.out, Contains("  300* metis"));
+  CHECK_THAT(r.out, Contains("extrapolated from partitions computed for 4 and 8 ranks"));
+  const json j = plan_json(d, "--ranks 300 --max-partition 8");
+  CHECK(row(j, 300).at("extrapolated") == true);
+  CHECK(row(j, 300).at("max_peers").get<int>() <= 299);
+  CHECK(j.at("extrapolated_from") == json::array({4, 8}));
+}
+
+TEST_CASE("cli plan: bad options are one line naming the option", "[cli]") {
+  const fs::path d = scratch("plan_bad");
+  const std::string cal = " --calibration " + (d / "calibration.json").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--ranks 0", "--ranks"},
+      {"--ranks 1,x", "--ranks"},
+      {"--ranks 1,,2", "--ranks"},
+      {"--ranks 20000", "--ranks"},  // more ranks than the 10000 vertices
+      {"--ranks 2 --network token-ring", "--network"},
+      {"--ranks 2 --model gat", "--model"},
+      {"--ranks 2 --partitioners metis,zoltan", "--partitioners"},
+      {"--ranks 2 --layers 0", "--layers"},
+      {"--ranks 2 --hidden 0", "--hidden"},
+      {"--ranks 2 --latency-us -1", "--latency-us"},
+      {"--ranks 2 --bandwidth-gbs 0", "--bandwidth-gbs"},
+      {"--ranks 2 --threads-per-rank -1", "--threads-per-rank"},
+      {"--ranks 2 --cores -2", "--cores"},
+      {"--ranks 2 --max-partition 1", "--max-partition"},
+      {"--ranks 2 --graph " + (d / "nope").string(), "--graph"},
+  };
+  for (const auto& [args, option] : cases) {
+    const Result r = run("plan " + args + cal);
+    INFO(args << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(count_lines(r.out) == 1);
+    CHECK_THAT(r.out, Contains(option));
+  }
+}
