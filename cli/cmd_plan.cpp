@@ -48,38 +48,6 @@ struct PlanArgs {
   bool json = false;
 };
 
-std::vector<std::string> split_list(const std::string& s, const char* option) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = s.find(',', start);
-    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
-    if (item.empty())
-      throw OptionError(std::string(option) + " '" + s +
-                        "': expected a comma-separated list with no empty items");
-    items.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return items;
-}
-
-std::vector<int> parse_ranks(const std::string& s) {
-  std::vector<int> ranks;
-  for (const std::string& item : split_list(s, "--ranks")) {
-    int r = 0;
-    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), r);
-    if (ec != std::errc() || end != item.data() + item.size() || r < 1 || r > (1 << 20))
-      throw OptionError("--ranks '" + s + "': '" + item +
-                        "' is not a rank count (expected positive integers, e.g. 1,2,4,8 or 128)");
-    if (std::find(ranks.begin(), ranks.end(), r) == ranks.end()) ranks.push_back(r);
-  }
-  std::sort(ranks.begin(), ranks.end());
-  return ranks;
-}
-
 Dataset load_or_generate(const PlanArgs& a) {
   if (!a.data.graph.empty()) return load_dataset(a.data);
   SbmConfig cfg;  // the graph `dgnn train` generates without --graph
@@ -129,7 +97,7 @@ std::vector<perf::PartitionCounts> counts_for(const Dataset& d, Partitioner meth
 }
 
 void run(PlanArgs& a) {
-  const std::vector<int> ranks = parse_ranks(a.ranks);
+  const std::vector<int> ranks = parse_ranks(a.ranks, 1 << 20);
   std::vector<Partitioner> methods;
   std::vector<std::string> names = split_list(a.partitioners, "--partitioners");
   for (const std::string& n : names) {

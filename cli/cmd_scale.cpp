@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "cli/scale_results.hpp"
 #include "cli/subprocess.hpp"
 #include "common/error.hpp"
@@ -38,41 +39,6 @@ struct ScaleArgs {
   std::string launcher;  // empty: mpiexec from PATH
   std::vector<std::string> extra;
 };
-
-std::vector<std::string> split_list(const std::string& s, const char* option) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = s.find(',', start);
-    std::string item =
-        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
-    if (item.empty())
-      throw OptionError(std::string(option) + " '" + s +
-                        "': expected a comma-separated list with no empty items");
-    items.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return items;
-}
-
-std::vector<int> parse_ranks(const std::string& s) {
-  std::vector<int> ranks;
-  for (const std::string& item : split_list(s, "--ranks")) {
-    int r = 0;
-    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), r);
-    if (ec != std::errc() || end != item.data() + item.size() || r < 1 || r > 65536)
-      throw OptionError("--ranks '" + s + "': '" + item +
-                        "' is not a rank count (expected positive integers, e.g. 1,2,4,8)");
-    if (std::find(ranks.begin(), ranks.end(), r) != ranks.end())
-      throw OptionError("--ranks '" + s + "': " + item + " is listed twice");
-    ranks.push_back(r);
-  }
-  std::sort(ranks.begin(), ranks.end());
-  return ranks;
-}
 
 std::vector<std::string> parse_names(const std::string& s, const char* option,
                                      const std::vector<std::string>& known) {
@@ -218,7 +184,7 @@ void check_extra(const std::vector<std::string>& extra) {
 }
 
 void run_scale(ScaleArgs& a) {
-  const std::vector<int> ranks = parse_ranks(a.ranks);
+  const std::vector<int> ranks = parse_ranks(a.ranks, 65536);
   std::vector<std::string> strategies =
       parse_names(a.strategies, "--strategies", {"vertex", "snapshot"});
   const std::vector<std::string> partitioners =

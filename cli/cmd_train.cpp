@@ -423,9 +423,10 @@ void register_train(CLI::App& app) {
   cmd->add_flag("--quiet", a->quiet, "Only print the final line");
   add_snapshot_options(cmd, a->snapshots);
   cmd->add_option("--task", a->task,
-                  "Temporal task: link (prediction of the next snapshot's edges) or edge "
-                  "(classification by weight sign)")
-      ->check(CLI::IsMember({"link", "edge"}))
+                  "Temporal task: link (prediction of the next snapshot's edges), edge "
+                  "(classification by weight sign) or node (vertex labels, from the embeddings "
+                  "after the last snapshot)")
+      ->check(CLI::IsMember({"link", "edge", "node"}))
       ->capture_default_str();
   cmd->add_option("--strategy", a->strategy,
                   "Temporal, several ranks: vertex (one partition, halo per snapshot, state stays "

@@ -15,6 +15,7 @@
 namespace dgnn::cli {
 
 void run_train_temporal(TrainArgs& a) {
+  if (a.task == "node") return run_train_temporal_node(a);
   const TemporalTask task = parse_temporal_task(a.task);
   const bool link = task == TemporalTask::link;
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -186,6 +188,41 @@ ProgressFn terminal_progress(const std::string& what) {
     if (std::string(stage) == "build" && fraction >= 1.0) std::fprintf(stderr, "\r\x1b[K");
     std::fflush(stderr);
   };
+}
+
+std::vector<std::string> split_list(const std::string& s, const char* option) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = s.find(',', start);
+    std::string item =
+        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (item.empty())
+      throw OptionError(std::string(option) + " '" + s +
+                        "': expected a comma-separated list with no empty items");
+    items.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+std::vector<int> parse_ranks(const std::string& s, int max_ranks) {
+  std::vector<int> ranks;
+  for (const std::string& item : split_list(s, "--ranks")) {
+    int r = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), r);
+    if (ec != std::errc() || end != item.data() + item.size() || r < 1 || r > max_ranks)
+      throw OptionError("--ranks '" + s + "': '" + item + "' is not a rank count (expected " +
+                        "integers from 1 to " + std::to_string(max_ranks) + ", e.g. 1,2,4,8)");
+    if (std::find(ranks.begin(), ranks.end(), r) != ranks.end())
+      throw OptionError("--ranks '" + s + "': " + item + " is listed twice");
+    ranks.push_back(r);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  return ranks;
 }
 
 }  // namespace dgnn::cli

@@ -1,6 +1,8 @@
 #pragma once
 // Command-line options shared by subcommands that read edge lists (info, train, partition).
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 #include "graph/dataset.hpp"
 #include "graph/graph.hpp"
@@ -33,6 +35,12 @@ bool is_temporal_input(const std::string& graph, const EdgeListOptions& edges,
 }  // namespace dgnn::cli
 
 namespace dgnn::cli {
+
+// "a, b,c" -> {"a", "b", "c"}; OptionError naming `option` for an empty item.
+std::vector<std::string> split_list(const std::string& s, const char* option);
+// --ranks "1,2,4,8": distinct positive rank counts up to max_ranks, ascending; OptionError
+// naming --ranks otherwise.
+std::vector<int> parse_ranks(const std::string& s, int max_ranks);
 
 // A progress indicator for long loads on stderr: silent unless stderr is a terminal and the
 // load has run for over half a second; one line, rewritten in place, cleared when done.

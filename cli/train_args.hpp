@@ -64,5 +64,7 @@ Device train_device(const std::string& name, Communicator& comm);
 
 // Temporal training (link prediction over snapshots): the input has a time column.
 void run_train_temporal(TrainArgs& a);
+// --task node on a temporal graph: node classification over snapshots (vertex labels).
+void run_train_temporal_node(TrainArgs& a);
 
 }  // namespace dgnn::cli

@@ -413,4 +413,21 @@ Dataset load_dataset(const DatasetOptions& opt) {
   return ds;
 }
 
+std::vector<int32_t> read_vertex_labels(const std::string& path,
+                                        const std::vector<int64_t>& original_ids,
+                                        int32_t num_classes, int32_t* classes) {
+  std::vector<int32_t> labels(original_ids.size(), -1);
+  int32_t top = -1;
+  for (const LabelRow& r : read_labels(path, num_classes)) {
+    const auto it = std::lower_bound(original_ids.begin(), original_ids.end(), r.id);
+    if (it == original_ids.end() || *it != r.id)
+      throw InputError(path, r.line,
+                       "vertex " + std::to_string(r.id) + " is in no edge of the graph");
+    labels[size_t(it - original_ids.begin())] = r.label;
+    top = std::max(top, r.label);
+  }
+  if (classes) *classes = num_classes > 0 ? num_classes : top + 1;
+  return labels;
+}
+
 }  // namespace dgnn

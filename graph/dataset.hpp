@@ -61,4 +61,12 @@ struct Dataset {
 // OptionError for contradictory options.
 Dataset load_dataset(const DatasetOptions& opt);
 
+// A labels file ("vertex label" per line, -1 = unlabelled) for vertices whose original ids are
+// `original_ids` (ascending; dense id = position): one label per dense id, -1 where the file
+// names none. InputError (path:LINE) for a vertex id not among them or a bad line. *classes
+// receives max label + 1 (or num_classes when > 0).
+std::vector<int32_t> read_vertex_labels(const std::string& path,
+                                        const std::vector<int64_t>& original_ids,
+                                        int32_t num_classes, int32_t* classes);
+
 }  // namespace dgnn

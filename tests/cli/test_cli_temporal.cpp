@@ -185,3 +185,43 @@ TEST_CASE("cli temporal: train link prediction and edge classification from the 
   CHECK(m.code != 0);
   CHECK(m.out.find("--model") != std::string::npos);
 }
+
+TEST_CASE("cli temporal: node classification over snapshots from the command line", "[cli]") {
+  fs::path d = scratch("temporal_node");
+  REQUIRE(run("generate evolving-sbm --vertices 300 --snapshots 8 --classes 3 --seed 2 --out " +
+              (d / "evo").string())
+              .code == 0);
+  Result t = run("train --graph " + (d / "evo").string() +
+                 " --task node --model gcrn --hidden 8 --epochs 3 --log-json " +
+                 (d / "node.jsonl").string());
+  INFO(t.out);
+  REQUIRE(t.code == 0);
+  std::ifstream log(d / "node.jsonl");
+  std::string line, last;
+  int epochs = 0;
+  while (std::getline(log, line)) {
+    auto j = nlohmann::json::parse(line);
+    if (j.contains("final"))
+      last = line;
+    else
+      epochs += j.contains("val_acc") && j.contains("val_macro_f1");
+  }
+  CHECK(epochs == 3);
+  auto fin = nlohmann::json::parse(last);
+  CHECK(fin["test_acc"].get<double>() >= 0.0);
+  CHECK(fin["test_macro_f1"].get<double>() >= 0.0);
+  CHECK(fin["settings"]["task"] == "node");
+
+  // No labels: one line naming where they are looked for. The snapshot strategy: refused.
+  fs::create_directories(d / "nolabels");
+  fs::copy_file(d / "evo" / "edges.txt", d / "nolabels" / "edges.txt");
+  fs::copy_file(d / "evo" / "snapshots.txt", d / "nolabels" / "snapshots.txt");
+  Result n = run("train --graph " + (d / "nolabels").string() + " --task node --epochs 1");
+  CHECK(n.code != 0);
+  CHECK(n.out.find("labels") != std::string::npos);
+  CHECK(count_lines(n.out) == 1);
+  Result s = run("train --graph " + (d / "evo").string() +
+                 " --task node --strategy snapshot --epochs 1");
+  CHECK(s.code != 0);
+  CHECK(s.out.find("--strategy") != std::string::npos);
+}

@@ -1,0 +1,205 @@
+// `dgnn train --task node` on a temporal graph: node classification over snapshots (labels per
+// vertex, e.g. labels.txt of a generated evolving planted partition: the final community).
+#include <omp.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli/train_args.hpp"
+#include "comm/communicator.hpp"
+#include "common/hash_rng.hpp"
+#include "common/timer.hpp"
+#include "gnn/temporal_dist.hpp"
+#include "gnn/temporal_node.hpp"
+#include "gnn/temporal_trainer.hpp"
+#include "graph/npy.hpp"
+
+namespace dgnn::cli {
+
+namespace {
+
+// Static features when given (--features, or features.npy in the dataset folder; row i is the
+// vertex with id i), else empty (per-snapshot degree features).
+std::vector<float> static_features(const TrainArgs& a, const TemporalGraph& g, int64_t* dim,
+                                   std::string* file) {
+  *file = a.data.features;
+  if (file->empty() && std::filesystem::is_directory(a.data.graph) &&
+      std::filesystem::exists(std::filesystem::path(a.data.graph) / "features.npy"))
+    *file = (std::filesystem::path(a.data.graph) / "features.npy").string();
+  std::vector<float> out;
+  *dim = 0;
+  if (file->empty()) return out;
+  NpyMatrix m = read_npy(*file);
+  *dim = m.cols;
+  out.resize(size_t(g.num_vertices * m.cols));
+  for (int64_t v = 0; v < g.num_vertices; ++v) {
+    const int64_t id = g.original_ids[size_t(v)];
+    if (id >= m.rows)
+      throw InputError(*file, 0,
+                       "has " + std::to_string(m.rows) + " rows, but vertex id " +
+                           std::to_string(id) + " appears in the edges (row i = vertex id i)");
+    std::copy(m.data.begin() + id * m.cols, m.data.begin() + (id + 1) * m.cols,
+              out.begin() + v * m.cols);
+  }
+  return out;
+}
+
+}  // namespace
+
+void run_train_temporal_node(TrainArgs& a) {
+  if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
+  if (a.layers < 1) throw OptionError("--layers must be >= 1");
+  set_threads(a.threads);
+  check_writable(a.log_json, "--log-json");
+  const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "gcrn" : a.model);
+  Communicator& comm = world();
+  const Device dev = train_device(a.device, comm);
+  if (comm.size() > 1 && kind == TemporalKind::evolvegcn_h)
+    throw OptionError("--model evolvegcn-h runs on one rank for now: its top-k summary over all "
+                      "vertices is not distributed yet (evolvegcn-o, gcrn and tgcn are)");
+  if (a.strategy != "vertex")
+    throw OptionError("--task node --strategy " + a.strategy +
+                      ": node classification over snapshots runs with the vertex strategy");
+  if (!(a.data.train_frac > 0 && a.data.val_frac >= 0 && a.data.train_frac + a.data.val_frac < 1))
+    throw OptionError("--train-frac and --val-frac must leave vertices for training and testing");
+
+  Timer load;
+  TemporalGraph g = load_temporal(a.data.graph, a.data.edges, a.snapshots);
+  std::string label_file = a.data.labels;
+  if (label_file.empty() && std::filesystem::is_directory(a.data.graph) &&
+      std::filesystem::exists(std::filesystem::path(a.data.graph) / "labels.txt"))
+    label_file = (std::filesystem::path(a.data.graph) / "labels.txt").string();
+  if (label_file.empty())
+    throw OptionError("--task node needs vertex labels: labels.txt in the dataset folder, or "
+                      "--labels FILE");
+  int32_t classes = 0;
+  const std::vector<int32_t> labels =
+      read_vertex_labels(label_file, g.original_ids, a.data.num_classes, &classes);
+  std::string feature_file;
+  int64_t static_dim = 0;
+  const std::vector<float> feats = static_features(a, g, &static_dim, &feature_file);
+  int64_t feature_dim = 0;
+  std::vector<Var> features = snapshot_features(g, feats, static_dim, &feature_dim);
+
+  // A seeded split of the labelled vertices by global id, the same on every rank.
+  std::vector<int64_t> pool;
+  for (int64_t v = 0; v < g.num_vertices; ++v)
+    if (labels[size_t(v)] >= 0) pool.push_back(v);
+  Rng rng(hash_combine(a.train.seed, 0x73706c6974));
+  for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.below(i)]);
+  const size_t n_train = size_t(std::llround(a.data.train_frac * double(pool.size())));
+  const size_t n_val = size_t(std::llround(a.data.val_frac * double(pool.size())));
+  std::vector<int8_t> split(size_t(g.num_vertices), -1);  // 0 train, 1 val, 2 test
+  for (size_t i = 0; i < pool.size(); ++i)
+    split[size_t(pool[i])] = int8_t(i < n_train ? 0 : i < n_train + n_val ? 1 : 2);
+
+  std::vector<std::unique_ptr<GraphView>> graphs;
+  std::unique_ptr<TemporalRank> rank_data;
+  std::vector<int64_t> owned;
+  if (comm.size() == 1) {
+    SnapshotCursor cur(g);
+    do graphs.push_back(std::make_unique<GraphView>(cur.current()));
+    while (cur.next());
+    for (int64_t v = 0; v < g.num_vertices; ++v) owned.push_back(v);
+  } else {
+    PartitionOptions popt;
+    popt.method = parse_partitioner(a.partitioner);
+    popt.parts = comm.size();
+    popt.seed = a.train.seed;
+    std::vector<int32_t> part(size_t(g.num_vertices));
+    if (comm.rank() == 0) part = partition_temporal(g, popt);
+    comm.broadcast(part.data(), int64_t(part.size()) * 4, 0);
+    rank_data = make_temporal_rank(g, features, part, comm);
+    owned = rank_data->owned;
+  }
+  NodeSequenceTask task;
+  task.num_classes = classes;
+  for (size_t i = 0; i < owned.size(); ++i) {
+    const int64_t v = owned[i];
+    task.labels.push_back(labels[size_t(v)]);
+    if (split[size_t(v)] == 0) task.train.push_back(int32_t(i));
+    if (split[size_t(v)] == 1) task.val.push_back(int32_t(i));
+    if (split[size_t(v)] == 2) task.test.push_back(int32_t(i));
+  }
+  task.global_train = int64_t(n_train);
+  task.global_val = int64_t(n_val);
+  task.global_test = int64_t(pool.size() - n_train - n_val);
+
+  std::vector<int64_t> dims{feature_dim};
+  for (int i = 0; i < a.layers; ++i) dims.push_back(a.hidden);
+  auto model = make_temporal_model(kind, dims);
+  model->reset_parameters(a.train.seed);
+  std::vector<Var>& x = rank_data ? rank_data->features : features;
+  if (dev != Device::cpu) {
+    model->to(dev);
+    for (Var& f : x) f = Var(f.value().to(dev));
+  }
+  NodeSequenceOptions opt;
+  opt.epochs = a.train.epochs;
+  opt.seed = a.train.seed;
+  opt.lr = a.train.lr;
+  opt.weight_decay = a.train.weight_decay;
+  opt.bptt = a.bptt;
+  NodeSequenceTrainer trainer(*model, rank_data ? rank_data->graphs : graphs, x, task, comm, opt);
+  const bool root = comm.rank() == 0;
+  if (!a.quiet && root)
+    std::printf("temporal graph: %lld vertices, %d snapshots, %lld features; labels %s: %d "
+                "classes, train/val/test %zu/%zu/%zu (loaded in %.0f ms)\n",
+                (long long)g.num_vertices, g.num_snapshots(), (long long)feature_dim,
+                label_file.c_str(), classes, n_train, n_val, pool.size() - n_train - n_val,
+                load.ms());
+
+  const nlohmann::json settings = {{"graph", a.data.graph},
+                                   {"model", temporal_kind_name(kind)},
+                                   {"task", "node"},
+                                   {"snapshots", g.num_snapshots()},
+                                   {"layers", a.layers},
+                                   {"hidden", a.hidden},
+                                   {"lr", a.train.lr},
+                                   {"weight_decay", a.train.weight_decay},
+                                   {"epochs", a.train.epochs},
+                                   {"bptt", a.bptt},
+                                   {"seed", a.train.seed},
+                                   {"ranks", comm.size()},
+                                   {"strategy", a.strategy},
+                                   {"device", a.device},
+                                   {"partitioner", a.partitioner},
+                                   {"threads", omp_get_max_threads()}};
+  std::unique_ptr<AtomicFile> log;
+  if (root && !a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);
+  const NodeSequenceResult res = trainer.run([&](const NodeSequenceEpoch& s) {
+    if (!a.quiet && root) {
+      std::printf("epoch %4d  loss %.4f  train %.4f  val %.4f macro-f1 %.4f  %7.1f ms", s.epoch,
+                  s.loss, s.train_acc, s.val_acc, s.val_macro_f1, s.time_ms);
+      if (comm.size() > 1)
+        std::printf("  (compute %.1f comm %.1f wait %.1f, sent %.2f MB)", s.compute_ms, s.comm_ms,
+                    s.wait_ms, double(s.bytes_sent) / 1e6);
+      std::printf("\n");
+    }
+    if (log) {
+      nlohmann::json j = {{"epoch", s.epoch},       {"loss", s.loss},
+                          {"train_acc", s.train_acc}, {"val_acc", s.val_acc},
+                          {"val_macro_f1", s.val_macro_f1}, {"eval_ms", s.eval_ms}};
+      j.update(split_json(s));
+      std::fprintf(log->get(), "%s\n", j.dump().c_str());
+    }
+  });
+  if (!root) return;
+  std::printf("test accuracy %.4f macro-f1 %.4f (best val %.4f at epoch %d), median epoch %.1f ms\n",
+              res.test_acc, res.test_macro_f1, res.best_val_acc, res.best_epoch,
+              res.median_epoch_ms);
+  if (log) {
+    const nlohmann::json j = {{"final", true},
+                              {"test_acc", res.test_acc},
+                              {"test_macro_f1", res.test_macro_f1},
+                              {"best_val_acc", res.best_val_acc},
+                              {"best_epoch", res.best_epoch},
+                              {"median_epoch_ms", res.median_epoch_ms},
+                              {"settings", settings}};
+    std::fprintf(log->get(), "%s\n", j.dump().c_str());
+    log->commit();
+  }
+}
+
+}  // namespace dgnn::cli

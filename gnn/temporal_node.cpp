@@ -1,0 +1,154 @@
+#include "gnn/temporal_node.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "common/timer.hpp"
+#include "gnn/loss.hpp"
+#include "kernels/kernels.hpp"
+
+namespace dgnn {
+
+NodeSequenceTrainer::NodeSequenceTrainer(TemporalModel& model,
+                                         const std::vector<std::unique_ptr<GraphView>>& graphs,
+                                         const std::vector<Var>& features,
+                                         const NodeSequenceTask& task, Communicator& comm,
+                                         NodeSequenceOptions opt)
+    : model_(model),
+      graphs_(graphs),
+      features_(features),
+      task_(task),
+      comm_(comm),
+      opt_(opt),
+      head_(model.out_dim(), task.num_classes) {
+  DGNN_CHECK(!graphs_.empty(), OptionError, "node classification needs at least one snapshot");
+  DGNN_CHECK(features_.size() == 1 || features_.size() == graphs_.size(), ShapeError,
+             "need one feature matrix, or one per snapshot");
+  DGNN_CHECK(task_.num_classes >= 2, OptionError,
+             "node classification needs labels of at least two classes");
+  DGNN_CHECK(task_.global_train > 0, OptionError,
+             "node classification needs labelled training vertices");
+  DGNN_CHECK(opt_.bptt >= 0, OptionError, "--bptt must be >= 0");
+  const int64_t owned = graphs_[0]->n_owned();
+  DGNN_CHECK(int64_t(task_.labels.size()) == owned, ShapeError,
+             "need one label per owned vertex: " + std::to_string(task_.labels.size()) +
+                 " labels, " + std::to_string(owned) + " vertices");
+  head_.reset_parameters(opt_.seed + 1);
+  auto model_params = model_.named_parameters();
+  if (!model_params.empty()) head_.to(model_params.front().second->var.device());
+  for (auto& [name, p] : model_params) params_.emplace_back("model." + name, p);
+  for (auto& [name, p] : head_.named_parameters()) params_.emplace_back("head." + name, p);
+  AdamConfig cfg;
+  cfg.lr = opt_.lr;
+  cfg.weight_decay = opt_.weight_decay;
+  optimizer_ = std::make_unique<Adam>(params_, cfg);
+  for (int32_t r : task_.train) train_labels_.push_back(task_.labels[size_t(r)]);
+}
+
+Var NodeSequenceTrainer::run_sequence(bool training, uint64_t step) {
+  model_.reset_state();
+  const int steps = int(graphs_.size());
+  const int cut = opt_.bptt > 0 ? std::max(0, steps - opt_.bptt) : 0;
+  Var h;
+  for (int s = 0; s < steps; ++s) {
+    // Truncated BPTT: the steps before the last `bptt` run with their state cut off behind.
+    if (training && s == cut && s > 0) model_.detach_state();
+    ForwardContext ctx{*graphs_[size_t(s)], training, opt_.seed,
+                       step * uint64_t(steps) + uint64_t(s)};
+    const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
+    h = model_.step(ctx, x);
+  }
+  ForwardContext ctx{*graphs_.back(), training, opt_.seed, step};
+  return head_.forward(ctx, h);
+}
+
+double NodeSequenceTrainer::train_epoch(int epoch) {
+  optimizer_->zero_grad();
+  Var logits = run_sequence(true, uint64_t(epoch));
+  Var loss = cross_entropy(logits, task_.train, train_labels_, double(task_.global_train));
+  double value = loss.value().item();
+  loss.backward();
+  allreduce_gradients(comm_, params_, flat_, &value);
+  optimizer_->step();
+  return value;
+}
+
+std::array<double, 2> NodeSequenceTrainer::evaluate(const Tensor& logits,
+                                                    const std::vector<int32_t>& rows,
+                                                    int64_t global_count) {
+  // Per class: true positives, predicted, actual; then summed over ranks.
+  const int64_t c = task_.num_classes;
+  std::vector<int64_t> counts(size_t(3 * c + 1), 0);
+  const Tensor host = logits.to(Device::cpu);
+  for (int32_t r : rows) {
+    const int32_t y = task_.labels[size_t(r)];
+    int32_t best = 0;
+    for (int32_t k = 1; k < c; ++k)
+      if (host.at(r, k) > host.at(r, best)) best = k;
+    counts[size_t(best)] += best == y;
+    counts[size_t(c + best)] += 1;
+    counts[size_t(2 * c + y)] += 1;
+    counts[size_t(3 * c)] += best == y;
+  }
+  comm_.allreduce_sum(counts.data(), int64_t(counts.size()));
+  double f1 = 0;
+  int present = 0;
+  for (int64_t k = 0; k < c; ++k) {
+    const double tp = double(counts[size_t(k)]), pred = double(counts[size_t(c + k)]);
+    const double actual = double(counts[size_t(2 * c + k)]);
+    if (actual == 0) continue;  // macro over the classes present in these rows
+    ++present;
+    f1 += tp == 0 ? 0.0 : 2 * tp / (pred + actual);
+  }
+  return {global_count ? double(counts[size_t(3 * c)]) / double(global_count) : 0.0,
+          present ? f1 / present : 0.0};
+}
+
+NodeSequenceResult NodeSequenceTrainer::run(
+    const std::function<void(const NodeSequenceEpoch&)>& on_epoch) {
+  NodeSequenceResult res;
+  std::vector<double> times;
+  std::vector<Tensor> best;
+  res.best_val_acc = -1;
+  for (int e = 1; e <= opt_.epochs; ++e) {
+    NodeSequenceEpoch st;
+    st.epoch = e;
+    comm_.stats().reset();
+    Timer t;
+    st.loss = train_epoch(e);
+    kernels::synchronize(params_.front().second->var.device());
+    static_cast<StepSplit&>(st) = split_step(comm_, t.ms());
+    Timer te;
+    Tensor logits;
+    {
+      NoGradGuard no_grad;
+      logits = std::move(run_sequence(false, 0).value());
+    }
+    st.train_acc = evaluate(logits, task_.train, task_.global_train)[0];
+    const auto val = evaluate(logits, task_.val, task_.global_val);
+    st.val_acc = val[0];
+    st.val_macro_f1 = val[1];
+    st.eval_ms = te.ms();
+    // Ties keep the earlier epoch; with no validation vertices the last epoch wins.
+    if (task_.global_val == 0 || st.val_acc > res.best_val_acc) {
+      res.best_val_acc = st.val_acc;
+      res.best_epoch = e;
+      best.clear();
+      for (auto& [name, p] : params_) best.push_back(p->var.value().clone());
+    }
+    times.push_back(st.time_ms);
+    ++res.epochs_run;
+    if (on_epoch) on_epoch(st);
+  }
+  // Test with the best-validation parameters.
+  for (size_t i = 0; i < best.size(); ++i) params_[i].second->var.value() = std::move(best[i]);
+  NoGradGuard no_grad;
+  const Tensor logits = std::move(run_sequence(false, 0).value());
+  const auto test = evaluate(logits, task_.test, task_.global_test);
+  res.test_acc = test[0];
+  res.test_macro_f1 = test[1];
+  res.median_epoch_ms = median(times);
+  return res;
+}
+
+}  // namespace dgnn

@@ -1,0 +1,86 @@
+#pragma once
+// Node classification over snapshot sequences: a temporal model runs through every snapshot, and
+// a linear head classifies each vertex from its embedding after the last one (labels are per
+// vertex, e.g. the final community of an evolving planted partition). Vertices are split into
+// train / validation / test; training back-propagates through the whole sequence, or through its
+// last `bptt` steps when that is set (truncation: the state is detached before them).
+//
+// Distributed with the vertex strategy: each rank runs its share of every snapshot (halo
+// exchanges inside the model), classifies its owned vertices, and the loss, gradients and
+// metric counts are summed over ranks, so any rank count computes what one process does.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "gnn/layers.hpp"
+#include "gnn/optimizer.hpp"
+#include "gnn/temporal_models.hpp"
+#include "gnn/trainer.hpp"
+
+namespace dgnn {
+
+struct NodeSequenceTask {
+  // Per owned row of the model's output: class index, -1 = unlabelled.
+  std::vector<int32_t> labels;
+  std::vector<int32_t> train, val, test;  // owned rows
+  int64_t global_train = 0, global_val = 0, global_test = 0;
+  int32_t num_classes = 0;
+};
+
+struct NodeSequenceOptions {
+  int epochs = 50;
+  uint64_t seed = 0;
+  float lr = 0.01f;
+  float weight_decay = 0.f;
+  int bptt = 0;  // 0: back-propagate through every snapshot
+};
+
+struct NodeSequenceEpoch : StepSplit {
+  int epoch = 0;
+  double loss = 0;
+  double train_acc = 0, val_acc = 0, val_macro_f1 = 0;
+  double eval_ms = 0;
+};
+
+struct NodeSequenceResult {
+  int epochs_run = 0;
+  int best_epoch = 0;
+  double best_val_acc = 0;
+  double test_acc = 0, test_macro_f1 = 0;  // with the best-validation parameters
+  double median_epoch_ms = 0;
+};
+
+class NodeSequenceTrainer {
+ public:
+  // graphs[t] and features (one matrix, or one per snapshot) are this rank's; they, the model
+  // and the task must outlive the trainer.
+  NodeSequenceTrainer(TemporalModel& model, const std::vector<std::unique_ptr<GraphView>>& graphs,
+                      const std::vector<Var>& features, const NodeSequenceTask& task,
+                      Communicator& comm, NodeSequenceOptions opt);
+  NodeSequenceResult run(const std::function<void(const NodeSequenceEpoch&)>& on_epoch = {});
+  double train_epoch(int epoch);
+  // Accuracy and macro F1 (over classes present) of rows `rows`, summed over ranks.
+  std::array<double, 2> evaluate(const Tensor& logits, const std::vector<int32_t>& rows,
+                                 int64_t global_count);
+  Linear& head() { return head_; }
+
+ private:
+  Var run_sequence(bool training, uint64_t step);  // logits of the owned rows
+
+  TemporalModel& model_;
+  const std::vector<std::unique_ptr<GraphView>>& graphs_;
+  const std::vector<Var>& features_;
+  const NodeSequenceTask& task_;
+  Communicator& comm_;
+  NodeSequenceOptions opt_;
+  Linear head_;
+  std::vector<std::pair<std::string, Parameter*>> params_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<float> flat_;
+  std::vector<int32_t> train_labels_;
+};
+
+}  // namespace dgnn
