@@ -258,6 +258,27 @@ Var slice_cols(const Var& x, int64_t begin, int64_t end) {
       "slice_cols");
 }
 
+Var slice_rows(const Var& x, int64_t begin, int64_t end) {
+  check_defined("slice_rows", x);
+  if (begin < 0 || end < begin || end > x.rows())
+    throw ShapeError("slice_rows: rows [" + std::to_string(begin) + ", " + std::to_string(end) +
+                     ") out of range for " + shape(x));
+  const Device dev = x.device();
+  const int64_t f = x.cols();
+  Tensor y = Tensor::uninitialized(end - begin, f, dev);
+  if (y.numel() > 0)
+    kernels::copy_view(dev, {x.value().data() + begin * f, end - begin, f, f}, y.view());
+  return make_op(
+      std::move(y), {x},
+      [dev, begin, f](Node& n) {
+        if (n.grad.numel() == 0) return;
+        Tensor& gx = grad_of(n, 0);
+        kernels::copy_view(dev, std::as_const(n.grad).view(),
+                           {gx.data() + begin * f, n.grad.rows(), f, f}, true);
+      },
+      "slice_rows");
+}
+
 Var gather_rows(const Var& x, std::vector<int32_t> idx) {
   check_defined("gather_rows", x);
   for (size_t i = 0; i < idx.size(); ++i)

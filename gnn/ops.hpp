@@ -27,6 +27,8 @@ Var tanh(const Var& x);
 Var concat_cols(const std::vector<Var>& xs);
 // Columns [begin, end).
 Var slice_cols(const Var& x, int64_t begin, int64_t end);
+// Rows [begin, end).
+Var slice_rows(const Var& x, int64_t begin, int64_t end);
 // Rows idx[i] of x (n = idx.size() rows); backward scatter-adds.
 Var gather_rows(const Var& x, std::vector<int32_t> idx);
 // Sum of all elements (1 x 1).

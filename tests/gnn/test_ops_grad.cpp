@@ -48,6 +48,7 @@ std::vector<GradCase> all_cases() {
       {"tanh", {{4, 5}}, [](auto& v) { return tanh(v[0]); }, 2.f},
       {"concat_cols", {{3, 2}, {3, 4}, {3, 1}}, [](auto& v) { return concat_cols(v); }},
       {"slice_cols", {{3, 6}}, [](auto& v) { return slice_cols(v[0], 1, 4); }},
+      {"slice_rows", {{6, 3}}, [](auto& v) { return slice_rows(v[0], 2, 5); }},
       {"gather_rows",
        {{5, 3}},
        [](auto& v) {
@@ -174,8 +175,8 @@ TEST_CASE("ops: every op's backward matches central finite differences", "[gnn][
   // have been on a checked tape.
   std::istringstream ops(
       "matmul add sub mul scale add_bias relu leaky_relu sigmoid tanh concat_cols slice_cols "
-      "gather_rows sum mean dropout cross_entropy row_sum dot_rows add_scalar one_minus "
-      "bce_with_logits lstm_cell gru_cell");
+      "slice_rows gather_rows sum mean dropout cross_entropy row_sum dot_rows add_scalar "
+      "one_minus bce_with_logits lstm_cell gru_cell");
   for (std::string op; ops >> op;) {
     INFO("op " << op);
     CHECK(covered.count(op) == 1);
