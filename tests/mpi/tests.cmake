@@ -33,3 +33,4 @@ add_test(NAME "mpi: dgnn train on 2 ranks (CLI)"
 set_tests_properties("mpi: dgnn train on 2 ranks (CLI)" PROPERTIES LABELS mpi TIMEOUT 300
   PROCESSORS 2)
 dgnn_mpi_test(tdist 2 4)
+dgnn_mpi_test(tsnap 2 4)
