@@ -25,12 +25,16 @@ void run_train_temporal(TrainArgs& a) {
   const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "evolvegcn-o" : a.model);
   Communicator& comm = world();
   const Device dev = train_device(a.device, comm);
-  if (comm.size() > 1 && kind == TemporalKind::evolvegcn_h)
-    throw OptionError("--model evolvegcn-h runs on one rank for now: its top-k summary over all "
-                      "vertices is not distributed yet (evolvegcn-o, gcrn and tgcn are)");
-  if (a.strategy != "vertex")
-    throw OptionError("--strategy " + a.strategy +
-                      ": only the vertex strategy is built so far (snapshot partitioning is not)");
+  // The snapshot strategy runs whenever asked (on one rank too: the same numbers through its
+  // code path); the vertex strategy only on several ranks.
+  const bool by_snapshot = a.strategy == "snapshot";
+  if (a.strategy != "vertex" && !by_snapshot)
+    throw OptionError("--strategy: unknown strategy '" + a.strategy +
+                      "' (expected vertex or snapshot)");
+  if (comm.size() > 1 && !by_snapshot && kind == TemporalKind::evolvegcn_h)
+    throw OptionError(
+        "--model evolvegcn-h does not run under --strategy vertex on several ranks: "
+        "its top-k summary spans all vertices (use --strategy snapshot)");
 
   Timer load;
   TemporalGraph g = load_temporal(a.data.graph, a.data.edges, a.snapshots);
@@ -58,11 +62,26 @@ void run_train_temporal(TrainArgs& a) {
   }
   int64_t feature_dim = 0;
   std::vector<Var> features = snapshot_features(g, static_features, static_dim, &feature_dim);
-  // One process: the whole snapshots. Several ranks (the vertex strategy): one partition of
-  // the union graph, computed on rank 0, and this rank's share of every snapshot.
+  TemporalOptions opt;
+  opt.task = task;
+  opt.epochs = a.train.epochs;
+  opt.seed = a.train.seed;
+  opt.lr = a.train.lr;
+  opt.weight_decay = a.train.weight_decay;
+  opt.bptt = a.bptt;
+  opt.neg_train = a.neg_train;
+  opt.neg_eval = a.neg_eval;
+  opt.classifier_hidden = a.hidden;
+  // One process: the whole snapshots. The snapshot strategy: the whole snapshots of this rank's
+  // steps. The vertex strategy on several ranks: one partition of the union graph, computed on
+  // rank 0, and this rank's share of every snapshot.
   std::vector<std::unique_ptr<GraphView>> graphs;
   std::unique_ptr<TemporalRank> rank_data;
-  if (comm.size() == 1) {
+  std::unique_ptr<SnapshotRank> snap_data;
+  if (by_snapshot) {
+    snap_data = make_snapshot_rank(g, features, opt, comm.size(), comm.rank());
+    features = snap_data->features;  // drops the other ranks' per-snapshot features
+  } else if (comm.size() == 1) {
     SnapshotCursor cur(g);
     do graphs.push_back(std::make_unique<GraphView>(cur.current()));
     while (cur.next());
@@ -88,19 +107,10 @@ void run_train_temporal(TrainArgs& a) {
     for (Var& f : features) f = Var(f.value().to(dev));
   }
 
-  TemporalOptions opt;
-  opt.task = task;
-  opt.epochs = a.train.epochs;
-  opt.seed = a.train.seed;
-  opt.lr = a.train.lr;
-  opt.weight_decay = a.train.weight_decay;
-  opt.bptt = a.bptt;
-  opt.neg_train = a.neg_train;
-  opt.neg_eval = a.neg_eval;
-  opt.classifier_hidden = a.hidden;
-  LinkPredictionTrainer trainer(*model, head, g, rank_data ? rank_data->graphs : graphs,
-                                rank_data ? rank_data->features : features, comm, opt,
-                                rank_data ? &rank_data->dir : nullptr);
+  const auto& views = rank_data ? rank_data->graphs : snap_data ? snap_data->graphs : graphs;
+  LinkPredictionTrainer trainer(*model, head, g, views, rank_data ? rank_data->features : features,
+                                comm, opt, rank_data ? &rank_data->dir : nullptr,
+                                snap_data ? &snap_data->plan : nullptr);
   // Printed once the options are known to fit the data: a bad option stays a one-line error.
   const bool root = comm.rank() == 0;
   if (!a.quiet && root)
@@ -126,7 +136,7 @@ void run_train_temporal(TrainArgs& a) {
                              {"ranks", comm.size()},
                              {"strategy", a.strategy},
                              {"device", a.device},
-                             {"partitioner", a.partitioner},
+                             {"partitioner", by_snapshot ? "none" : a.partitioner},
                              {"threads", omp_get_max_threads()}};
   std::unique_ptr<AtomicFile> log;
   if (root && !a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);

@@ -145,4 +145,40 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
   return tr;
 }
 
+std::unique_ptr<SnapshotRank> make_snapshot_rank(const TemporalGraph& g,
+                                                 const std::vector<Var>& features,
+                                                 const TemporalOptions& opt, int ranks, int rank) {
+  if (ranks > g.num_snapshots())
+    throw OptionError("--strategy snapshot: " + std::to_string(ranks) + " ranks but " +
+                      std::to_string(g.num_snapshots()) +
+                      " snapshots: each rank owns whole snapshots, so run at most " +
+                      std::to_string(g.num_snapshots()) + " ranks (or --strategy vertex)");
+  const std::vector<int> bounds = temporal_windows(g, opt);
+  const int steps = bounds.back();
+  DGNN_CHECK(features.size() == 1 || int(features.size()) == g.num_snapshots(), ShapeError,
+             "need one feature matrix, or one per snapshot");
+  // A step costs its snapshot's edges (aggregation) plus its vertices (dense transforms).
+  std::vector<int64_t> cost;
+  {
+    SnapshotCursor cur(g);
+    do cost.push_back(cur.current().nnz() + g.num_vertices);
+    while (int(cost.size()) < steps && cur.next());
+  }
+  auto sr = std::make_unique<SnapshotRank>();
+  sr->plan = plan_snapshots(cost, bounds, ranks, g.num_vertices);
+  sr->graphs.resize(size_t(g.num_snapshots()));
+  if (features.size() == 1)
+    sr->features = features;
+  else
+    sr->features.resize(features.size());
+  SnapshotCursor cur(g);
+  do {
+    const int s = cur.index();
+    if (s >= steps || sr->plan.owner[size_t(s)] != rank) continue;
+    sr->graphs[size_t(s)] = std::make_unique<GraphView>(cur.current());
+    if (features.size() > 1) sr->features[size_t(s)] = features[size_t(s)];
+  } while (cur.next());
+  return sr;
+}
+
 }  // namespace dgnn

@@ -1,14 +1,19 @@
 #pragma once
-// The vertex strategy for snapshot sequences: one vertex partition for all snapshots, a halo
-// plan per snapshot, and per-vertex recurrent state that stays with its owner. Each rank keeps
-// its owned vertices in one fixed order (ascending id) across snapshots, so row r of a state
-// matrix is the same vertex at every step.
+// The two strategies for snapshot sequences on several ranks.
+// Vertex strategy: one vertex partition for all snapshots, a halo plan per snapshot, and
+// per-vertex recurrent state that stays with its owner. Each rank keeps its owned vertices in
+// one fixed order (ascending id) across snapshots, so row r of a state matrix is the same vertex
+// at every step.
+// Snapshot strategy: each rank owns whole snapshots, a contiguous block of every window of steps
+// (gnn/temporal_snapshot.hpp).
 #include <memory>
 #include <vector>
 
 #include "comm/halo.hpp"
 #include "gnn/fetch.hpp"
 #include "gnn/graph_view.hpp"
+#include "gnn/temporal_snapshot.hpp"
+#include "gnn/temporal_trainer.hpp"
 #include "graph/temporal.hpp"
 #include "partition/partition.hpp"
 
@@ -33,5 +38,18 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
                                                  const std::vector<Var>& features,
                                                  const std::vector<int32_t>& part,
                                                  Communicator& comm);
+
+struct SnapshotRank {
+  SnapshotPlan plan;
+  std::vector<std::unique_ptr<GraphView>> graphs;  // per snapshot; null where another rank owns it
+  std::vector<Var> features;  // one matrix for all steps, or one per snapshot (owned ones only)
+};
+
+// This rank's share under the snapshot strategy: the plan for the trainer's windows
+// (temporal_windows(g, opt)), blocks balanced by each step's edges plus vertices, and the whole
+// snapshots of the steps this rank owns. OptionError when there are more ranks than snapshots.
+std::unique_ptr<SnapshotRank> make_snapshot_rank(const TemporalGraph& g,
+                                                 const std::vector<Var>& features,
+                                                 const TemporalOptions& opt, int ranks, int rank);
 
 }  // namespace dgnn

@@ -9,6 +9,7 @@
 #include "gnn/graph_view.hpp"
 #include "gnn/ops.hpp"
 #include "gnn/rnn.hpp"
+#include "gnn/temporal_snapshot.hpp"
 #include "kernels/kernels.hpp"
 
 namespace dgnn {
@@ -93,13 +94,29 @@ class EvolveOLayer : public Module {
     c_ = detach(c_);
   }
   Var forward(ForwardContext& ctx, const Var& x) override {
-    LstmOut next = lstm_cell(add_bias(matmul(w_, u_), b_), c_);
-    w_ = next.h;
-    c_ = next.c;
+    evolve();
     return aggregate(ctx.graph, matmul(x, w_), Norm::gcn);
+  }
+  // Snapshot strategy: every rank evolves the weights through the whole window (small matrices)
+  // and applies those of its own steps; `xs` holds its steps' inputs.
+  std::vector<Var> window(SnapshotWindow& w, const std::vector<Var>& xs) {
+    std::vector<Var> out;
+    for (int s = w.begin(); s < w.end(); ++s) {
+      evolve();
+      if (w.owns(s))
+        out.push_back(
+            aggregate(w.ctx(s).graph, matmul(xs[size_t(s - w.own_begin())], w_), Norm::gcn));
+    }
+    return out;
   }
 
  private:
+  void evolve() {
+    LstmOut next = lstm_cell(add_bias(matmul(w_, u_), b_), c_);
+    w_ = next.h;
+    c_ = next.c;
+  }
+
   Var& w0_;
   Var& u_;
   Var& b_;
@@ -120,7 +137,29 @@ class EvolveHLayer : public Module {
   void reset() { w_ = w0_; }
   void detach_state() { w_ = detach(w_); }
   Var forward(ForwardContext& ctx, const Var& x) override {
-    // Summarise: the k = out rows of x with the highest score x p / |p|, scaled by tanh(score).
+    evolve(summarise(x));
+    return aggregate(ctx.graph, matmul(x, w_), Norm::gcn);
+  }
+  // Snapshot strategy: each owner summarises its steps' inputs `xs`, every rank gathers every
+  // step's summary (k x in, small), evolves the weights through the whole window and applies
+  // those of its own steps.
+  std::vector<Var> window(SnapshotWindow& w, const std::vector<Var>& xs) {
+    std::vector<Var> mine;
+    for (const Var& x : xs) mine.push_back(summarise(x));
+    const std::vector<Var> all = w.allgather(mine, out_, w0_.rows());
+    std::vector<Var> out;
+    for (int s = w.begin(); s < w.end(); ++s) {
+      evolve(all[size_t(s - w.begin())]);
+      if (w.owns(s))
+        out.push_back(
+            aggregate(w.ctx(s).graph, matmul(xs[size_t(s - w.own_begin())], w_), Norm::gcn));
+    }
+    return out;
+  }
+
+ private:
+  // The k = out rows of x with the highest score x p / |p|, scaled by tanh(score): k x in.
+  Var summarise(const Var& x) {
     Var y = matmul(x, unit_column(p_));
     if (x.rows() < out_)
       throw OptionError("EvolveGCN-H needs at least " + std::to_string(out_) +
@@ -130,14 +169,14 @@ class EvolveHLayer : public Module {
     const std::vector<int32_t> idx = topk_rows(y.value(), out_);
     Var gate = tanh(gather_rows(y, idx));  // k x 1
     Var ones(Tensor::filled(1, x.cols(), 1.f, x.device()));
-    Var z = mul(gather_rows(x, idx), matmul(gate, ones));  // k x in
+    return mul(gather_rows(x, idx), matmul(gate, ones));  // k x in
+  }
+  void evolve(const Var& z) {
     Var xg = add_bias(matmul_t(z, wx_, true, false), bx_);  // in x 3k
     Var hg = add_bias(matmul(w_, wh_), bh_);
     w_ = gru_cell(xg, hg, w_);
-    return aggregate(ctx.graph, matmul(x, w_), Norm::gcn);
   }
 
- private:
   int64_t out_;
   Var& w0_;
   Var& p_;
@@ -168,6 +207,16 @@ class EvolveGcn : public TemporalModel {
     for (size_t i = 0; i < layers_.size(); ++i) {
       h = layers_[i]->forward(ctx, h);
       if (i + 1 < layers_.size()) h = relu(h);
+    }
+    return h;
+  }
+  std::vector<Var> window(SnapshotWindow& w) override {
+    std::vector<Var> h;
+    for (int s = w.own_begin(); s < w.own_end(); ++s) h.push_back(w.x(s));
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      h = layers_[i]->window(w, h);
+      if (i + 1 < layers_.size())
+        for (Var& v : h) v = relu(v);
     }
     return h;
   }
@@ -209,14 +258,39 @@ class Gcrn : public TemporalModel {
       h_ = zeros_like_rows(x.rows(), hidden_, x.device());
       c_ = zeros_like_rows(x.rows(), hidden_, x.device());
     }
-    LstmOut next = lstm_cell(add_bias(add(matmul(g, *wx_), matmul(h_, *wh_)), *b_), c_);
-    h_ = next.h;
-    c_ = next.c;
+    advance(g);
     return h_;
+  }
+  // Snapshot strategy: the GCN on each owned snapshot, re-shard by vertex, the LSTM over the
+  // window's steps on this rank's vertex block, re-shard back.
+  std::vector<Var> window(SnapshotWindow& w) override {
+    std::vector<Var> g;
+    for (int s = w.own_begin(); s < w.own_end(); ++s) {
+      Var x = w.x(s);
+      for (auto* l : gcn_) x = relu(l->forward(w.ctx(s), x));
+      g.push_back(x);
+    }
+    const std::vector<Var> by_vertex = w.to_vertex(g, wx_->rows());
+    if (!h_.defined()) {
+      h_ = zeros_like_rows(w.vertex_end() - w.vertex_begin(), hidden_, wx_->device());
+      c_ = zeros_like_rows(w.vertex_end() - w.vertex_begin(), hidden_, wx_->device());
+    }
+    std::vector<Var> hs;
+    for (const Var& v : by_vertex) {
+      advance(v);
+      hs.push_back(h_);
+    }
+    return w.to_snapshot(hs, hidden_);
   }
   int64_t out_dim() const override { return hidden_; }
 
  private:
+  void advance(const Var& g) {
+    LstmOut next = lstm_cell(add_bias(add(matmul(g, *wx_), matmul(h_, *wh_)), *b_), c_);
+    h_ = next.h;
+    c_ = next.c;
+  }
+
   int64_t hidden_;
   std::vector<GCNConv*> gcn_;
   Var* wx_;
@@ -240,14 +314,38 @@ class Tgcn : public TemporalModel {
   }
   Var step(ForwardContext& ctx, const Var& x) override {
     if (!h_.defined()) h_ = zeros_like_rows(x.rows(), hidden_, x.device());
-    Var xg = add_bias(aggregate(ctx.graph, matmul(x, wx_), Norm::gcn), bx_);
-    Var hg = add_bias(aggregate(ctx.graph, matmul(h_, wh_), Norm::gcn), bh_);
-    h_ = gru_cell(xg, hg, h_);
+    h_ = advance(ctx, input_gates(ctx, x), h_);
     return h_;
+  }
+  // Snapshot strategy. The state is aggregated over each snapshot's graph, so it is not a
+  // per-vertex recurrence that could move by vertex: the input transforms run on every owner at
+  // once, then the state goes through the window's blocks in order, handed from one owner to
+  // the next.
+  std::vector<Var> window(SnapshotWindow& w) override {
+    std::vector<Var> xg;
+    for (int s = w.own_begin(); s < w.own_end(); ++s) xg.push_back(input_gates(w.ctx(s), w.x(s)));
+    Var h = w.state_in(h_, w.num_vertices(), hidden_);
+    std::vector<Var> out;
+    if (w.own_begin() < w.own_end() && !h.defined())
+      h = zeros_like_rows(w.num_vertices(), hidden_, wx_.device());
+    for (int s = w.own_begin(); s < w.own_end(); ++s) {
+      h = advance(w.ctx(s), xg[size_t(s - w.own_begin())], h);
+      out.push_back(h);
+    }
+    h_ = w.state_out(h) ? h : Var();
+    return out;
   }
   int64_t out_dim() const override { return hidden_; }
 
  private:
+  Var input_gates(ForwardContext& ctx, const Var& x) {
+    return add_bias(aggregate(ctx.graph, matmul(x, wx_), Norm::gcn), bx_);
+  }
+  Var advance(ForwardContext& ctx, const Var& xg, const Var& h) {
+    Var hg = add_bias(aggregate(ctx.graph, matmul(h, wh_), Norm::gcn), bh_);
+    return gru_cell(xg, hg, h);
+  }
+
   int64_t hidden_;
   Var& wx_;
   Var& bx_;

@@ -7,6 +7,8 @@
 //   GCRN (as in WD-GCN / CD-GCN): a GCN, then an LSTM per vertex.
 //   T-GCN: a GRU whose input and hidden transforms are graph convolutions.
 // Per-vertex state (GCRN, T-GCN) has one row per owned vertex and stays with its owner.
+// window() runs the same model under the snapshot strategy (gnn/temporal_snapshot.hpp): layer by
+// layer over a window of steps, each rank computing the snapshots it owns.
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +17,8 @@
 #include "gnn/module.hpp"
 
 namespace dgnn {
+
+class SnapshotWindow;
 
 class TemporalModel : public Module {
  public:
@@ -25,6 +29,10 @@ class TemporalModel : public Module {
   // Embeddings (n_owned x out_dim) of snapshot ctx.graph with features x; advances the state.
   virtual Var step(ForwardContext& ctx, const Var& x) = 0;
   Var forward(ForwardContext& ctx, const Var& x) override { return step(ctx, x); }
+  // The snapshot strategy: the embeddings (all vertices x out_dim) of this rank's steps of the
+  // window, in step order; advances the state over the whole window, as step() would over each
+  // of its steps. Collective: every rank calls it with the same window.
+  virtual std::vector<Var> window(SnapshotWindow& w) = 0;
   virtual int64_t out_dim() const = 0;
 };
 

@@ -57,19 +57,52 @@ TemporalTask parse_temporal_task(const std::string& name) {
   throw OptionError("--task: unknown temporal task '" + name + "' (expected link or edge)");
 }
 
+TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt) {
+  const int t = g.num_snapshots();
+  TemporalSplit sp;
+  // Link prediction: step s predicts the edges of snapshot s + 1; edge classification: step s
+  // labels the edges of snapshot s itself.
+  sp.steps = opt.task == TemporalTask::link ? t - 1 : t;
+  if (opt.task == TemporalTask::edge && !g.weighted)
+    throw OptionError(
+        "--task edge classifies edges by the sign of their weight: give the "
+        "weight column (--weight-col)");
+  sp.train = int(std::floor(opt.train_frac * sp.steps));
+  sp.val = int(std::floor(opt.val_frac * sp.steps));
+  if (sp.train < 1 || sp.val < 1 || sp.steps - sp.train - sp.val < 1)
+    throw OptionError("link prediction needs at least one training, validation and test step: " +
+                      std::to_string(t) + " snapshots give " + std::to_string(sp.steps) +
+                      " steps (use more snapshots: --snapshots or a shorter --snapshot-seconds)");
+  if (opt.bptt < 0) throw OptionError("--bptt must be >= 0");
+  if (opt.neg_train < 1 || opt.neg_eval < 1) throw OptionError("negative ratios must be >= 1");
+  return sp;
+}
+
+std::vector<int> temporal_windows(const TemporalGraph& g, const TemporalOptions& opt) {
+  const TemporalSplit sp = temporal_split(g, opt);
+  std::vector<int> bounds{0};
+  for (int end : {sp.train, sp.train + sp.val, sp.steps}) {
+    const int window = opt.bptt > 0 ? opt.bptt : end - bounds.back();
+    for (int s = bounds.back() + window; s < end; s += window) bounds.push_back(s);
+    bounds.push_back(end);
+  }
+  return bounds;
+}
+
 LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifier& head,
                                              const TemporalGraph& g,
                                              const std::vector<std::unique_ptr<GraphView>>& graphs,
-                                             const std::vector<Var>& features,
-                                             Communicator& comm, TemporalOptions opt,
-                                             const RowDirectory* dir)
+                                             const std::vector<Var>& features, Communicator& comm,
+                                             TemporalOptions opt, const RowDirectory* dir,
+                                             const SnapshotPlan* plan)
     : model_(model),
       head_(head),
       g_(g),
       graphs_(graphs),
       features_(features),
       comm_(comm),
-      opt_(opt) {
+      opt_(opt),
+      plan_(plan) {
   const int t = g.num_snapshots();
   if (int(graphs.size()) != t) throw ShapeError("need one graph view per snapshot");
   if (features.size() != 1 && int(features.size()) != t)
@@ -77,20 +110,25 @@ LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifie
   dir_ = dir ? *dir : RowDirectory::single(g.num_vertices);
   if (int64_t(dir_.owner.size()) != g.num_vertices)
     throw ShapeError("the row directory must list every vertex of the temporal graph");
-  // Link prediction: step s predicts the edges of snapshot s + 1; edge classification: step s
-  // labels the edges of snapshot s itself.
-  n_steps_ = opt_.task == TemporalTask::link ? t - 1 : t;
-  if (opt_.task == TemporalTask::edge && !g.weighted)
-    throw OptionError("--task edge classifies edges by the sign of their weight: give the "
-                      "weight column (--weight-col)");
-  n_train_ = int(std::floor(opt_.train_frac * n_steps_));
-  n_val_ = int(std::floor(opt_.val_frac * n_steps_));
-  if (n_train_ < 1 || n_val_ < 1 || n_steps_ - n_train_ - n_val_ < 1)
-    throw OptionError("link prediction needs at least one training, validation and test step: " +
-                      std::to_string(t) + " snapshots give " + std::to_string(n_steps_) +
-                      " steps (use more snapshots: --snapshots or a shorter --snapshot-seconds)");
-  if (opt_.bptt < 0) throw OptionError("--bptt must be >= 0");
-  if (opt_.neg_train < 1 || opt_.neg_eval < 1) throw OptionError("negative ratios must be >= 1");
+  const TemporalSplit sp = temporal_split(g, opt_);
+  n_steps_ = sp.steps;
+  n_train_ = sp.train;
+  n_val_ = sp.val;
+  if (plan_) {
+    if (plan_->windows != temporal_windows(g, opt_) || plan_->ranks != comm.size() ||
+        plan_->num_vertices != g.num_vertices)
+      throw Error("the snapshot plan was made for other options, rank count or graph");
+    if (dir) throw Error("the snapshot strategy takes no row directory (vertices are not split)");
+  } else {
+    for (const auto& v : graphs)
+      if (!v) throw ShapeError("need one graph view per snapshot");
+  }
+  for (int s = 0; s < n_steps_; ++s) {
+    const SnapshotEvents& ev = g.events[size_t(opt_.task == TemporalTask::link ? s + 1 : s)];
+    bool any = false;
+    for (size_t i = 0; i < ev.src.size() && !any; ++i) any = ev.src[i] != ev.dst[i];
+    has_targets_.push_back(any);
+  }
   for (auto& p : model_.named_parameters()) params_.emplace_back("model." + p.first, p.second);
   for (auto& p : head_.named_parameters()) params_.emplace_back("head." + p.first, p.second);
   optimizer_ = std::make_unique<Adam>(params_, AdamConfig{opt_.lr, 0.9f, 0.999f, 1e-8f,
@@ -179,6 +217,7 @@ Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch&
 
 
 double LinkPredictionTrainer::train_epoch(int epoch) {
+  if (plan_) return train_epoch_snapshots(epoch);
   model_.reset_state();
   const int window = opt_.bptt > 0 ? opt_.bptt : n_train_;
   double total = 0;
@@ -250,45 +289,37 @@ void LinkPredictionTrainer::gather_all(const Tensor& logits, const Batch& local,
   }
 }
 
-LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
-  NoGradGuard no_grad;
-  model_.reset_state();
-  LinkMetrics m;
-  int counted = 0;
-  std::vector<float> all_scores;  // edge classification pools the split's edges
-  std::vector<uint8_t> all_labels;
-  for (int s = 0; s < end; ++s) {
-    ForwardContext ctx{*graphs_[size_t(s)], false, opt_.seed, 0};
-    const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
-    Var h = model_.step(ctx, x);
-    if (s < begin) continue;
-    const Batch full = batch_for(s, opt_.neg_eval, 0xe7a1);
-    if (full.src.empty()) continue;
-    const Batch local = local_part(full);
-    Var logits = score(ctx, h, local);
-    double part_loss =
-        local.src.empty() ? 0.0
-                          : bce_with_logits(logits, local.target, 1.0, local.weight).value().item();
-    comm_.allreduce_sum(&part_loss, 1);
-    m.loss += part_loss;
-    // Metrics need every pair's score: gather them on all ranks (in rank order).
-    std::vector<float> scores, label_f, group_f;
-    gather_all(logits.value(), local, &scores, &label_f, &group_f);
-    std::vector<uint8_t> labels(label_f.begin(), label_f.end());
-    std::vector<int32_t> groups(group_f.begin(), group_f.end());
-    if (opt_.task == TemporalTask::edge) {
-      all_scores.insert(all_scores.end(), scores.begin(), scores.end());
-      all_labels.insert(all_labels.end(), labels.begin(), labels.end());
-      ++counted;
-      continue;
-    }
-    m.auc += roc_auc(scores, labels);
-    m.map += average_precision(scores, labels);
-    m.mrr += mean_reciprocal_rank(scores, labels, groups);
-    ++counted;
+void LinkPredictionTrainer::add_eval_step(EvalSums& acc, const Var& logits, const Batch& local) {
+  double part_loss =
+      local.src.empty()
+          ? 0.0
+          : bce_with_logits(logits, local.target, 1.0, local.weight).value().item();
+  comm_.allreduce_sum(&part_loss, 1);
+  acc.m.loss += part_loss;
+  // Metrics need every pair's score: gather them on all ranks (in rank order).
+  std::vector<float> scores, label_f, group_f;
+  const Tensor none;
+  gather_all(local.src.empty() ? none : logits.value(), local, &scores, &label_f, &group_f);
+  std::vector<uint8_t> labels(label_f.begin(), label_f.end());
+  std::vector<int32_t> groups(group_f.begin(), group_f.end());
+  ++acc.counted;
+  if (opt_.task == TemporalTask::edge) {
+    acc.all_scores.insert(acc.all_scores.end(), scores.begin(), scores.end());
+    acc.all_labels.insert(acc.all_labels.end(), labels.begin(), labels.end());
+    return;
   }
+  acc.m.auc += roc_auc(scores, labels);
+  acc.m.map += average_precision(scores, labels);
+  acc.m.mrr += mean_reciprocal_rank(scores, labels, groups);
+}
+
+LinkMetrics LinkPredictionTrainer::finish_eval(EvalSums& acc) const {
+  LinkMetrics m = acc.m;
+  const int counted = acc.counted;
   if (opt_.task == TemporalTask::edge) {
     if (counted) m.loss /= counted;
+    const auto& all_scores = acc.all_scores;
+    const auto& all_labels = acc.all_labels;
     std::vector<uint8_t> pred(all_scores.size());
     std::vector<int32_t> pred_i(all_scores.size()), label_i(all_scores.size());
     for (size_t i = 0; i < all_scores.size(); ++i) {
@@ -310,6 +341,91 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
     m.loss /= counted;
   }
   return m;
+}
+
+LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
+  if (plan_) return evaluate_snapshots(begin, end);
+  NoGradGuard no_grad;
+  model_.reset_state();
+  EvalSums acc;
+  for (int s = 0; s < end; ++s) {
+    ForwardContext ctx{*graphs_[size_t(s)], false, opt_.seed, 0};
+    const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
+    Var h = model_.step(ctx, x);
+    if (s < begin) continue;
+    const Batch full = batch_for(s, opt_.neg_eval, 0xe7a1);
+    if (full.src.empty()) continue;
+    const Batch local = local_part(full);
+    Var logits = score(ctx, h, local);
+    add_eval_step(acc, logits, local);
+  }
+  return finish_eval(acc);
+}
+
+// ---- the snapshot strategy ------------------------------------------------------------------
+
+double LinkPredictionTrainer::train_epoch_snapshots(int epoch) {
+  model_.reset_state();
+  double total = 0;
+  int counted = 0;
+  const std::vector<int>& bounds = plan_->windows;
+  for (size_t wi = 0; wi + 1 < bounds.size() && bounds[wi] < n_train_; ++wi) {
+    const int start = bounds[wi], end = bounds[wi + 1];
+    optimizer_->zero_grad();
+    SnapshotWindow w(comm_, *plan_, start, end, graphs_, features_, true, opt_.seed,
+                     uint64_t(epoch));
+    const std::vector<Var> h = model_.window(w);
+    // The owner of a step scores the whole of its batch (same samples and weights as one
+    // process); every rank knows which steps have targets, so all agree on the window's count.
+    int in_window = 0;
+    for (int s = start; s < end; ++s) in_window += has_targets_[size_t(s)];
+    Var loss;
+    for (int s = w.own_begin(); s < w.own_end(); ++s) {
+      if (!has_targets_[size_t(s)]) continue;
+      const Batch b = batch_for(s, opt_.neg_train, uint64_t(epoch) * 0x9e3779b9u + 1);
+      Var logits = head_.score(w.ctx(s), h[size_t(s - w.own_begin())], b.src, b.dst);
+      Var l = bce_with_logits(logits, b.target, 1.0, b.weight);
+      loss = loss.defined() ? add(loss, l) : l;
+    }
+    if (in_window > 0) {
+      double value = loss.defined() ? loss.value().item() : 0.0;
+      comm_.allreduce_sum(&value, 1);
+      total += value;
+      counted += in_window;
+      // The anchor (a zero) puts the window's communication on every rank's tape: their
+      // backwards are collective.
+      Var anchored = loss.defined() ? add(loss, w.anchor()) : w.anchor();
+      scale(anchored, 1.f / float(in_window)).backward();
+      allreduce_gradients(comm_, params_, flat_);
+      optimizer_->step();
+    }
+    model_.detach_state();
+  }
+  return counted ? total / counted : 0.0;
+}
+
+LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
+  NoGradGuard no_grad;
+  model_.reset_state();
+  EvalSums acc;
+  const std::vector<int>& bounds = plan_->windows;
+  for (size_t wi = 0; wi + 1 < bounds.size() && bounds[wi] < end; ++wi) {
+    const int start = bounds[wi], stop = std::min(end, bounds[wi + 1]);
+    SnapshotWindow w(comm_, *plan_, start, stop, graphs_, features_, false, opt_.seed, 0);
+    const std::vector<Var> h = model_.window(w);
+    for (int s = std::max(start, begin); s < stop; ++s) {
+      if (!has_targets_[size_t(s)]) continue;
+      // The step's owner scores all of its pairs; the others add none.
+      Batch local;
+      Var logits;
+      if (w.owns(s)) {
+        local = batch_for(s, opt_.neg_eval, 0xe7a1);
+        logits = head_.score(w.ctx(s), h[size_t(s - w.own_begin())], local.src, local.dst);
+      }
+      add_eval_step(acc, logits, local);
+    }
+  }
+  return finish_eval(acc);
 }
 
 TemporalResult LinkPredictionTrainer::run(const std::function<void(const TemporalEpoch&)>& cb) {

@@ -19,6 +19,7 @@
 #include "gnn/fetch.hpp"
 #include "gnn/optimizer.hpp"
 #include "gnn/temporal_models.hpp"
+#include "gnn/temporal_snapshot.hpp"
 #include "gnn/trainer.hpp"
 #include "graph/temporal.hpp"
 
@@ -45,6 +46,18 @@ struct TemporalOptions {
   double val_frac = 0.1;
   int64_t classifier_hidden = 64;
 };
+
+// How the steps split by time (step s feeds snapshot s to the model). OptionError when the
+// options do not fit the graph (too few snapshots for three splits, --task edge without
+// weights, a negative --bptt, ...).
+struct TemporalSplit {
+  int steps = 0, train = 0, val = 0;
+};
+TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt);
+// The windows the trainer runs steps in, as boundaries from 0 to the step count: training
+// windows of `bptt` steps (the whole training span when 0), then validation and test cut the
+// same way. The snapshot strategy gives each rank a block of every window.
+std::vector<int> temporal_windows(const TemporalGraph& g, const TemporalOptions& opt);
 
 struct LinkMetrics {
   double auc = 0, map = 0, mrr = 0;  // means over the steps of a split (link prediction)
@@ -76,10 +89,15 @@ class LinkPredictionTrainer {
   // Distributed (vertex strategy): `graphs` and `features` are this rank's, `dir` says where
   // every vertex lives (null: all on this one rank); each rank scores the pairs whose first
   // vertex it owns, and gradients are summed over ranks.
+  // Snapshot strategy (`plan` given, made for temporal_windows(g, opt)): `graphs` and
+  // `features` hold the whole snapshots of the steps this rank owns (null / undefined for the
+  // others, unless features are one matrix); the models run window by window
+  // (TemporalModel::window), each rank scores the targets of its own steps, and losses, metrics
+  // and gradients are combined as in the vertex strategy.
   LinkPredictionTrainer(TemporalModel& model, PairClassifier& head, const TemporalGraph& g,
                         const std::vector<std::unique_ptr<GraphView>>& graphs,
-                        const std::vector<Var>& features, Communicator& comm,
-                        TemporalOptions opt, const RowDirectory* dir = nullptr);
+                        const std::vector<Var>& features, Communicator& comm, TemporalOptions opt,
+                        const RowDirectory* dir = nullptr, const SnapshotPlan* plan = nullptr);
   ~LinkPredictionTrainer();
 
   TemporalResult run(const std::function<void(const TemporalEpoch&)>& on_epoch = {});
@@ -103,6 +121,18 @@ class LinkPredictionTrainer {
   Var score(ForwardContext& ctx, const Var& h, const Batch& local);
   void gather_all(const Tensor& logits, const Batch& local, std::vector<float>* scores,
                   std::vector<float>* labels, std::vector<float>* groups);
+  // Evaluation sums over steps; every rank adds every step (collective), with its local pairs.
+  struct EvalSums {
+    LinkMetrics m;
+    int counted = 0;
+    std::vector<float> all_scores;  // edge classification pools the split's edges
+    std::vector<uint8_t> all_labels;
+  };
+  void add_eval_step(EvalSums& acc, const Var& logits, const Batch& local);
+  LinkMetrics finish_eval(EvalSums& acc) const;
+  // The snapshot strategy's epoch and evaluation.
+  double train_epoch_snapshots(int epoch);
+  LinkMetrics evaluate_snapshots(int begin, int end);
 
   TemporalModel& model_;
   PairClassifier& head_;
@@ -114,6 +144,8 @@ class LinkPredictionTrainer {
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<std::pair<std::string, Parameter*>> params_;
   int n_steps_ = 0, n_train_ = 0, n_val_ = 0;
+  const SnapshotPlan* plan_ = nullptr;
+  std::vector<uint8_t> has_targets_;  // per step: its batch is not empty
   RowDirectory dir_;
   std::vector<float> flat_;
 };

@@ -155,16 +155,23 @@ void allreduce_gradients(Communicator& comm,
                          const std::vector<std::pair<std::string, Parameter*>>& params,
                          std::vector<float>& flat, double* extra) {
   if (comm.size() == 1) return;
-  int64_t total = extra ? 1 : 0;
+  // After the gradients: one flag per parameter (did this rank's backward reach it?), then
+  // `extra`. A parameter no rank reached keeps no gradient, as on one rank, where the optimiser
+  // leaves it unchanged (Adam's moments included); a zero gradient would move it.
+  int64_t total = int64_t(params.size()) + (extra ? 1 : 0);
   for (auto& [name, p] : params) total += p->var.value().numel();
   flat.resize(size_t(total));
   int64_t off = 0;
+  for (auto& [name, p] : params) off += p->var.value().numel();
+  for (size_t i = 0; i < params.size(); ++i)
+    flat[size_t(off) + i] = params[i].second->var.grad().empty() ? 0.f : 1.f;
+  off = 0;
   for (auto& [name, p] : params) {
     const Tensor& g = p->var.node()->grad_buffer();
     kernels::copy(Device::cpu, flat.data() + off, g.device(), g.data(), size_t(g.numel()) * 4);
     off += g.numel();
   }
-  if (extra) flat[size_t(off)] = float(*extra);
+  if (extra) flat[size_t(off) + params.size()] = float(*extra);
   comm.allreduce_sum(flat.data(), total);
   off = 0;
   for (auto& [name, p] : params) {
@@ -172,7 +179,9 @@ void allreduce_gradients(Communicator& comm,
     kernels::copy(g.device(), g.data(), Device::cpu, flat.data() + off, size_t(g.numel()) * 4);
     off += g.numel();
   }
-  if (extra) *extra = flat[size_t(off)];
+  for (size_t i = 0; i < params.size(); ++i)
+    if (flat[size_t(off) + i] == 0.f) params[i].second->var.zero_grad();
+  if (extra) *extra = flat[size_t(off) + params.size()];
 }
 
 StepSplit split_step(Communicator& comm, double step_ms) {

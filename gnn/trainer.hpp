@@ -54,8 +54,9 @@ struct StepSplit {
 };
 // Sums every parameter's gradient over ranks (and `extra`, e.g. the loss) in one all-reduce:
 // latency, not bandwidth, dominates small models. Every rank reduces every parameter, even one
-// its backward did not reach (a rank without training vertices), so the collectives match.
-// `flat` is scratch kept by the caller across steps. No-op on one rank.
+// its backward did not reach (a rank without training vertices), so the collectives match; one
+// that no rank's backward reached is left without a gradient, as on one rank (the optimiser then
+// leaves it unchanged). `flat` is scratch kept by the caller across steps. No-op on one rank.
 void allreduce_gradients(Communicator& comm,
                          const std::vector<std::pair<std::string, Parameter*>>& params,
                          std::vector<float>& flat, double* extra = nullptr);

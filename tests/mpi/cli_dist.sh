@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The dgnn executable under mpiexec, as a user runs it:
 #  1. `train --parts 2` and `train --partition DIR` on 2 ranks log the 1-rank loss every epoch;
-#  2. a missing part file on one rank brings the job down with that rank's message, no hang.
+#  2. temporal training, vertex and snapshot strategies, on 2 ranks does too;
+#  3. a missing part file on one rank brings the job down with that rank's message, no hang.
 set -euo pipefail
 dgnn="$1"
 work="$(mktemp -d)"
@@ -89,6 +90,42 @@ assert all(r["sample_bytes_sent"] > 0 and r["steps"] >= 5 for r in epochs), epoc
 assert final["test_acc"] > 0.6, final
 print(f"mini-batch on 2 ranks: test accuracy {final['test_acc']:.3f}")
 PY
+# Temporal link prediction, snapshot strategy: 2 ranks log the 1-rank loss every epoch for a
+# per-vertex recurrence (GCRN) and a weight-evolving model whose summary spans all vertices
+# (EvolveGCN-H), with the split and bytes filled; more ranks than snapshots is one line.
+"$dgnn" train --graph "$work/evo" --model evolvegcn-h --hidden 8 --epochs 4 --bptt 3 --quiet \
+  --log-json "$work/h1.jsonl" >/dev/null
+for m in gcrn evolvegcn-h; do
+  run "$dgnn" train --graph "$work/evo" --model $m --hidden 8 --epochs 4 --bptt 3 \
+    --strategy snapshot --quiet --log-json "$work/s-$m.jsonl" >/dev/null
+done
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+def rows(name):
+    r = [json.loads(l) for l in open(f"{work}/{name}.jsonl")]
+    return [x for x in r if not x.get("final")], r[-1]
+for ref, got in (("t1", "s-gcrn"), ("h1", "s-evolvegcn-h")):
+    one, _ = rows(ref)
+    two, final = rows(got)
+    assert len(one) == len(two) == 4
+    for e, (a, b) in enumerate(zip(two, one), 1):
+        assert abs(a["loss"] - b["loss"]) <= 1e-4 * abs(b["loss"]), f"{got}: epoch {e}: {a} vs {b}"
+        assert a["bytes_sent"] > 0 and a["max_bytes_sent"] > 0, a
+        assert a["comm_ms"] > 0 and "wait_ms" in a and a["compute_ms"] > 0, a
+    s = final["settings"]
+    assert s["ranks"] == 2 and s["strategy"] == "snapshot" and "test_auc" in final, final
+print("temporal link prediction, snapshot strategy, on 2 ranks matches one process")
+PY
+set +e
+out=$(timeout 60 mpiexec -n 3 --oversubscribe "$dgnn" train --graph "$work/evo" --snapshots 2 \
+  --strategy snapshot --epochs 1 2>&1)
+code=$?
+set -e
+echo "$out" | grep -q "^dgnn: error: \[rank 0\] --strategy snapshot: 3 ranks but 2 snapshots" ||
+  { echo "no one-line error for 3 ranks on 2 snapshots: $out"; exit 1; }
+[ "$code" -ne 0 ] && [ "$code" -ne 124 ] || { echo "exit code $code"; exit 1; }
+echo "snapshot strategy with more ranks than snapshots: one line, exit $code"
 
 # A rank whose part file is missing: one line naming it, the job exits non-zero in seconds.
 rm "$work/parts/part-1.bin"

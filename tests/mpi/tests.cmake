@@ -35,3 +35,4 @@ set_tests_properties("mpi: dgnn train on 2 ranks (CLI)" PROPERTIES LABELS mpi TI
 dgnn_mpi_test(tdist 2 4)
 dgnn_mpi_test(mbdist 2 3 4)
 dgnn_mpi_test(tnode 2 3)
+dgnn_mpi_test(tsnap 2 4)

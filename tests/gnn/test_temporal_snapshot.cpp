@@ -1,0 +1,110 @@
+// The snapshot strategy in one process: its plan (contiguous, balanced blocks of every window),
+// its one-line error for more ranks than snapshots, and its code path (models run window by
+// window, layer by layer) giving the ordinary path's numbers for every model. The multi-rank
+// equality is tests/mpi/test_temporal_snapshot.cpp.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "comm/communicator.hpp"
+#include "datasets/evolving_sbm.hpp"
+#include "gnn/temporal_dist.hpp"
+#include "gnn/temporal_trainer.hpp"
+
+using namespace dgnn;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const EvolvingSbm& sbm() {
+  static const EvolvingSbm s = [] {
+    EvolvingSbmConfig cfg;
+    cfg.vertices = 200;
+    cfg.snapshots = 12;
+    cfg.classes = 3;
+    cfg.avg_degree = 5;
+    cfg.drift = 0.05;
+    cfg.feature_dim = 6;
+    cfg.seed = 8;
+    return generate_evolving_sbm(cfg);
+  }();
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("snapshot plan: contiguous blocks of every window, in rank order, balanced by cost") {
+  // Window [0, 4): one heavy step; window [4, 10): equal steps; window [10, 12): fewer steps
+  // than ranks.
+  const std::vector<int64_t> cost{10, 1, 1, 1, 2, 2, 2, 2, 2, 2, 5, 5};
+  const SnapshotPlan plan = plan_snapshots(cost, {0, 4, 10, 12}, 3, 100);
+  CHECK(plan.owner == std::vector<int32_t>{0, 1, 2, 2, 0, 0, 1, 1, 2, 2, 0, 2});
+  CHECK(plan.window_of(0) == 0);
+  CHECK(plan.window_of(4) == 1);
+  CHECK(plan.window_of(11) == 2);
+  CHECK(plan.owned(4, 10, 1) == std::pair<int, int>{6, 8});
+  CHECK(plan.owned(10, 12, 1).first == plan.owned(10, 12, 1).second);  // none
+  CHECK(plan.vertex_begin == std::vector<int64_t>{0, 33, 66, 100});
+  // Every rank gets a step of a window long enough, however skewed the costs.
+  const SnapshotPlan skew = plan_snapshots({100, 1, 1, 1}, {0, 4}, 4, 10);
+  CHECK(skew.owner == std::vector<int32_t>{0, 1, 2, 3});
+}
+
+TEST_CASE("snapshot strategy: more ranks than snapshots is a one-line option error") {
+  const TemporalGraph g = sbm().to_temporal();
+  int64_t dim = 0;
+  const std::vector<Var> features =
+      snapshot_features(g, sbm().features, sbm().config.feature_dim, &dim);
+  TemporalOptions opt;
+  CHECK_THROWS_AS(make_snapshot_rank(g, features, opt, 13, 0), OptionError);
+  CHECK_THROWS_WITH(make_snapshot_rank(g, features, opt, 13, 0),
+                    Contains("13 ranks but 12 snapshots") && Contains("at most 12 ranks"));
+  CHECK_NOTHROW(make_snapshot_rank(g, features, opt, 12, 11));
+}
+
+TEST_CASE("snapshot strategy on one process equals the ordinary path for every model") {
+  const TemporalGraph g = sbm().to_temporal();
+  for (bool degree_features : {false, true}) {
+    int64_t dim = 0;
+    const std::vector<Var> features =
+        degree_features ? snapshot_features(g, {}, 0, &dim)
+                        : snapshot_features(g, sbm().features, sbm().config.feature_dim, &dim);
+    for (TemporalKind kind : {TemporalKind::evolvegcn_o, TemporalKind::evolvegcn_h,
+                              TemporalKind::gcrn, TemporalKind::tgcn}) {
+      for (int bptt : {3, 0}) {
+        INFO(temporal_kind_name(kind) << ", --bptt " << bptt
+                                      << (degree_features ? ", degree features" : ""));
+        TemporalOptions opt;
+        opt.epochs = 3;
+        opt.bptt = bptt;
+        opt.neg_eval = 10;
+        auto run = [&](bool by_snapshot) {
+          SelfCommunicator comm;
+          std::vector<std::unique_ptr<GraphView>> views;
+          std::unique_ptr<SnapshotRank> sr;
+          if (by_snapshot)
+            sr = make_snapshot_rank(g, features, opt, 1, 0);
+          else
+            for (int t = 0; t < g.num_snapshots(); ++t)
+              views.push_back(std::make_unique<GraphView>(g.snapshot(t)));
+          auto model = make_temporal_model(kind, {dim, 8, 8});
+          PairClassifier head(model->out_dim(), 8, 1);
+          model->reset_parameters(3);
+          head.reset_parameters(4);
+          LinkPredictionTrainer trainer(*model, head, g, sr ? sr->graphs : views,
+                                        sr ? sr->features : features, comm, opt, nullptr,
+                                        sr ? &sr->plan : nullptr);
+          std::vector<double> losses;
+          const TemporalResult r =
+              trainer.run([&](const TemporalEpoch& e) { losses.push_back(e.loss); });
+          losses.push_back(r.test.auc);
+          losses.push_back(r.test.map);
+          return losses;
+        };
+        const std::vector<double> ref = run(false), got = run(true);
+        REQUIRE(got.size() == ref.size());
+        for (size_t i = 0; i < ref.size(); ++i)
+          CHECK(std::abs(got[i] - ref[i]) <= 1e-5 * std::abs(ref[i]));
+      }
+    }
+  }
+}
