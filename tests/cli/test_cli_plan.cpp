@@ -94,7 +94,9 @@ TEST_CASE("cli plan: the named networks order the communication time", "[cli]") 
   // the time.
   const json slow = at4("--no-overlap --latency-us 0 --bandwidth-gbs 0.5");
   const json fast = at4("--no-overlap --latency-us 0 --bandwidth-gbs 1");
-  CHECK(slow.at("comm_ms").get<double>() == Approx(2 * fast.at("comm_ms").get<double>()));
+  // (Comm is what is left of a phase after the mean compute, so imbalance moves it a little.)
+  CHECK(slow.at("comm_ms").get<double>() ==
+        Approx(2 * fast.at("comm_ms").get<double>()).epsilon(0.01));
   CHECK(fast.at("comm_ms").get<double>() ==
         Approx(fast.at("bytes_per_epoch").get<double>() / 4 / 1e9 * 1e3).epsilon(0.5));
 }

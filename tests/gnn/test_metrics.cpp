@@ -152,7 +152,7 @@ TEST_CASE("mean_reciprocal_rank per group, with mid-ranks for ties", "[gnn][metr
   }
 }
 
-TEST_CASE("undefined metrics are NaN; bad input throws", "[gnn][metrics]") {
+TEST_CASE("undefined metrics are NaN, and bad input throws", "[gnn][metrics]") {
   CHECK(std::isnan(roc_auc({1, 2}, {1, 1})));
   CHECK(std::isnan(roc_auc({}, {})));
   CHECK(std::isnan(average_precision({1, 2}, {0, 0})));
