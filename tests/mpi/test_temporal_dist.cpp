@@ -72,7 +72,8 @@ Run train(Communicator& comm, TemporalKind kind, Partitioner method, TemporalTas
 TEST_CASE("vertex-partitioned temporal link prediction equals one process", "[tdist]") {
   Communicator& comm = world();
   SelfCommunicator self;
-  // EvolveGCN-H is not distributed yet: its top-k summary spans all vertices.
+  // EvolveGCN-H does not run under the vertex strategy (its top-k summary spans all vertices);
+  // the snapshot strategy runs it (test_temporal_snapshot.cpp).
   for (TemporalKind kind : {TemporalKind::evolvegcn_o, TemporalKind::gcrn, TemporalKind::tgcn}) {
     const Run ref = train(self, kind, Partitioner::metis, TemporalTask::link);
     for (Partitioner method : {Partitioner::metis, Partitioner::random}) {
