@@ -406,6 +406,8 @@ void dropout_backward(Device dev, ConstMatView dy, const uint8_t* mask, float p,
   if (!(p >= 0.f && p < 1.f))
     throw OptionError("kernels::dropout_backward: p must be in [0, 1), got " + std::to_string(p));
   if (dy.rows * dy.cols == 0) return;
+  // A null mask would be a crash on the CPU and a lost CUDA context on the GPU.
+  if (!mask) throw ShapeError("kernels::dropout_backward: no mask (the forward kept none)");
   switch (dev) {
     case Device::cpu:
       return cpu::dropout_backward(dy, mask, p, dx, accumulate);

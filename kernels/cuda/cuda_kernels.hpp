@@ -19,7 +19,7 @@
 
 namespace dgnn::kernels::cuda {
 
-// ---- device and memory (context.cu, memory.cu) ------------------------------------------
+// ---- device and memory (context.cu, memory.cu; fill and copy_view in elementwise.cu) ------
 // The device count, or -1 with the runtime's error in *error.
 int device_count(std::string* error);
 // Binds this process to device `index` (before any other call; default 0).
