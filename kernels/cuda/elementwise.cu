@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/cuda/context.hpp"
+#include "kernels/cuda/launch.cuh"
 
 namespace dgnn::kernels::cuda {
 
@@ -35,28 +36,6 @@ template <typename F>
 void each(int64_t n, F f) {
   each_kernel<<<grid_for(n), kBlock, 0, stream()>>>(n, f);
   DGNN_CUDA_LAUNCHED("each_kernel");
-}
-
-// f(r, c) over a rows x cols grid, one flat index per element. I is 32-bit when the total (plus
-// one grid stride) fits, so the division is cheap; 64-bit otherwise.
-template <typename I, typename F>
-__global__ void each2d_kernel(I total, I cols, F f) {
-  const I stride = I(gridDim.x) * I(blockDim.x);
-  for (I t = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); t < total; t += stride)
-    f(int64_t(t / cols), int64_t(t % cols));
-}
-
-template <typename F>
-void each2d(int64_t rows, int64_t cols, F f) {
-  const int64_t total = rows * cols;
-  if (total <= 0) return;
-  // grid_for caps the grid at 2^28 threads, so t + stride < 2^31 + 2^28 never wraps in 32 bits.
-  if (total <= INT32_MAX)
-    each2d_kernel<uint32_t><<<grid_for(total), kBlock, 0, stream()>>>(uint32_t(total),
-                                                                    uint32_t(cols), f);
-  else
-    each2d_kernel<int64_t><<<grid_for(total), kBlock, 0, stream()>>>(total, cols, f);
-  DGNN_CUDA_LAUNCHED("each2d_kernel");
 }
 
 // exp(-|x|) never overflows, so both branches stay finite for any input (as kernels/cpu).

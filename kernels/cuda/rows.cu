@@ -10,31 +10,11 @@
 #include <cstdint>
 
 #include "kernels/cuda/context.hpp"
+#include "kernels/cuda/launch.cuh"
 
 namespace dgnn::kernels::cuda {
 
 namespace {
-
-// f(r, c) over a rows x cols grid, one flat index per element; 32-bit index arithmetic when the
-// total (plus one grid stride) fits.
-template <typename I, typename F>
-__global__ void each2d_kernel(I total, I cols, F f) {
-  const I stride = I(gridDim.x) * I(blockDim.x);
-  for (I t = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); t < total; t += stride)
-    f(int64_t(t / cols), int64_t(t % cols));
-}
-
-template <typename F>
-void each2d(int64_t rows, int64_t cols, F f) {
-  const int64_t total = rows * cols;
-  if (total <= 0) return;
-  if (total <= INT32_MAX)
-    each2d_kernel<uint32_t><<<grid_for(total), kBlock, 0, stream()>>>(uint32_t(total),
-                                                                    uint32_t(cols), f);
-  else
-    each2d_kernel<int64_t><<<grid_for(total), kBlock, 0, stream()>>>(total, cols, f);
-  DGNN_CUDA_LAUNCHED("each2d_kernel");
-}
 
 // keys[i] = idx[i] (as unsigned: targets are non-negative), order[i] = i.
 template <typename V>
