@@ -14,6 +14,43 @@
 
 namespace dgnn::cli {
 
+std::vector<float> read_static_features(const TrainArgs& a, const TemporalGraph& g, int64_t* dim,
+                                        std::string* file) {
+  *file = a.data.features;
+  if (file->empty() && std::filesystem::is_directory(a.data.graph) &&
+      std::filesystem::exists(std::filesystem::path(a.data.graph) / "features.npy"))
+    *file = (std::filesystem::path(a.data.graph) / "features.npy").string();
+  std::vector<float> out;
+  *dim = 0;
+  if (file->empty()) return out;
+  NpyMatrix m = read_npy(*file);
+  *dim = m.cols;
+  out.resize(size_t(g.num_vertices * m.cols));
+  for (int64_t v = 0; v < g.num_vertices; ++v) {
+    const int64_t id = g.original_ids[size_t(v)];
+    if (id >= m.rows)
+      throw InputError(*file, 0,
+                       "has " + std::to_string(m.rows) + " rows, but vertex id " +
+                           std::to_string(id) + " appears in the edges (row i = vertex id i)");
+    std::copy(m.data.begin() + id * m.cols, m.data.begin() + (id + 1) * m.cols,
+              out.begin() + v * m.cols);
+  }
+  return out;
+}
+
+std::unique_ptr<TemporalRank> vertex_partition_rank(const TrainArgs& a, const TemporalGraph& g,
+                                                    const std::vector<Var>& features,
+                                                    Communicator& comm) {
+  PartitionOptions popt;
+  popt.method = parse_partitioner(a.partitioner);
+  popt.parts = comm.size();
+  popt.seed = a.train.seed;
+  std::vector<int32_t> part(size_t(g.num_vertices));
+  if (comm.rank() == 0) part = partition_temporal(g, popt);
+  comm.broadcast(part.data(), int64_t(part.size()) * 4, 0);
+  return make_temporal_rank(g, features, part, comm);
+}
+
 void run_train_temporal(TrainArgs& a) {
   if (a.task == "node") return run_train_temporal_node(a);
   const TemporalTask task = parse_temporal_task(a.task);
@@ -38,28 +75,9 @@ void run_train_temporal(TrainArgs& a) {
 
   Timer load;
   TemporalGraph g = load_temporal(a.data.graph, a.data.edges, a.snapshots);
-  // Static features when given (--features, or features.npy in a dataset directory; row i is
-  // the vertex with id i), else per-snapshot degree features.
-  std::string feature_file = a.data.features;
-  if (feature_file.empty() && std::filesystem::is_directory(a.data.graph) &&
-      std::filesystem::exists(std::filesystem::path(a.data.graph) / "features.npy"))
-    feature_file = (std::filesystem::path(a.data.graph) / "features.npy").string();
-  std::vector<float> static_features;
+  std::string feature_file;
   int64_t static_dim = 0;
-  if (!feature_file.empty()) {
-    NpyMatrix m = read_npy(feature_file);
-    static_dim = m.cols;
-    static_features.resize(size_t(g.num_vertices * m.cols));
-    for (int64_t v = 0; v < g.num_vertices; ++v) {
-      const int64_t id = g.original_ids[size_t(v)];
-      if (id >= m.rows)
-        throw InputError(feature_file, 0,
-                         "has " + std::to_string(m.rows) + " rows, but vertex id " +
-                             std::to_string(id) + " appears in the edges (row i = vertex id i)");
-      std::copy(m.data.begin() + id * m.cols, m.data.begin() + (id + 1) * m.cols,
-                static_features.begin() + v * m.cols);
-    }
-  }
+  const std::vector<float> static_features = read_static_features(a, g, &static_dim, &feature_file);
   int64_t feature_dim = 0;
   std::vector<Var> features = snapshot_features(g, static_features, static_dim, &feature_dim);
   TemporalOptions opt;
@@ -86,14 +104,7 @@ void run_train_temporal(TrainArgs& a) {
     do graphs.push_back(std::make_unique<GraphView>(cur.current()));
     while (cur.next());
   } else {
-    PartitionOptions popt;
-    popt.method = parse_partitioner(a.partitioner);
-    popt.parts = comm.size();
-    popt.seed = a.train.seed;
-    std::vector<int32_t> part(size_t(g.num_vertices));
-    if (comm.rank() == 0) part = partition_temporal(g, popt);
-    comm.broadcast(part.data(), int64_t(part.size()) * 4, 0);
-    rank_data = make_temporal_rank(g, features, part, comm);
+    rank_data = vertex_partition_rank(a, g, features, comm);
   }
   std::vector<int64_t> dims{feature_dim};
   for (int i = 0; i < a.layers; ++i) dims.push_back(a.hidden);

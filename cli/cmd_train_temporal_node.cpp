@@ -13,39 +13,8 @@
 #include "gnn/temporal_dist.hpp"
 #include "gnn/temporal_node.hpp"
 #include "gnn/temporal_trainer.hpp"
-#include "graph/npy.hpp"
 
 namespace dgnn::cli {
-
-namespace {
-
-// Static features when given (--features, or features.npy in the dataset folder; row i is the
-// vertex with id i), else empty (per-snapshot degree features).
-std::vector<float> static_features(const TrainArgs& a, const TemporalGraph& g, int64_t* dim,
-                                   std::string* file) {
-  *file = a.data.features;
-  if (file->empty() && std::filesystem::is_directory(a.data.graph) &&
-      std::filesystem::exists(std::filesystem::path(a.data.graph) / "features.npy"))
-    *file = (std::filesystem::path(a.data.graph) / "features.npy").string();
-  std::vector<float> out;
-  *dim = 0;
-  if (file->empty()) return out;
-  NpyMatrix m = read_npy(*file);
-  *dim = m.cols;
-  out.resize(size_t(g.num_vertices * m.cols));
-  for (int64_t v = 0; v < g.num_vertices; ++v) {
-    const int64_t id = g.original_ids[size_t(v)];
-    if (id >= m.rows)
-      throw InputError(*file, 0,
-                       "has " + std::to_string(m.rows) + " rows, but vertex id " +
-                           std::to_string(id) + " appears in the edges (row i = vertex id i)");
-    std::copy(m.data.begin() + id * m.cols, m.data.begin() + (id + 1) * m.cols,
-              out.begin() + v * m.cols);
-  }
-  return out;
-}
-
-}  // namespace
 
 void run_train_temporal_node(TrainArgs& a) {
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
@@ -78,7 +47,7 @@ void run_train_temporal_node(TrainArgs& a) {
       read_vertex_labels(label_file, g.original_ids, a.data.num_classes, &classes);
   std::string feature_file;
   int64_t static_dim = 0;
-  const std::vector<float> feats = static_features(a, g, &static_dim, &feature_file);
+  const std::vector<float> feats = read_static_features(a, g, &static_dim, &feature_file);
   int64_t feature_dim = 0;
   std::vector<Var> features = snapshot_features(g, feats, static_dim, &feature_dim);
 
@@ -103,14 +72,7 @@ void run_train_temporal_node(TrainArgs& a) {
     while (cur.next());
     for (int64_t v = 0; v < g.num_vertices; ++v) owned.push_back(v);
   } else {
-    PartitionOptions popt;
-    popt.method = parse_partitioner(a.partitioner);
-    popt.parts = comm.size();
-    popt.seed = a.train.seed;
-    std::vector<int32_t> part(size_t(g.num_vertices));
-    if (comm.rank() == 0) part = partition_temporal(g, popt);
-    comm.broadcast(part.data(), int64_t(part.size()) * 4, 0);
-    rank_data = make_temporal_rank(g, features, part, comm);
+    rank_data = vertex_partition_rank(a, g, features, comm);
     owned = rank_data->owned;
   }
   NodeSequenceTask task;

@@ -10,6 +10,7 @@
 #include "gnn/trainer.hpp"
 #include "graph/atomic_write.hpp"
 #include "graph/dataset.hpp"
+#include "gnn/temporal_dist.hpp"
 #include "graph/temporal.hpp"
 
 namespace dgnn::cli {
@@ -64,6 +65,16 @@ Device train_device(const std::string& name, Communicator& comm);
 
 // Temporal training (link prediction over snapshots): the input has a time column.
 void run_train_temporal(TrainArgs& a);
+// Static vertex features for a temporal graph when given (--features, or features.npy in the
+// dataset folder; row i = the vertex with id i), else empty with *dim = 0 (degree features).
+std::vector<float> read_static_features(const TrainArgs& a, const TemporalGraph& g, int64_t* dim,
+                                        std::string* file);
+// This rank's share of every snapshot under the vertex strategy: rank 0 partitions the union
+// graph (--partitioner), every rank builds its local snapshots and halo plans.
+std::unique_ptr<TemporalRank> vertex_partition_rank(const TrainArgs& a, const TemporalGraph& g,
+                                                    const std::vector<Var>& features,
+                                                    Communicator& comm);
+
 // --task node on a temporal graph: node classification over snapshots (vertex labels).
 void run_train_temporal_node(TrainArgs& a);
 
