@@ -10,20 +10,17 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${DGNN_BUILD_DIR:-$here/build}"
 dgnn="$build/dgnn"
 data="$build/default-evolving"
-if [ ! -f "$data/snapshots.txt" ]; then
+given() { case " $ARGS " in *" $1 "* | *" $1="*) return 0 ;; esac; return 1; }
+ARGS="$*"
+if ! given --graph && [ ! -f "$data/snapshots.txt" ]; then
   "$dgnn" generate evolving-sbm --vertices 3000 --snapshots 20 --classes 6 --avg-degree 8 \
     --homophily 0.9 --drift 0.02 --features 16 --seed 1 --out "$data" >/dev/null
 fi
 defaults=()
-for opt in --model --epochs --neg-eval; do
-  case " $* " in *" $opt "* | *" $opt="*) ;; *)
-    case $opt in
-      --model) defaults+=(--model gcrn) ;;
-      --epochs) defaults+=(--epochs 20) ;;
-      --neg-eval) defaults+=(--neg-eval 20) ;;
-    esac ;;
-  esac
-done
+given --graph || defaults+=(--graph "$data")
+given --model || defaults+=(--model gcrn)
+given --epochs || defaults+=(--epochs 20)
+given --neg-eval || defaults+=(--neg-eval 20)
 ranks="${DGNN_RANKS:-2}"
 launcher=()
 if [ "$ranks" -gt 1 ] && grep -q "define DGNN_HAVE_MPI 1" "$build/generated/dgnn_config.hpp" 2>/dev/null &&
@@ -31,4 +28,4 @@ if [ "$ranks" -gt 1 ] && grep -q "define DGNN_HAVE_MPI 1" "$build/generated/dgnn
   launcher=(mpiexec -n "$ranks" --oversubscribe)
   [ "$(id -u)" -eq 0 ] && launcher+=(--allow-run-as-root)
 fi
-exec "${launcher[@]}" "$dgnn" train --graph "$data" "${defaults[@]}" "$@"
+exec "${launcher[@]}" "$dgnn" train "${defaults[@]}" "$@"
