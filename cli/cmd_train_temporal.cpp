@@ -52,13 +52,13 @@ std::unique_ptr<TemporalRank> vertex_partition_rank(const TrainArgs& a, const Te
 }
 
 void run_train_temporal(TrainArgs& a) {
-  if (a.task == "node") return run_train_temporal_node(a);
-  const TemporalTask task = parse_temporal_task(a.task);
-  const bool link = task == TemporalTask::link;
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
   if (a.layers < 1) throw OptionError("--layers must be >= 1");
   set_threads(a.threads);
   check_writable(a.log_json, "--log-json");
+  if (a.task == "node") return run_train_temporal_node(a);
+  const TemporalTask task = parse_temporal_task(a.task);
+  const bool link = task == TemporalTask::link;
   const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "evolvegcn-o" : a.model);
   Communicator& comm = world();
   const Device dev = train_device(a.device, comm);

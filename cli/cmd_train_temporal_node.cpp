@@ -8,7 +8,6 @@
 
 #include "cli/train_args.hpp"
 #include "comm/communicator.hpp"
-#include "common/hash_rng.hpp"
 #include "common/timer.hpp"
 #include "gnn/temporal_dist.hpp"
 #include "gnn/temporal_node.hpp"
@@ -17,10 +16,6 @@
 namespace dgnn::cli {
 
 void run_train_temporal_node(TrainArgs& a) {
-  if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
-  if (a.layers < 1) throw OptionError("--layers must be >= 1");
-  set_threads(a.threads);
-  check_writable(a.log_json, "--log-json");
   const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "gcrn" : a.model);
   Communicator& comm = world();
   const Device dev = train_device(a.device, comm);
@@ -52,16 +47,11 @@ void run_train_temporal_node(TrainArgs& a) {
   std::vector<Var> features = snapshot_features(g, feats, static_dim, &feature_dim);
 
   // A seeded split of the labelled vertices by global id, the same on every rank.
-  std::vector<int64_t> pool;
-  for (int64_t v = 0; v < g.num_vertices; ++v)
-    if (labels[size_t(v)] >= 0) pool.push_back(v);
-  Rng rng(hash_combine(a.train.seed, 0x73706c6974));
-  for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.below(i)]);
-  const size_t n_train = size_t(std::llround(a.data.train_frac * double(pool.size())));
-  const size_t n_val = size_t(std::llround(a.data.val_frac * double(pool.size())));
+  const LabelSplit sets = split_labelled(labels, a.data.train_frac, a.data.val_frac, a.train.seed);
   std::vector<int8_t> split(size_t(g.num_vertices), -1);  // 0 train, 1 val, 2 test
-  for (size_t i = 0; i < pool.size(); ++i)
-    split[size_t(pool[i])] = int8_t(i < n_train ? 0 : i < n_train + n_val ? 1 : 2);
+  for (int8_t k = 0; k < 3; ++k)
+    for (int32_t v : sets[size_t(k)]) split[size_t(v)] = k;
+  const size_t n_train = sets[0].size(), n_val = sets[1].size(), n_test = sets[2].size();
 
   std::vector<std::unique_ptr<GraphView>> graphs;
   std::unique_ptr<TemporalRank> rank_data;
@@ -86,7 +76,7 @@ void run_train_temporal_node(TrainArgs& a) {
   }
   task.global_train = int64_t(n_train);
   task.global_val = int64_t(n_val);
-  task.global_test = int64_t(pool.size() - n_train - n_val);
+  task.global_test = int64_t(n_test);
 
   std::vector<int64_t> dims{feature_dim};
   for (int i = 0; i < a.layers; ++i) dims.push_back(a.hidden);
@@ -109,7 +99,7 @@ void run_train_temporal_node(TrainArgs& a) {
     std::printf("temporal graph: %lld vertices, %d snapshots, %lld features; labels %s: %d "
                 "classes, train/val/test %zu/%zu/%zu (loaded in %.0f ms)\n",
                 (long long)g.num_vertices, g.num_snapshots(), (long long)feature_dim,
-                label_file.c_str(), classes, n_train, n_val, pool.size() - n_train - n_val,
+                label_file.c_str(), classes, n_train, n_val, n_test,
                 load.ms());
 
   const nlohmann::json settings = {{"graph", a.data.graph},

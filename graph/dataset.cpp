@@ -195,23 +195,10 @@ std::vector<int32_t> read_split(const std::string& path, const Graph& g,
 }
 
 void random_split(Dataset& ds, const DatasetOptions& opt) {
-  if (opt.train_frac < 0 || opt.val_frac < 0 || opt.train_frac + opt.val_frac > 1)
-    throw OptionError("split fractions must be >= 0 with train + val <= 1 (got train " +
-                      std::to_string(opt.train_frac) + ", val " + std::to_string(opt.val_frac) +
-                      ")");
-  std::vector<int32_t> pool;
-  for (size_t v = 0; v < ds.labels.size(); ++v)
-    if (ds.labels[v] >= 0) pool.push_back(int32_t(v));
-  Rng rng(hash_combine(opt.seed, 0x73706c6974));  // "split": its own stream of the seed
-  for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.below(i)]);
-  const size_t total = pool.size();
-  const size_t n_train = std::min(total, size_t(std::llround(opt.train_frac * double(total))));
-  const size_t n_val =
-      std::min(total - n_train, size_t(std::llround(opt.val_frac * double(total))));
-  ds.train.assign(pool.begin(), pool.begin() + n_train);
-  ds.val.assign(pool.begin() + n_train, pool.begin() + n_train + n_val);
-  ds.test.assign(pool.begin() + n_train + n_val, pool.end());
-  for (auto* s : {&ds.train, &ds.val, &ds.test}) std::sort(s->begin(), s->end());
+  LabelSplit sets = split_labelled(ds.labels, opt.train_frac, opt.val_frac, opt.seed);
+  ds.train = std::move(sets[0]);
+  ds.val = std::move(sets[1]);
+  ds.test = std::move(sets[2]);
 }
 
 std::string generate_features(Dataset& ds, const DatasetOptions& opt) {
@@ -428,6 +415,27 @@ std::vector<int32_t> read_vertex_labels(const std::string& path,
   }
   if (classes) *classes = num_classes > 0 ? num_classes : top + 1;
   return labels;
+}
+
+LabelSplit split_labelled(const std::vector<int32_t>& labels, double train_frac, double val_frac,
+                          uint64_t seed) {
+  if (train_frac < 0 || val_frac < 0 || train_frac + val_frac > 1)
+    throw OptionError("split fractions must be >= 0 with train + val <= 1 (got train " +
+                      std::to_string(train_frac) + ", val " + std::to_string(val_frac) + ")");
+  std::vector<int32_t> pool;
+  for (size_t v = 0; v < labels.size(); ++v)
+    if (labels[v] >= 0) pool.push_back(int32_t(v));
+  Rng rng(hash_combine(seed, 0x73706c6974));  // "split": its own stream of the seed
+  for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.below(i)]);
+  const size_t total = pool.size();
+  const size_t n_train = std::min(total, size_t(std::llround(train_frac * double(total))));
+  const size_t n_val = std::min(total - n_train, size_t(std::llround(val_frac * double(total))));
+  LabelSplit out;
+  out[0].assign(pool.begin(), pool.begin() + n_train);
+  out[1].assign(pool.begin() + n_train, pool.begin() + n_train + n_val);
+  out[2].assign(pool.begin() + n_train + n_val, pool.end());
+  for (auto& s : out) std::sort(s.begin(), s.end());
+  return out;
 }
 
 }  // namespace dgnn

@@ -2,6 +2,7 @@
 // A node-classification dataset: graph + features + labels + train/val/test vertex lists,
 // loaded from files or a dataset directory (edges.txt|edges.csv[.gz], features.npy|features.txt,
 // labels.txt, train.txt, val.txt, test.txt — the layout of shared/datasets/cora).
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -60,6 +61,13 @@ struct Dataset {
 // Throws InputError (path:LINE: what was expected) for bad contents, IoError for missing files,
 // OptionError for contradictory options.
 Dataset load_dataset(const DatasetOptions& opt);
+
+// A seeded random split of the labelled vertices (labels[v] >= 0) into train / val / test by
+// fractions (rounded), each list ascending: the split load_dataset makes when no split files
+// are given. OptionError for fractions that are negative or sum past 1.
+using LabelSplit = std::array<std::vector<int32_t>, 3>;
+LabelSplit split_labelled(const std::vector<int32_t>& labels, double train_frac, double val_frac,
+                          uint64_t seed);
 
 // A labels file ("vertex label" per line, -1 = unlabelled) for vertices whose original ids are
 // `original_ids` (ascending; dense id = position): one label per dense id, -1 where the file
