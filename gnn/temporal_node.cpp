@@ -79,7 +79,9 @@ std::array<double, 2> NodeSequenceTrainer::evaluate(const Tensor& logits,
   // Per class: true positives, predicted, actual; then summed over ranks.
   const int64_t c = task_.num_classes;
   std::vector<int64_t> counts(size_t(3 * c + 1), 0);
-  const Tensor host = logits.to(Device::cpu);
+  DGNN_CHECK(logits.device() == Device::cpu, DeviceError,
+             "NodeSequenceTrainer::evaluate takes logits on the host");
+  const Tensor& host = logits;
   for (int32_t r : rows) {
     const int32_t y = task_.labels[size_t(r)];
     int32_t best = 0;
@@ -119,10 +121,10 @@ NodeSequenceResult NodeSequenceTrainer::run(
     kernels::synchronize(params_.front().second->var.device());
     static_cast<StepSplit&>(st) = split_step(comm_, t.ms());
     Timer te;
-    Tensor logits;
+    Tensor logits;  // on the host: both evaluations read it there
     {
       NoGradGuard no_grad;
-      logits = std::move(run_sequence(false, 0).value());
+      logits = run_sequence(false, 0).value().to(Device::cpu);
     }
     st.train_acc = evaluate(logits, task_.train, task_.global_train)[0];
     const auto val = evaluate(logits, task_.val, task_.global_val);
@@ -143,7 +145,7 @@ NodeSequenceResult NodeSequenceTrainer::run(
   // Test with the best-validation parameters.
   for (size_t i = 0; i < best.size(); ++i) params_[i].second->var.value() = std::move(best[i]);
   NoGradGuard no_grad;
-  const Tensor logits = std::move(run_sequence(false, 0).value());
+  const Tensor logits = run_sequence(false, 0).value().to(Device::cpu);
   const auto test = evaluate(logits, task_.test, task_.global_test);
   res.test_acc = test[0];
   res.test_macro_f1 = test[1];

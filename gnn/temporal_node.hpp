@@ -62,7 +62,8 @@ class NodeSequenceTrainer {
                       Communicator& comm, NodeSequenceOptions opt);
   NodeSequenceResult run(const std::function<void(const NodeSequenceEpoch&)>& on_epoch = {});
   double train_epoch(int epoch);
-  // Accuracy and macro F1 (over classes present) of rows `rows`, summed over ranks.
+  // Accuracy and macro F1 (over classes present) of rows `rows` of host logits, summed over
+  // ranks.
   std::array<double, 2> evaluate(const Tensor& logits, const std::vector<int32_t>& rows,
                                  int64_t global_count);
   Linear& head() { return head_; }
