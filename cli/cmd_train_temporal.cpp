@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli/train_args.hpp"
@@ -51,6 +53,34 @@ std::unique_ptr<TemporalRank> vertex_partition_rank(const TrainArgs& a, const Te
   return make_temporal_rank(g, features, part, comm);
 }
 
+LoadedTemporal load_temporal_on_ranks(
+    const TrainArgs& a, Communicator& comm,
+    const std::function<std::function<bool(int, int)>(const LoadedTemporal&)>& make_need) {
+  Timer t;
+  LoadedTemporal out;
+  if (comm.size() == 1 || comm.rank() == 0)
+    out.g = load_temporal(a.data.graph, a.data.edges, a.snapshots);
+  if (comm.size() > 1) {
+    broadcast_temporal_meta(out.g, out.nnz, comm, out.moves);
+    const std::function<bool(int, int)> need = make_need(out);
+    move_snapshots(out.g, out.held, comm, need, out.moves);
+  }
+  out.ms = t.ms();
+  return out;
+}
+
+std::string describe_moves(const SnapshotMoves& m, int ranks) {
+  if (ranks < 2) return "";
+  char buf[320];
+  const double saved = m.whole_bytes > 0 ? 100.0 * (1.0 - double(m.bytes) / double(m.whole_bytes)) : 0;
+  std::snprintf(buf, sizeof buf,
+                "snapshots to %d other ranks: %lld sent, %lld as differences: %.2f MB instead of "
+                "%.2f MB whole (%.1f%% less); events and ids %.2f MB",
+                ranks - 1, (long long)m.snapshots, (long long)m.as_difference, double(m.bytes) / 1e6,
+                double(m.whole_bytes) / 1e6, saved, double(m.meta_bytes) / 1e6);
+  return buf;
+}
+
 void run_train_temporal(TrainArgs& a) {
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
   if (a.layers < 1) throw OptionError("--layers must be >= 1");
@@ -73,13 +103,6 @@ void run_train_temporal(TrainArgs& a) {
         "--model evolvegcn-h does not run under --strategy vertex on several ranks: "
         "its top-k summary spans all vertices (use --strategy snapshot)");
 
-  Timer load;
-  TemporalGraph g = load_temporal(a.data.graph, a.data.edges, a.snapshots);
-  std::string feature_file;
-  int64_t static_dim = 0;
-  const std::vector<float> static_features = read_static_features(a, g, &static_dim, &feature_file);
-  int64_t feature_dim = 0;
-  std::vector<Var> features = snapshot_features(g, static_features, static_dim, &feature_dim);
   TemporalOptions opt;
   opt.task = task;
   opt.epochs = a.train.epochs;
@@ -90,21 +113,51 @@ void run_train_temporal(TrainArgs& a) {
   opt.neg_train = a.neg_train;
   opt.neg_eval = a.neg_eval;
   opt.classifier_hidden = a.hidden;
-  // One process: the whole snapshots. The snapshot strategy: the whole snapshots of this rank's
-  // steps. The vertex strategy on several ranks: one partition of the union graph, computed on
-  // rank 0, and this rank's share of every snapshot.
+  // One process: the whole snapshots. Several ranks: rank 0 reads the graph and sends each rank
+  // what it needs (snapshot strategy: the whole snapshots of its own steps; vertex strategy:
+  // every snapshot, as base + differences, cut locally after rank 0's partition).
+  std::optional<SnapshotPlan> plan;
+  LoadedTemporal in = load_temporal_on_ranks(a, comm, [&](const LoadedTemporal& m) {
+    if (!by_snapshot) return std::function<bool(int, int)>([](int, int) { return true; });
+    plan = snapshot_strategy_plan(m.g, m.nnz, opt, comm.size());
+    return std::function<bool(int, int)>([&p = *plan](int r, int s) {
+      return s < p.num_steps() && p.owner[size_t(s)] == r;
+    });
+  });
+  TemporalGraph& g = in.g;
+  std::string feature_file;
+  int64_t static_dim = 0;
+  const std::vector<float> static_features = read_static_features(a, g, &static_dim, &feature_file);
+  int64_t feature_dim = 0;
   std::vector<std::unique_ptr<GraphView>> graphs;
   std::unique_ptr<TemporalRank> rank_data;
   std::unique_ptr<SnapshotRank> snap_data;
-  if (by_snapshot) {
-    snap_data = make_snapshot_rank(g, features, opt, comm.size(), comm.rank());
-    features = snap_data->features;  // drops the other ranks' per-snapshot features
-  } else if (comm.size() == 1) {
-    SnapshotCursor cur(g);
-    do graphs.push_back(std::make_unique<GraphView>(cur.current()));
-    while (cur.next());
+  std::vector<Var> features;
+  if (by_snapshot && plan) {
+    if (comm.rank() == 0) {  // rank 0 keeps the whole graph; its own steps become `held` too
+      in.held.assign(size_t(g.num_snapshots()), Csr{});
+      SnapshotCursor cur(g);
+      do
+        if (cur.index() < plan->num_steps() && plan->owner[size_t(cur.index())] == 0)
+          in.held[size_t(cur.index())] = cur.current();
+      while (cur.next());
+    }
+    features = snapshot_features(g, in.held, static_features, static_dim, &feature_dim);
+    snap_data = make_snapshot_rank(std::move(*plan), in.held, features, comm.rank());
+    std::vector<Csr>().swap(in.held);  // the views hold their own copies
+    features = snap_data->features;
   } else {
-    rank_data = vertex_partition_rank(a, g, features, comm);
+    features = snapshot_features(g, static_features, static_dim, &feature_dim);
+    if (by_snapshot) {
+      snap_data = make_snapshot_rank(g, features, opt, comm.size(), comm.rank());
+      features = snap_data->features;  // drops the other ranks' per-snapshot features
+    } else if (comm.size() == 1) {
+      SnapshotCursor cur(g);
+      do graphs.push_back(std::make_unique<GraphView>(cur.current()));
+      while (cur.next());
+    } else {
+      rank_data = vertex_partition_rank(a, g, features, comm);
+    }
   }
   std::vector<int64_t> dims{feature_dim};
   for (int i = 0; i < a.layers; ++i) dims.push_back(a.hidden);
@@ -115,7 +168,8 @@ void run_train_temporal(TrainArgs& a) {
   if (dev != Device::cpu) {
     model->to(dev);
     head.to(dev);
-    for (Var& f : features) f = Var(f.value().to(dev));
+    for (Var& f : features)
+      if (f.defined()) f = Var(f.value().to(dev));
   }
 
   const auto& views = rank_data ? rank_data->graphs : snap_data ? snap_data->graphs : graphs;
@@ -129,7 +183,9 @@ void run_train_temporal(TrainArgs& a) {
                 "snapshots as base + differences: %.1f MB instead of %.1f MB (loaded in %.0f ms)\n",
                 (long long)g.num_vertices, g.num_snapshots(), (long long)feature_dim,
                 static_dim ? feature_file.c_str() : "degree buckets per snapshot",
-                double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6, load.ms());
+                double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6, in.ms);
+  if (!a.quiet && root && comm.size() > 1)
+    std::printf("%s\n", describe_moves(in.moves, comm.size()).c_str());
 
   nlohmann::json settings = {{"graph", a.data.graph},
                              {"model", temporal_kind_name(kind)},
@@ -198,6 +254,12 @@ void run_train_temporal(TrainArgs& a) {
                         {"best_epoch", res.best_epoch},
                         {"median_epoch_ms", res.median_epoch_ms},
                         {"settings", settings}};
+    if (comm.size() > 1)
+      j["snapshot_moves"] = {{"snapshots", in.moves.snapshots},
+                             {"as_difference", in.moves.as_difference},
+                             {"bytes", in.moves.bytes},
+                             {"whole_bytes", in.moves.whole_bytes},
+                             {"meta_bytes", in.moves.meta_bytes}};
     if (link) {
       j["test_map"] = res.test.map;
       j["test_mrr"] = res.test.mrr;

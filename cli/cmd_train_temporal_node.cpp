@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "cli/train_args.hpp"
@@ -28,8 +29,12 @@ void run_train_temporal_node(TrainArgs& a) {
   if (!(a.data.train_frac > 0 && a.data.val_frac >= 0 && a.data.train_frac + a.data.val_frac < 1))
     throw OptionError("--train-frac and --val-frac must leave vertices for training and testing");
 
-  Timer load;
-  TemporalGraph g = load_temporal(a.data.graph, a.data.edges, a.snapshots);
+  // Several ranks: rank 0 reads the graph and sends every rank all snapshots, as base +
+  // differences (the vertex strategy cuts each one locally).
+  LoadedTemporal in = load_temporal_on_ranks(a, comm, [](const LoadedTemporal&) {
+    return std::function<bool(int, int)>([](int, int) { return true; });
+  });
+  TemporalGraph& g = in.g;
   std::string label_file = a.data.labels;
   if (label_file.empty() && std::filesystem::is_directory(a.data.graph) &&
       std::filesystem::exists(std::filesystem::path(a.data.graph) / "labels.txt"))
@@ -99,8 +104,9 @@ void run_train_temporal_node(TrainArgs& a) {
     std::printf("temporal graph: %lld vertices, %d snapshots, %lld features; labels %s: %d "
                 "classes, train/val/test %zu/%zu/%zu (loaded in %.0f ms)\n",
                 (long long)g.num_vertices, g.num_snapshots(), (long long)feature_dim,
-                label_file.c_str(), classes, n_train, n_val, n_test,
-                load.ms());
+                label_file.c_str(), classes, n_train, n_val, n_test, in.ms);
+  if (!a.quiet && root && comm.size() > 1)
+    std::printf("%s\n", describe_moves(in.moves, comm.size()).c_str());
 
   const nlohmann::json settings = {{"graph", a.data.graph},
                                    {"model", temporal_kind_name(kind)},

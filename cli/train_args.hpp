@@ -2,8 +2,10 @@
 // What `dgnn train` was asked to do, shared by the static (cmd_train.cpp) and temporal
 // (cmd_train_temporal.cpp) paths; both write their outputs with AtomicFile
 // (graph/atomic_write.hpp).
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "comm/communicator.hpp"
 #include "common/error.hpp"
@@ -74,6 +76,24 @@ std::vector<float> read_static_features(const TrainArgs& a, const TemporalGraph&
 std::unique_ptr<TemporalRank> vertex_partition_rank(const TrainArgs& a, const TemporalGraph& g,
                                                     const std::vector<Var>& features,
                                                     Communicator& comm);
+
+// The temporal graph named by the options on every rank. One process reads it. On several
+// ranks rank 0 alone reads it and sends the others its events and ids, then, per rank, the
+// snapshots need(rank, step) asks for (move_snapshots: whole or as a difference); the moves are
+// in `moves` (rank 0). `need` runs after the metadata arrives (it may use g's events and `nnz`,
+// every snapshot's entry count). Ranks that need some steps only get `held` (see move_snapshots).
+struct LoadedTemporal {
+  TemporalGraph g;
+  std::vector<int64_t> nnz;
+  std::vector<Csr> held;
+  SnapshotMoves moves;
+  double ms = 0;
+};
+LoadedTemporal load_temporal_on_ranks(
+    const TrainArgs& a, Communicator& comm,
+    const std::function<std::function<bool(int, int)>(const LoadedTemporal&)>& make_need);
+// A one-line summary of `moves` for the log ("" with one rank).
+std::string describe_moves(const SnapshotMoves& moves, int ranks);
 
 // --task node on a temporal graph: node classification over snapshots (vertex labels).
 void run_train_temporal_node(TrainArgs& a);

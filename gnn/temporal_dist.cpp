@@ -145,40 +145,64 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
   return tr;
 }
 
-std::unique_ptr<SnapshotRank> make_snapshot_rank(const TemporalGraph& g,
-                                                 const std::vector<Var>& features,
-                                                 const TemporalOptions& opt, int ranks, int rank) {
+SnapshotPlan snapshot_strategy_plan(const TemporalGraph& g, const std::vector<int64_t>& nnz,
+                                    const TemporalOptions& opt, int ranks) {
   if (ranks > g.num_snapshots())
     throw OptionError("--strategy snapshot: " + std::to_string(ranks) + " ranks but " +
                       std::to_string(g.num_snapshots()) +
                       " snapshots: each rank owns whole snapshots, so run at most " +
                       std::to_string(g.num_snapshots()) + " ranks (or --strategy vertex)");
+  DGNN_CHECK(int(nnz.size()) == g.num_snapshots(), ShapeError,
+             "need one entry count per snapshot");
   const std::vector<int> bounds = temporal_windows(g, opt);
-  const int steps = bounds.back();
-  DGNN_CHECK(features.size() == 1 || int(features.size()) == g.num_snapshots(), ShapeError,
-             "need one feature matrix, or one per snapshot");
   // A step costs its snapshot's edges (aggregation) plus its vertices (dense transforms).
   std::vector<int64_t> cost;
-  {
-    SnapshotCursor cur(g);
-    do cost.push_back(cur.current().nnz() + g.num_vertices);
-    while (int(cost.size()) < steps && cur.next());
-  }
+  for (int s = 0; s < bounds.back(); ++s) cost.push_back(nnz[size_t(s)] + g.num_vertices);
+  return plan_snapshots(cost, bounds, ranks, g.num_vertices);
+}
+
+std::unique_ptr<SnapshotRank> make_snapshot_rank(SnapshotPlan plan, const std::vector<Csr>& held,
+                                                 const std::vector<Var>& features, int rank) {
   auto sr = std::make_unique<SnapshotRank>();
-  sr->plan = plan_snapshots(cost, bounds, ranks, g.num_vertices);
-  sr->graphs.resize(size_t(g.num_snapshots()));
+  sr->plan = std::move(plan);
+  const int steps = sr->plan.num_steps();
+  DGNN_CHECK(int(held.size()) >= steps, ShapeError, "need a snapshot slot per step");
+  DGNN_CHECK(features.size() == 1 || features.size() == held.size(), ShapeError,
+             "need one feature matrix, or one per snapshot");
+  sr->graphs.resize(held.size());
   if (features.size() == 1)
     sr->features = features;
   else
     sr->features.resize(features.size());
+  for (int s = 0; s < steps; ++s) {
+    if (sr->plan.owner[size_t(s)] != rank) continue;
+    DGNN_CHECK(held[size_t(s)].rows == sr->plan.num_vertices, ShapeError,
+               "snapshot " + std::to_string(s) + " is owned here but was not received");
+    sr->graphs[size_t(s)] = std::make_unique<GraphView>(held[size_t(s)]);
+    if (features.size() > 1) sr->features[size_t(s)] = features[size_t(s)];
+  }
+  return sr;
+}
+
+std::unique_ptr<SnapshotRank> make_snapshot_rank(const TemporalGraph& g,
+                                                 const std::vector<Var>& features,
+                                                 const TemporalOptions& opt, int ranks, int rank) {
+  DGNN_CHECK(features.size() == 1 || int(features.size()) == g.num_snapshots(), ShapeError,
+             "need one feature matrix, or one per snapshot");
+  std::vector<int64_t> nnz;
+  {
+    SnapshotCursor cur(g);
+    do nnz.push_back(cur.current().nnz());
+    while (cur.next());
+  }
+  SnapshotPlan plan = snapshot_strategy_plan(g, nnz, opt, ranks);
+  std::vector<Csr> held(size_t(g.num_snapshots()));
   SnapshotCursor cur(g);
   do {
     const int s = cur.index();
-    if (s >= steps || sr->plan.owner[size_t(s)] != rank) continue;
-    sr->graphs[size_t(s)] = std::make_unique<GraphView>(cur.current());
-    if (features.size() > 1) sr->features[size_t(s)] = features[size_t(s)];
+    if (s < plan.num_steps() && plan.owner[size_t(s)] == rank) held[size_t(s)] = cur.current();
   } while (cur.next());
-  return sr;
+  return make_snapshot_rank(std::move(plan), held, features, rank);
 }
 
 }  // namespace dgnn

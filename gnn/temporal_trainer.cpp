@@ -13,6 +13,34 @@
 
 namespace dgnn {
 
+namespace {
+
+// log2 degree buckets: 0, 1, 2-3, 4-7, ... up to 2^14+; in and (when directed) out degree.
+constexpr int kBuckets = 16;
+
+Tensor degree_features(const Csr& a, int64_t n, bool directed) {
+  auto bucket = [](int64_t d) {
+    int b = 0;
+    while (d > 0 && b < kBuckets - 1) {
+      d >>= 1;
+      ++b;
+    }
+    return b;
+  };
+  Tensor x(n, directed ? 2 * kBuckets : kBuckets);
+  std::vector<int64_t> out_deg(size_t(directed ? n : 0), 0);
+  for (int64_t v = 0; v < n; ++v) {
+    x.at(v, bucket(a.degree(v))) = 1.f;
+    if (directed)
+      for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e) ++out_deg[size_t(a.indices[e])];
+  }
+  if (directed)
+    for (int64_t v = 0; v < n; ++v) x.at(v, kBuckets + bucket(out_deg[size_t(v)])) = 1.f;
+  return x;
+}
+
+}  // namespace
+
 std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<float>& features,
                                       int64_t feature_dim, int64_t* out_dim) {
   std::vector<Var> out;
@@ -22,32 +50,22 @@ std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<flo
     out.emplace_back(Tensor::from_host(features.data(), n, feature_dim));
     return out;  // one tensor: the same features at every step
   }
-  // log2 degree buckets: 0, 1, 2-3, 4-7, ... up to 2^14+; in and (when directed) out degree.
-  constexpr int kBuckets = 16;
-  const int64_t cols = g.directed ? 2 * kBuckets : kBuckets;
-  *out_dim = cols;
-  auto bucket = [](int64_t d) {
-    int b = 0;
-    while (d > 0 && b < kBuckets - 1) {
-      d >>= 1;
-      ++b;
-    }
-    return b;
-  };
+  *out_dim = g.directed ? 2 * kBuckets : kBuckets;
   SnapshotCursor cur(g);
-  do {
-    const Csr& a = cur.current();
-    Tensor x(n, cols);
-    std::vector<int64_t> out_deg(size_t(g.directed ? n : 0), 0);
-    for (int64_t v = 0; v < n; ++v) {
-      x.at(v, bucket(a.degree(v))) = 1.f;
-      if (g.directed)
-        for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e) ++out_deg[size_t(a.indices[e])];
-    }
-    if (g.directed)
-      for (int64_t v = 0; v < n; ++v) x.at(v, kBuckets + bucket(out_deg[size_t(v)])) = 1.f;
-    out.emplace_back(std::move(x));
-  } while (cur.next());
+  do out.emplace_back(degree_features(cur.current(), n, g.directed));
+  while (cur.next());
+  return out;
+}
+
+std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<Csr>& held,
+                                   const std::vector<float>& features, int64_t feature_dim,
+                                   int64_t* out_dim) {
+  if (feature_dim > 0) return snapshot_features(g, features, feature_dim, out_dim);
+  DGNN_CHECK(int(held.size()) == g.num_snapshots(), ShapeError, "need a slot per snapshot");
+  *out_dim = g.directed ? 2 * kBuckets : kBuckets;
+  std::vector<Var> out(held.size());
+  for (size_t s = 0; s < held.size(); ++s)
+    if (held[s].rows == g.num_vertices) out[s] = Var(degree_features(held[s], g.num_vertices, g.directed));
   return out;
 }
 

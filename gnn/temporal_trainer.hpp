@@ -29,6 +29,11 @@ namespace dgnn {
 // degree bucket in that snapshot (in- and out-degree for directed graphs).
 std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<float>& features,
                                       int64_t feature_dim, int64_t* out_dim);
+// The same on a rank that holds some snapshots only (`held[s]`, an empty Csr elsewhere, as
+// move_snapshots leaves them): steps not held get an undefined Var.
+std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<Csr>& held,
+                                   const std::vector<float>& features, int64_t feature_dim,
+                                   int64_t* out_dim);
 
 enum class TemporalTask : uint8_t { link, edge };
 TemporalTask parse_temporal_task(const std::string& name);  // OptionError for unknown names

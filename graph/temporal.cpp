@@ -254,6 +254,49 @@ Csr apply_diff(const Csr& prev, const SnapshotDiff& d) {
   return out;
 }
 
+SnapshotDiff csr_difference(const Csr& from, const Csr& to) {
+  DGNN_CHECK(from.rows == to.rows && from.cols == to.cols, ShapeError,
+             "csr_difference: " + std::to_string(from.rows) + "x" + std::to_string(from.cols) +
+                 " against " + std::to_string(to.rows) + "x" + std::to_string(to.cols));
+  const bool weighted = to.weighted();
+  SnapshotDiff d;
+  auto del = [&](int32_t s, int64_t r) {
+    d.del_src.push_back(s);
+    d.del_dst.push_back(int32_t(r));
+  };
+  auto add = [&](int32_t s, int64_t r, int64_t e) {
+    d.add_src.push_back(s);
+    d.add_dst.push_back(int32_t(r));
+    if (weighted) d.add_weight.push_back(to.values[size_t(e)]);
+  };
+  for (int64_t r = 0; r < to.rows; ++r) {
+    int64_t a = from.offsets[r], b = to.offsets[r];
+    const int64_t ae = from.offsets[r + 1], be = to.offsets[r + 1];
+    // Sources ascend within a row for deletions and additions alike: the order apply_diff reads.
+    while (a < ae || b < be) {
+      const int32_t fa = a < ae ? from.indices[size_t(a)] : std::numeric_limits<int32_t>::max();
+      const int32_t tb = b < be ? to.indices[size_t(b)] : std::numeric_limits<int32_t>::max();
+      if (a < ae && (b >= be || fa < tb)) {
+        del(fa, r), ++a;
+      } else if (b < be && (a >= ae || tb < fa)) {
+        add(tb, r, b), ++b;
+      } else {  // in both: unchanged unless its weight differs
+        const float wa = from.weighted() ? from.values[size_t(a)] : 1.f;
+        const float wb = weighted ? to.values[size_t(b)] : 1.f;
+        if (wa != wb || from.weighted() != weighted) del(fa, r), add(tb, r, b);
+        ++a, ++b;
+      }
+    }
+  }
+  return d;
+}
+
+int64_t csr_wire_bytes(const Csr& c) {
+  return 8 * (c.rows + 1) + (c.weighted() ? 8 : 4) * c.nnz();
+}
+
+int64_t entries_wire_bytes(const Csr& c) { return (c.weighted() ? 12 : 8) * c.nnz(); }
+
 Csr TemporalGraph::snapshot(int t) const {
   DGNN_CHECK(t >= 0 && t < num_snapshots(), Error,
              "snapshot " + std::to_string(t) + " of " + std::to_string(num_snapshots()));

@@ -68,6 +68,22 @@ struct TemporalGraph {
 // place). Error when `d` deletes an edge `prev` does not hold.
 Csr apply_diff(const Csr& prev, const SnapshotDiff& d);
 
+// The difference that turns `from` into `to` (both in-CSRs of one shape, rows sorted, no
+// duplicate entries): apply_diff(from, csr_difference(from, to)) == to. An entry whose weight
+// changes is deleted and added again. O(rows + nnz of both).
+SnapshotDiff csr_difference(const Csr& from, const Csr& to);
+
+// What sending a snapshot whole costs: as a CSR (8 bytes per row + 8, 4 per entry, 4 more per
+// entry when weighted; the unit TemporalGraph::full_bytes() adds up), or as its entries alone
+// (destination and source per entry, and the weight), whichever is smaller — a sparse snapshot
+// over many vertices is mostly row offsets.
+int64_t csr_wire_bytes(const Csr& c);
+int64_t entries_wire_bytes(const Csr& c);
+inline int64_t whole_wire_bytes(const Csr& c) {
+  const int64_t a = csr_wire_bytes(c), b = entries_wire_bytes(c);
+  return a < b ? a : b;
+}
+
 // Per-snapshot sizes, as `dgnn info` shows them.
 struct SnapshotStats {
   int64_t active_vertices = 0;  // vertices with at least one edge (either direction)

@@ -12,6 +12,7 @@
 #include <regex>
 #include <string>
 
+#include "common/bytes.hpp"
 #include "common/error.hpp"
 #include "common/hash_rng.hpp"
 #include "graph/atomic_write.hpp"
@@ -53,59 +54,16 @@ std::string read_bytes(const fs::path& path, const char* what) {
   return out;
 }
 
-class Encoder {
- public:
-  template <class T>
-  void scalar(T v) {
-    buf_.append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-  template <class T>
-  void array(const std::vector<T>& v) {
-    scalar(uint64_t(v.size()));
-    buf_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-  }
-  std::string finish() {
-    ContentHash h;
-    h.update(buf_.data(), buf_.size());
-    scalar(h.digest());
-    return std::move(buf_);
-  }
-
- private:
-  std::string buf_;
-};
-
-class Decoder {
- public:
-  Decoder(const std::string& bytes, std::string path) : b_(bytes), path_(std::move(path)) {}
-  [[noreturn]] void fail(const std::string& what) const { throw InputError(path_, 0, what); }
-  template <class T>
-  T scalar() {
-    T v;
-    if (b_.size() - pos_ < sizeof v) fail("truncated (the file ends inside its data)");
-    std::memcpy(&v, b_.data() + pos_, sizeof v);
-    pos_ += sizeof v;
-    return v;
-  }
-  template <class T>
-  std::vector<T> array() {
-    const uint64_t n = scalar<uint64_t>();
-    if (n > (b_.size() - pos_) / sizeof(T)) fail("truncated (an array runs past the end)");
-    std::vector<T> v(n);
-    std::memcpy(v.data(), b_.data() + pos_, n * sizeof(T));
-    pos_ += n * sizeof(T);
-    return v;
-  }
-  bool at_end() const { return pos_ == b_.size(); }
-
- private:
-  const std::string& b_;
-  std::string path_;
-  size_t pos_ = 0;
-};
+// The part-file encoding: ByteWriter's layout followed by a checksum of everything before it.
+std::string finish_with_checksum(ByteWriter& e) {
+  ContentHash h;
+  h.update(e.bytes().data(), e.bytes().size());
+  e.scalar(h.digest());
+  return e.take();
+}
 
 std::string encode(const LocalPart& lp) {
-  Encoder e;
+  ByteWriter e;
   for (char c : kMagic) e.scalar(c);
   e.scalar(kPartVersion);
   e.scalar(kEndianMark);
@@ -129,11 +87,11 @@ std::string encode(const LocalPart& lp) {
   e.array(lp.train);
   e.array(lp.val);
   e.array(lp.test);
-  return e.finish();
+  return finish_with_checksum(e);
 }
 
 // Structure checks: a file that passes them cannot make the trainer index out of bounds.
-void validate(const LocalPart& lp, const Decoder& d) {
+void validate(const LocalPart& lp, const ByteReader& d) {
   const Csr& in = lp.local_in;
   const int64_t n_local = in.cols, n_halo = in.cols - lp.n_owned;
   auto need = [&](bool ok, const char* what) {
@@ -165,7 +123,7 @@ void validate(const LocalPart& lp, const Decoder& d) {
 }
 
 LocalPart decode(const std::string& bytes, const std::string& path) {
-  Decoder d(bytes, path);
+  ByteReader d(bytes, path);
   char magic[8];
   for (char& c : magic) c = d.scalar<char>();
   if (std::memcmp(magic, kMagic, 8) != 0) d.fail("not a dgnn part file (bad magic)");

@@ -69,6 +69,10 @@ assert len(one) == len(two) == 4
 for e, (a, b) in enumerate(zip(two, one), 1):
     assert abs(a - b) <= 1e-4 * abs(b), f"temporal: epoch {e}: {a} vs {b}"
 assert final["settings"]["ranks"] == 2 and "test_auc" in final, final
+# Rank 0 read the graph and sent rank 1 every snapshot, each whole or as a difference.
+mv = final["snapshot_moves"]
+assert mv["snapshots"] == final["settings"]["snapshots"], mv
+assert 0 < mv["bytes"] <= mv["whole_bytes"] and mv["meta_bytes"] > 0, mv
 print("temporal link prediction on 2 ranks matches one process")
 PY
 
@@ -115,6 +119,9 @@ for ref, got in (("t1", "s-gcrn"), ("h1", "s-evolvegcn-h")):
         assert a["comm_ms"] > 0 and "wait_ms" in a and a["compute_ms"] > 0, a
     s = final["settings"]
     assert s["ranks"] == 2 and s["strategy"] == "snapshot" and "test_auc" in final, final
+    # Rank 1 received only its own steps' snapshots, fewer than all of them.
+    mv = final["snapshot_moves"]
+    assert 0 < mv["snapshots"] < s["snapshots"] and 0 < mv["bytes"] <= mv["whole_bytes"], mv
 print("temporal link prediction, snapshot strategy, on 2 ranks matches one process")
 PY
 set +e
