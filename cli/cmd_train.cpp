@@ -205,6 +205,7 @@ Norm model_norm(ModelKind kind) {
     case ModelKind::gcn: return Norm::gcn;
     case ModelKind::sage: return Norm::mean;
     case ModelKind::gin: return Norm::sum;
+    case ModelKind::gat: return Norm::gcn;  // attention runs over the GCN structure (self loops)
   }
   return Norm::sum;
 }
@@ -374,10 +375,10 @@ void register_train(CLI::App& app) {
                   "Edge-list file or dataset directory (default: a generated SBM graph)");
   add_dataset_options(cmd, a->data);
   cmd->add_option("--model", a->model,
-                  "Layer type (static: gcn, sage, gin; temporal: evolvegcn-o, evolvegcn-h, gcrn, "
-                  "tgcn)")
-      ->check(CLI::IsMember({"gcn", "sage", "graphsage", "gin", "evolvegcn-o", "evolvegcn-h",
-                             "gcrn", "tgcn"}));
+                  "Layer type (static: gcn, sage, gin, gat; temporal: evolvegcn-o, evolvegcn-h, "
+                  "gcrn, tgcn)")
+      ->check(CLI::IsMember({"gcn", "sage", "graphsage", "gin", "gat", "evolvegcn-o",
+                             "evolvegcn-h", "gcrn", "tgcn"}));
   cmd->add_option("--layers", a->layers, "Number of GNN layers")->capture_default_str();
   cmd->add_option("--hidden", a->hidden, "Hidden width")->capture_default_str();
   cmd->add_option("--dropout", a->dropout, "Dropout probability before each layer")

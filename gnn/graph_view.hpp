@@ -85,6 +85,26 @@ class GraphView {
   };
   const Adjacency& adjacency(Norm norm) const;
 
+  // The entries attention runs over (gnn/attention.hpp): each row's in-edges plus one self loop
+  // (the GCN adjacency's structure, values dropped), its transpose, and for each transposed
+  // entry the forward entry it is, so an edge matrix (one row per entry) can be put in the
+  // transposed order with a gather. Built on first use.
+  struct AttentionGraph {
+    Csr forward;                // n_dst x (n_owned + n_halo), or a block's n_dst x n_src
+    Csr backward;               // its transpose
+    std::vector<int32_t> perm;  // backward entry i is forward entry perm[i]
+    const kernels::DeviceCsr& forward_on(Device dev) const { return on(dev, false); }
+    const kernels::DeviceCsr& backward_on(Device dev) const { return on(dev, true); }
+    const int32_t* perm_on(Device dev) const;
+
+   private:
+    const kernels::DeviceCsr& on(Device dev, bool backward) const;
+    mutable std::unique_ptr<kernels::DeviceCsr> copies_[2][2];  // [backward][device]
+    mutable kernels::Buffer perm_on_device_;
+    mutable std::mutex mutex_;
+  };
+  const AttentionGraph& attention() const;
+
  private:
   Csr in_;
   int64_t n_owned_ = 0;
@@ -97,6 +117,7 @@ class GraphView {
   HaloExchange* halo_ = nullptr;
   Device dev_ = Device::cpu;
   mutable std::unique_ptr<Adjacency> adj_[3];
+  mutable std::unique_ptr<AttentionGraph> attention_;
   mutable kernels::Buffer ids_on_device_;
   mutable std::mutex adj_mutex_;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "gnn/attention.hpp"
 
 namespace dgnn {
 
@@ -53,6 +54,29 @@ Var GINConv::forward(ForwardContext& ctx, const Var& x) {
   return lin2_.forward(ctx, relu(lin1_.forward(ctx, h)));
 }
 
+GATConv::GATConv(int64_t in, int64_t out, int64_t heads)
+    : heads_(heads),
+      weight_(add_parameter("weight", in, out)),
+      att_src_(add_parameter("att_src", 1, out)),
+      att_dst_(add_parameter("att_dst", 1, out)),
+      bias_(add_parameter("bias", 1, out, Init::zeros, false)) {
+  DGNN_CHECK(heads >= 1 && out % heads == 0, OptionError,
+             "GAT: " + std::to_string(out) + " columns do not split into " +
+                 std::to_string(heads) + " heads");
+}
+
+Var GATConv::forward(ForwardContext& ctx, const Var& x) {
+  const GraphView& g = ctx.graph;
+  Var z = matmul(x, weight_);
+  Var zs = with_halo(g, z);  // every source's row: owned, halo, or a block's sources
+  Var score = leaky_relu(edge_add(g, head_dot(zs, att_src_, heads_),
+                                  head_dot(dst_rows(g, z), att_dst_, heads_)),
+                         0.2f);
+  return add_bias(aggregate_edges(g, edge_softmax(g, score), zs), bias_);
+}
+
+int64_t gat_heads(int64_t out) { return out % 4 == 0 && out >= 16 ? 4 : 1; }
+
 StackModel::StackModel(const LayerFactory& make_layer, const std::vector<int64_t>& dims,
                        float dropout)
     : dropout_(dropout) {
@@ -80,6 +104,7 @@ LayerFactory builtin_layer(ModelKind kind) {
       case ModelKind::gcn: return std::make_unique<GCNConv>(in, out);
       case ModelKind::sage: return std::make_unique<SAGEConv>(in, out);
       case ModelKind::gin: return std::make_unique<GINConv>(in, out);
+      case ModelKind::gat: return std::make_unique<GATConv>(in, out, gat_heads(out));
     }
     return nullptr;
   };
@@ -89,7 +114,8 @@ ModelKind parse_model_kind(const std::string& name) {
   if (name == "gcn") return ModelKind::gcn;
   if (name == "sage" || name == "graphsage") return ModelKind::sage;
   if (name == "gin") return ModelKind::gin;
-  throw OptionError("--model: unknown model '" + name + "' (expected gcn, sage or gin)");
+  if (name == "gat") return ModelKind::gat;
+  throw OptionError("--model: unknown model '" + name + "' (expected gcn, sage, gin or gat)");
 }
 
 const char* model_kind_name(ModelKind kind) {
@@ -97,6 +123,7 @@ const char* model_kind_name(ModelKind kind) {
     case ModelKind::gcn: return "gcn";
     case ModelKind::sage: return "sage";
     case ModelKind::gin: return "gin";
+    case ModelKind::gat: return "gat";
   }
   return "?";
 }

@@ -57,6 +57,23 @@ class GINConv : public Module {
   Linear& lin2_;
 };
 
+// GAT (Velickovic et al., ICLR'18): `heads` attention heads of out / heads columns each,
+// concatenated. Per head, z = x W, alpha_vu = softmax over v's in-neighbours and v itself of
+// LeakyReLU_0.2(a_src . z_u + a_dst . z_v), y_v = sum_u alpha_vu z_u; then a bias. Runs on a
+// whole graph, a rank's part and a sampled block (gnn/attention.hpp).
+class GATConv : public Module {
+ public:
+  GATConv(int64_t in, int64_t out, int64_t heads);
+  Var forward(ForwardContext& ctx, const Var& x) override;
+
+ private:
+  int64_t heads_;
+  Var& weight_;
+  Var& att_src_;
+  Var& att_dst_;
+  Var& bias_;
+};
+
 // Makes layer `index` mapping `in` to `out` columns; custom layers plug in through this.
 using LayerFactory = std::function<std::unique_ptr<Module>(int64_t in, int64_t out, int index)>;
 
@@ -73,7 +90,10 @@ class StackModel : public Module {
   float dropout_;
 };
 
-enum class ModelKind : uint8_t { gcn, sage, gin };
+enum class ModelKind : uint8_t { gcn, sage, gin, gat };
+// The built-in GAT's heads for a layer of `out` columns: 4 when each gets at least 4 columns
+// (hidden layers), else 1 (an output layer of a few classes).
+int64_t gat_heads(int64_t out);
 LayerFactory builtin_layer(ModelKind kind);
 ModelKind parse_model_kind(const std::string& name);  // OptionError for unknown names
 const char* model_kind_name(ModelKind kind);

@@ -178,6 +178,8 @@ std::vector<LayerShape> model_layers(ModelKind kind, int64_t in, int64_t hidden,
         elem += a + a + 2 * mid;  // the copy, x + sum, the inner bias and ReLU
         break;
       }
+      case ModelKind::gat:
+        throw OptionError("dgnn plan: --model gat is not modelled yet (gcn, sage or gin)");
     }
     s.elementwise_per_row = elem;
     out.push_back(std::move(s));

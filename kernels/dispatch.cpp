@@ -189,6 +189,126 @@ void spmm(Device dev, const CsrView& a, ConstMatView x, MatView y, bool accumula
   no_backend(dev, "spmm");
 }
 
+// ---- attention ---------------------------------------------------------------------------
+
+namespace {
+
+// A whole CSR (entries numbered from 0) whose edge matrices have `heads` columns.
+void check_edges(const char* fn, Device dev, const CsrView& a) {
+  const std::string sa = shape(a.rows, a.cols);
+  if (dev != Device::cpu && a.device_nnz < 0)
+    throw ShapeError(std::string("kernels::") + fn + ": A " + sa + " on " + device_name(dev) +
+                     " has no device_nnz (make device views with kernels::DeviceCsr)");
+  if (a.rows < 0 || a.cols < 0 || (a.rows > 0 && !a.offsets) || (a.nnz() > 0 && !a.indices))
+    throw ShapeError(std::string("kernels::") + fn + ": A " + sa + " is not a valid CSR view");
+  if (dev == Device::cpu && a.rows > 0 && a.offsets[0] != 0)
+    throw ShapeError(std::string("kernels::") + fn + ": A must be a whole matrix (a row slice's "
+                     "entries do not start at edge row 0)");
+}
+
+void check_edge_matrix(const char* fn, const char* name, const CsrView& a, ConstMatView e,
+                       int64_t heads) {
+  check_view(fn, name, e);
+  if (e.rows != a.nnz() || e.cols != heads)
+    mismatch(fn, name, shape(e), "A's entries x heads", shape(a.nnz(), heads),
+             "one row per entry of A");
+}
+
+void check_heads(const char* fn, const char* name, ConstMatView x, int64_t heads) {
+  if (heads < 1 || x.cols % heads != 0)
+    mismatch(fn, name, shape(x), "heads", std::to_string(heads),
+             "columns must split evenly into the heads");
+}
+
+#if DGNN_HAVE_CUDA
+#define DGNN_DISPATCH(fn, ...)                         \
+  switch (dev) {                                       \
+    case Device::cpu:                                  \
+      return cpu::fn(__VA_ARGS__);                     \
+    case Device::cuda:                                 \
+      return cuda::fn(__VA_ARGS__);                    \
+  }                                                    \
+  no_backend(dev, #fn)
+#else
+#define DGNN_DISPATCH(fn, ...)                         \
+  if (dev == Device::cpu) return cpu::fn(__VA_ARGS__); \
+  no_backend(dev, #fn)
+#endif
+
+}  // namespace
+
+void edge_add(Device dev, const CsrView& a, ConstMatView src, ConstMatView dst, MatView out) {
+  check_edges("edge_add", dev, a);
+  check_view("edge_add", "src", src);
+  check_view("edge_add", "dst", dst);
+  const int64_t h = out.cols;
+  check_edge_matrix("edge_add", "out", a, out, h);
+  if (src.rows != a.cols || src.cols != h)
+    mismatch("edge_add", "src", shape(src), "A.cols x heads", shape(a.cols, h), "src per column");
+  if (dst.rows != a.rows || dst.cols != h)
+    mismatch("edge_add", "dst", shape(dst), "A.rows x heads", shape(a.rows, h), "dst per row");
+  if (out.rows * out.cols == 0) return;
+  DGNN_DISPATCH(edge_add, a, src, dst, out);
+}
+
+void sddmm(Device dev, const CsrView& a, ConstMatView x, ConstMatView y, MatView out) {
+  check_edges("sddmm", dev, a);
+  check_view("sddmm", "X", x);
+  check_view("sddmm", "Y", y);
+  const int64_t h = out.cols;
+  check_edge_matrix("sddmm", "out", a, out, h);
+  check_heads("sddmm", "X", x, h);
+  if (x.rows != a.rows) mismatch("sddmm", "X", shape(x), "A", shape(a.rows, a.cols), "X per row");
+  if (y.rows != a.cols || y.cols != x.cols)
+    mismatch("sddmm", "Y", shape(y), "A.cols x X.cols", shape(a.cols, x.cols), "Y per column");
+  if (out.rows * out.cols == 0) return;
+  DGNN_DISPATCH(sddmm, a, x, y, out);
+}
+
+void edge_softmax(Device dev, const CsrView& a, ConstMatView s, MatView out) {
+  check_edges("edge_softmax", dev, a);
+  check_edge_matrix("edge_softmax", "S", a, s, s.cols);
+  check_same("edge_softmax", "S", s, "out", out);
+  if (out.rows * out.cols == 0) return;
+  DGNN_DISPATCH(edge_softmax, a, s, out);
+}
+
+void edge_softmax_backward(Device dev, const CsrView& a, ConstMatView alpha, ConstMatView dalpha,
+                           MatView ds, bool accumulate) {
+  check_edges("edge_softmax_backward", dev, a);
+  check_edge_matrix("edge_softmax_backward", "alpha", a, alpha, alpha.cols);
+  check_same("edge_softmax_backward", "alpha", alpha, "dalpha", dalpha);
+  check_same("edge_softmax_backward", "alpha", alpha, "ds", ds);
+  if (ds.rows * ds.cols == 0) return;
+  DGNN_DISPATCH(edge_softmax_backward, a, alpha, dalpha, ds, accumulate);
+}
+
+void spmm_heads(Device dev, const CsrView& a, ConstMatView w, ConstMatView x, MatView y,
+                bool accumulate) {
+  check_edges("spmm_heads", dev, a);
+  check_edge_matrix("spmm_heads", "W", a, w, w.cols);
+  check_view("spmm_heads", "X", x);
+  check_view("spmm_heads", "Y", y);
+  check_heads("spmm_heads", "X", x, w.cols);
+  if (x.rows != a.cols) mismatch("spmm_heads", "A", shape(a.rows, a.cols), "X", shape(x), "A.cols must equal X.rows");
+  if (y.rows != a.rows || y.cols != x.cols)
+    mismatch("spmm_heads", "Y", shape(y), "A X", shape(a.rows, x.cols), "Y must be A.rows x X.cols");
+  if (y.rows * y.cols == 0) return;
+  DGNN_DISPATCH(spmm_heads, a, w, x, y, accumulate);
+}
+
+void edge_row_sum(Device dev, const CsrView& a, ConstMatView w, MatView out, bool accumulate) {
+  check_edges("edge_row_sum", dev, a);
+  check_edge_matrix("edge_row_sum", "W", a, w, w.cols);
+  check_view("edge_row_sum", "out", out);
+  if (out.rows != a.rows || out.cols != w.cols)
+    mismatch("edge_row_sum", "out", shape(out), "A.rows x heads", shape(a.rows, w.cols), "one row per row of A");
+  if (out.rows * out.cols == 0) return;
+  DGNN_DISPATCH(edge_row_sum, a, w, out, accumulate);
+}
+
+#undef DGNN_DISPATCH
+
 // ---- dense -------------------------------------------------------------------------------
 
 void gemm(Device dev, bool trans_a, bool trans_b, float alpha, ConstMatView a, ConstMatView b,

@@ -29,6 +29,28 @@ void copy_view(Device dev, ConstMatView src, MatView dst, bool accumulate = fals
 // X: cols x F, Y: rows x F. Deterministic: each output row is summed in index order.
 void spmm(Device dev, const CsrView& a, ConstMatView x, MatView y, bool accumulate = false);
 
+// ---- attention over the entries of a CSR -------------------------------------------------
+// Edge matrices have one row per entry of A (entry e = row e; A a whole matrix, offsets from
+// 0) and one column per attention head. All deterministic: each output is summed in A's order.
+// out[e, h] = src[col(e), h] + dst[row(e), h]: GAT's additive score. src: A.cols x H,
+// dst: A.rows x H, out: nnz x H.
+void edge_add(Device dev, const CsrView& a, ConstMatView src, ConstMatView dst, MatView out);
+// SDDMM, per head: out[e, h] = sum over d < D of x[row(e), hD + d] * y[col(e), hD + d], with
+// H = out.cols heads of D = x.cols / H columns. x: A.rows x HD, y: A.cols x HD.
+void sddmm(Device dev, const CsrView& a, ConstMatView x, ConstMatView y, MatView out);
+// Softmax over each row's entries, per head (an empty row has nothing to normalise).
+void edge_softmax(Device dev, const CsrView& a, ConstMatView s, MatView out);
+// Its backward: ds (+)= alpha * (dalpha - sum over the row of alpha * dalpha).
+void edge_softmax_backward(Device dev, const CsrView& a, ConstMatView alpha, ConstMatView dalpha,
+                           MatView ds, bool accumulate = false);
+// SpMM with a weight per entry and head: y[r, hD + d] (+)= sum_e w[e, h] x[col(e), hD + d].
+// w: nnz x H, x: A.cols x HD, y: A.rows x HD.
+void spmm_heads(Device dev, const CsrView& a, ConstMatView w, ConstMatView x, MatView y,
+                bool accumulate = false);
+// out[r, h] (+)= sum over row r's entries of w[e, h].
+void edge_row_sum(Device dev, const CsrView& a, ConstMatView w, MatView out,
+                  bool accumulate = false);
+
 // ---- dense -------------------------------------------------------------------------------
 // C = alpha * op(A) * op(B) + beta * C, op = transpose when the flag is set (BLAS sgemm).
 void gemm(Device dev, bool trans_a, bool trans_b, float alpha, ConstMatView a, ConstMatView b,

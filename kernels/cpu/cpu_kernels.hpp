@@ -16,6 +16,13 @@ void fill(float* x, int64_t n, float value);
 void copy_view(ConstMatView src, MatView dst, bool accumulate);
 
 void spmm(const CsrView& a, ConstMatView x, MatView y, bool accumulate);
+void edge_add(const CsrView& a, ConstMatView src, ConstMatView dst, MatView out);
+void sddmm(const CsrView& a, ConstMatView x, ConstMatView y, MatView out);
+void edge_softmax(const CsrView& a, ConstMatView s, MatView out);
+void edge_softmax_backward(const CsrView& a, ConstMatView alpha, ConstMatView dalpha, MatView ds,
+                           bool accumulate);
+void spmm_heads(const CsrView& a, ConstMatView w, ConstMatView x, MatView y, bool accumulate);
+void edge_row_sum(const CsrView& a, ConstMatView w, MatView out, bool accumulate);
 
 void gemm(bool trans_a, bool trans_b, float alpha, ConstMatView a, ConstMatView b, float beta,
           MatView c);

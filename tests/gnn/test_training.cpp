@@ -51,7 +51,7 @@ TEST_CASE("every built-in model learns a planted partition") {
   opt.lr = 0.01f;
   opt.weight_decay = 5e-4f;
   // Chance is 1/4; the generator's defaults are tuned so that graph models clear 0.7 easily.
-  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage, ModelKind::gin}) {
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage, ModelKind::gin, ModelKind::gat}) {
     INFO(model_kind_name(kind));
     Run r = train(data, kind, opt);
     CHECK(r.losses.front() > r.losses.back());

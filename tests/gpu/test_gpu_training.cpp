@@ -47,7 +47,7 @@ TEST_CASE("GCN, SAGE and GIN train on the GPU as on the CPU", "[gpu]") {
   cfg.classes = 4;
   cfg.seed = 2;
   const Dataset data = generate_sbm(cfg).to_dataset();
-  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage, ModelKind::gin}) {
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage, ModelKind::gin, ModelKind::gat}) {
     INFO(model_kind_name(kind));
     double acc_cpu = 0, acc_gpu = 0;
     const auto cpu = train_losses(data, kind, Device::cpu, &acc_cpu);

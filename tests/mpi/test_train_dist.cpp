@@ -111,7 +111,7 @@ void check_close(const std::vector<double>& a, const std::vector<double>& b) {
 TEST_CASE("distributed loss and step-0 gradients equal one process", "[dist]") {
   Communicator& comm = world();
   SelfCommunicator self;
-  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage, ModelKind::gin}) {
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage, ModelKind::gin, ModelKind::gat}) {
     const Curve ref = train_on(self, Partitioner::metis, kind, 20);
     for (Partitioner method : {Partitioner::metis, Partitioner::random}) {
       INFO(model_kind_name(kind) << " / " << partitioner_name(method) << " on " << comm.size()
