@@ -219,6 +219,20 @@ std::vector<std::string> allgather_strings(Communicator& comm, const std::string
   return out;
 }
 
+namespace {
+
+std::unique_ptr<DeviceComm> make_nccl_comm(Communicator& host) {
+#if DGNN_HAVE_NCCL
+  return nccl::make_comm(host);
+#else
+  // choose_transport never picks NCCL in a build without it.
+  (void)host;
+  throw OptionError("--comm nccl: this dgnn was built without NCCL (use --comm mpi)");
+#endif
+}
+
+}  // namespace
+
 std::unique_ptr<DeviceComm> attach_device_comm(Communicator& host, Device dev,
                                                const std::string& requested, std::string* why) {
   if (dev == Device::cpu) {
@@ -238,11 +252,8 @@ std::unique_ptr<DeviceComm> attach_device_comm(Communicator& host, Device dev,
   }
   const std::vector<std::string> ids = allgather_strings(host, kernels::cuda_device_id());
   const DeviceTransport t = choose_transport(requested, ids, nccl_built(), why);
-  std::unique_ptr<DeviceComm> dc;
-#if DGNN_HAVE_NCCL
-  if (t == DeviceTransport::nccl) dc = nccl::make_comm(host);
-#endif
-  if (!dc) dc = make_staged_comm(host, dev);
+  std::unique_ptr<DeviceComm> dc =
+      t == DeviceTransport::nccl ? make_nccl_comm(host) : make_staged_comm(host, dev);
   host.set_device_comm(dc.get());
   return dc;
 }
