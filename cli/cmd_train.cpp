@@ -159,17 +159,20 @@ void check_writable(const std::string& path, const char* option) {
                       " is not writable");
 }
 
-Device train_device(const std::string& name, Communicator& comm) {
+Device train_device(const TrainArgs& a, Communicator& comm, std::unique_ptr<DeviceComm>* link) {
+  const std::string& name = a.device;
   if (name != "cpu" && name != "cuda")
     throw OptionError("--device: expected cpu or cuda, got '" + name + "'");
-  if (name == "cpu") return Device::cpu;
+  if (name == "cpu") {
+    attach_device_comm(comm, Device::cpu, a.comm);  // only checks --comm: nothing to attach
+    return Device::cpu;
+  }
   std::string why;
   if (!kernels::cuda_available(&why)) throw DeviceError("--device cuda: " + why);
-  if (comm.size() > 1)
-    throw OptionError("--device cuda: GPU training runs on one rank so far (" +
-                      std::to_string(comm.size()) +
-                      " ranks given); the NCCL communicator for several GPUs is not built yet");
   kernels::bind_cuda_device(comm.local_rank());
+  *link = attach_device_comm(comm, Device::cuda, a.comm, &why);
+  if (comm.size() > 1 && comm.rank() == 0 && !a.quiet)
+    std::printf("gpu communication: %s\n", why.c_str());
   return Device::cuda;
 }
 
@@ -224,13 +227,14 @@ void run_train(TrainArgs& a) {
   const ModelKind kind = parse_model_kind(a.model.empty() ? "gcn" : a.model);
   parse_partitioner(a.partitioner);
   std::optional<MiniBatchOptions> mb = minibatch_options(a);
-  Communicator& comm = world();
-  const Device dev = train_device(a.device, comm);
-  if (mb && dev != Device::cpu)
+  if (mb && a.device != "cpu")
     throw OptionError("--batch-size with --device cuda: mini-batch training runs on the CPU so far "
                       "(sampling and feature gathering are host code)");
+  Communicator& comm = world();
+  std::unique_ptr<DeviceComm> device_link;  // declared before everything that uses it
+  const Device dev = train_device(a, comm, &device_link);
   const bool root = comm.rank() == 0;
-  auto setup = make_rank_setup(load_part(a, comm), comm);
+  auto setup = make_rank_setup(load_part(a, comm), comm, dev);
   setup->graph->set_overlap(!a.no_overlap);
   const LocalPart& part = setup->part;
 
@@ -240,8 +244,7 @@ void run_train(TrainArgs& a) {
   StackModel model(builtin_layer(kind), dims, a.dropout);
   model.reset_parameters(a.train.seed);
   if (dev != Device::cpu) {
-    model.to(dev);
-    setup->task.features = Var(setup->task.features.value().to(dev));
+    model.to(dev);  // the features are there already (make_rank_setup)
     if (root && !a.quiet) std::printf("device: %s\n", kernels::cuda_device_description().c_str());
   }
 
@@ -260,7 +263,9 @@ void run_train(TrainArgs& a) {
                              {"partition", a.partition_dir},
                              {"overlap", !a.no_overlap},
                              {"threads", omp_get_max_threads()},
-                             {"device", a.device}};
+                             {"device", a.device},
+                             {"comm", device_link ? transport_name(device_link->transport())
+                                                  : "none"}};
   if (mb) {
     settings["batch_size"] = mb->batch_size;
     settings["fanouts"] = mb->sampler.fanouts;
@@ -399,6 +404,12 @@ void register_train(CLI::App& app) {
   cmd->add_option("--predictions", a->predictions,
                   "Write 'vertex predicted_class' per vertex, in the input's vertex ids");
   cmd->add_option("--device", a->device, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--comm", a->comm,
+                  "GPU ranks (--device cuda under mpirun): nccl, mpi (buffers staged through "
+                  "host memory; ranks may share a GPU), or auto (nccl when built and every rank "
+                  "has its own GPU)")
+      ->check(CLI::IsMember({"auto", "mpi", "nccl"}))
+      ->capture_default_str();
   cmd->add_option("--parts", a->parts,
                   "Partition on the fly into this many parts (must equal the MPI rank count)");
   cmd->add_option("--partitioner", a->partitioner, "metis, random, hash or range (with --parts)")

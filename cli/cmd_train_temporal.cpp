@@ -42,7 +42,7 @@ std::vector<float> read_static_features(const TrainArgs& a, const TemporalGraph&
 
 std::unique_ptr<TemporalRank> vertex_partition_rank(const TrainArgs& a, const TemporalGraph& g,
                                                     const std::vector<Var>& features,
-                                                    Communicator& comm) {
+                                                    Communicator& comm, Device dev) {
   PartitionOptions popt;
   popt.method = parse_partitioner(a.partitioner);
   popt.parts = comm.size();
@@ -50,7 +50,7 @@ std::unique_ptr<TemporalRank> vertex_partition_rank(const TrainArgs& a, const Te
   std::vector<int32_t> part(size_t(g.num_vertices));
   if (comm.rank() == 0) part = partition_temporal(g, popt);
   comm.broadcast(part.data(), int64_t(part.size()) * 4, 0);
-  return make_temporal_rank(g, features, part, comm);
+  return make_temporal_rank(g, features, part, comm, dev);
 }
 
 LoadedTemporal load_temporal_on_ranks(
@@ -91,7 +91,8 @@ void run_train_temporal(TrainArgs& a) {
   const bool link = task == TemporalTask::link;
   const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "evolvegcn-o" : a.model);
   Communicator& comm = world();
-  const Device dev = train_device(a.device, comm);
+  std::unique_ptr<DeviceComm> device_link;
+  const Device dev = train_device(a, comm, &device_link);
   // The snapshot strategy runs whenever asked (on one rank too: the same numbers through its
   // code path); the vertex strategy only on several ranks.
   const bool by_snapshot = a.strategy == "snapshot";
@@ -156,7 +157,7 @@ void run_train_temporal(TrainArgs& a) {
       do graphs.push_back(std::make_unique<GraphView>(cur.current()));
       while (cur.next());
     } else {
-      rank_data = vertex_partition_rank(a, g, features, comm);
+      rank_data = vertex_partition_rank(a, g, features, comm, dev);
     }
   }
   std::vector<int64_t> dims{feature_dim};
@@ -168,6 +169,7 @@ void run_train_temporal(TrainArgs& a) {
   if (dev != Device::cpu) {
     model->to(dev);
     head.to(dev);
+    // Under the snapshot strategy, steps of other ranks have no features here.
     for (Var& f : features)
       if (f.defined()) f = Var(f.value().to(dev));
   }
@@ -203,6 +205,8 @@ void run_train_temporal(TrainArgs& a) {
                              {"ranks", comm.size()},
                              {"strategy", a.strategy},
                              {"device", a.device},
+                             {"comm", device_link ? transport_name(device_link->transport())
+                                                  : "none"},
                              {"partitioner", by_snapshot ? "none" : a.partitioner},
                              {"threads", omp_get_max_threads()}};
   std::unique_ptr<AtomicFile> log;

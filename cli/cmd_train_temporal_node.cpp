@@ -19,7 +19,8 @@ namespace dgnn::cli {
 void run_train_temporal_node(TrainArgs& a) {
   const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "gcrn" : a.model);
   Communicator& comm = world();
-  const Device dev = train_device(a.device, comm);
+  std::unique_ptr<DeviceComm> device_link;
+  const Device dev = train_device(a, comm, &device_link);
   if (comm.size() > 1 && kind == TemporalKind::evolvegcn_h)
     throw OptionError("--model evolvegcn-h runs on one rank for now: its top-k summary over all "
                       "vertices is not distributed yet (evolvegcn-o, gcrn and tgcn are)");
@@ -67,7 +68,7 @@ void run_train_temporal_node(TrainArgs& a) {
     while (cur.next());
     for (int64_t v = 0; v < g.num_vertices; ++v) owned.push_back(v);
   } else {
-    rank_data = vertex_partition_rank(a, g, features, comm);
+    rank_data = vertex_partition_rank(a, g, features, comm, dev);
     owned = rank_data->owned;
   }
   NodeSequenceTask task;
@@ -90,7 +91,8 @@ void run_train_temporal_node(TrainArgs& a) {
   std::vector<Var>& x = rank_data ? rank_data->features : features;
   if (dev != Device::cpu) {
     model->to(dev);
-    for (Var& f : x) f = Var(f.value().to(dev));
+    if (!rank_data)  // vertex_partition_rank put its features on the device already
+      for (Var& f : x) f = Var(f.value().to(dev));
   }
   NodeSequenceOptions opt;
   opt.epochs = a.train.epochs;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/device_comm.hpp"
 #include "common/error.hpp"
 #include "gnn/trainer.hpp"
 #include "graph/atomic_write.hpp"
@@ -27,6 +28,7 @@ struct TrainArgs {
   std::string log_json;
   std::string predictions;
   std::string device = "cpu";
+  std::string comm = "auto";        // GPU ranks: auto | mpi (staged through the host) | nccl
   int parts = 0;                    // 0 = as many as ranks
   std::string partitioner = "metis";
   std::string partition_dir;
@@ -61,9 +63,11 @@ nlohmann::json split_json(const StepSplit& s);
 // exist and be writable.
 void check_writable(const std::string& path, const char* option);
 
-// --device: cpu, or cuda bound to this rank's GPU (the node-local rank picks it). Fails with one
-// line when no GPU is usable (the count and CUDA's error) or, for now, with several ranks.
-Device train_device(const std::string& name, Communicator& comm);
+// --device: cpu, or cuda bound to this rank's GPU (the node-local rank picks it); fails with one
+// line when no GPU is usable (the count and CUDA's error). With several GPU ranks, also the
+// device communicator (--comm: NCCL, or staged through MPI), attached to `comm` and owned by
+// *link until the run ends. --comm nccl on the CPU is an OptionError. Collective.
+Device train_device(const TrainArgs& a, Communicator& comm, std::unique_ptr<DeviceComm>* link);
 
 // Temporal training (link prediction over snapshots): the input has a time column.
 void run_train_temporal(TrainArgs& a);
@@ -73,9 +77,10 @@ std::vector<float> read_static_features(const TrainArgs& a, const TemporalGraph&
                                         std::string* file);
 // This rank's share of every snapshot under the vertex strategy: rank 0 partitions the union
 // graph (--partitioner), every rank builds its local snapshots and halo plans.
+// Features and halo exchanges are on `dev`.
 std::unique_ptr<TemporalRank> vertex_partition_rank(const TrainArgs& a, const TemporalGraph& g,
                                                     const std::vector<Var>& features,
-                                                    Communicator& comm);
+                                                    Communicator& comm, Device dev);
 
 // The temporal graph named by the options on every rank. One process reads it. On several
 // ranks rank 0 alone reads it and sends the others its events and ids, then, per rank, the

@@ -1,6 +1,7 @@
 #pragma once
 // Communicator: the collective and point-to-point operations the engine needs, over one process
-// (SelfCommunicator) or many (MPI; NCCL later). Buffers are host pointers for the CPU backend.
+// (SelfCommunicator) or many (MPI). Buffers are host pointers; device (GPU) memory goes through
+// the DeviceComm attached to it (comm/device_comm.hpp: NCCL, or staged through this one).
 // Every call accounts its time and the bytes this rank sent in stats().
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +10,8 @@
 #include <vector>
 
 namespace dgnn {
+
+class DeviceComm;
 
 // Where communication time went, on this rank, since the last reset().
 struct CommStats {
@@ -69,8 +72,16 @@ class Communicator {
 
   CommStats& stats() { return stats_; }
 
+  // The same ranks' communication on device memory, while attach_device_comm
+  // (comm/device_comm.hpp) has one attached; null otherwise (CPU runs, one rank). Not owned.
+  DeviceComm* device_comm() const { return device_comm_; }
+  void set_device_comm(DeviceComm* d) { device_comm_ = d; }
+
  protected:
   CommStats stats_;
+
+ private:
+  DeviceComm* device_comm_ = nullptr;
 };
 
 // One process: collectives are identities.

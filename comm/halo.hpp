@@ -25,9 +25,16 @@ class HaloExchange {
   virtual void backward_end(MatView g) = 0;
 };
 
-// HaloExchange over a Communicator's point-to-point exchange (host buffers, gather / scatter-add
-// kernels to pack and unpack). Deterministic: received gradient rows are summed in peer order.
+// HaloExchange for matrices in `dev`'s memory: over the device communicator attached to `comm`
+// when it carries `dev`'s memory (comm.device_comm(): NCCL or staged), else over `comm`'s own
+// point-to-point exchange with host buffers (CPU), or with no messages at all (device memory on
+// one rank). Gather / scatter-add kernels pack and unpack; deterministic: received gradient rows
+// are summed in peer order, as one sequential loop over the peers would.
 std::unique_ptr<HaloExchange> make_halo_exchange(const HaloPlan& plan, Communicator& comm,
                                                  Device dev = Device::cpu);
+
+// CommError unless the plan fits `ranks` ranks: one send and one receive list per peer, peers in
+// ascending order and in range, no negative row.
+void check_halo_plan(const HaloPlan& plan, int ranks);
 
 }  // namespace dgnn

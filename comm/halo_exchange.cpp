@@ -6,7 +6,9 @@
 #include <numeric>
 #include <string>
 
+#include "comm/device_comm.hpp"
 #include "comm/halo.hpp"
+#include "comm/halo_device.hpp"
 #include "common/error.hpp"
 #include "common/timer.hpp"
 #include "kernels/kernels.hpp"
@@ -32,22 +34,7 @@ int32_t max_row(const std::vector<std::vector<int32_t>>& lists) {
 class HostHaloExchange final : public HaloExchange {
  public:
   HostHaloExchange(const HaloPlan& plan, Communicator& comm) : plan_(plan), comm_(comm) {
-    const size_t np = plan_.peers.size();
-    DGNN_CHECK(plan_.send_rows.size() == np && plan_.recv_rows.size() == np, CommError,
-               "halo plan: " + std::to_string(np) + " peers but " +
-                   std::to_string(plan_.send_rows.size()) + " send and " +
-                   std::to_string(plan_.recv_rows.size()) + " receive lists");
-    for (size_t i = 0; i < np; ++i) {
-      DGNN_CHECK(plan_.peers[i] >= 0 && plan_.peers[i] < comm_.size(), CommError,
-                 "halo plan: peer " + std::to_string(plan_.peers[i]) + " is not a rank in [0, " +
-                     std::to_string(comm_.size()) + ")");
-      DGNN_CHECK(i == 0 || plan_.peers[i - 1] < plan_.peers[i], CommError,
-                 "halo plan: peers must be listed once each, in ascending order");
-      for (auto* list : {&plan_.send_rows[i], &plan_.recv_rows[i]})
-        DGNN_CHECK(std::all_of(list->begin(), list->end(), [](int32_t r) { return r >= 0; }),
-                   CommError,
-                   "halo plan: negative row id for peer " + std::to_string(plan_.peers[i]));
-    }
+    check_halo_plan(plan_, comm_.size());
     send_off_ = prefix_rows(plan_.send_rows);
     recv_off_ = prefix_rows(plan_.recv_rows);
     max_send_row_ = max_row(plan_.send_rows);
@@ -176,12 +163,34 @@ class HostHaloExchange final : public HaloExchange {
 
 }  // namespace
 
+void check_halo_plan(const HaloPlan& plan, int ranks) {
+  const size_t np = plan.peers.size();
+  DGNN_CHECK(plan.send_rows.size() == np && plan.recv_rows.size() == np, CommError,
+             "halo plan: " + std::to_string(np) + " peers but " +
+                 std::to_string(plan.send_rows.size()) + " send and " +
+                 std::to_string(plan.recv_rows.size()) + " receive lists");
+  for (size_t i = 0; i < np; ++i) {
+    DGNN_CHECK(plan.peers[i] >= 0 && plan.peers[i] < ranks, CommError,
+               "halo plan: peer " + std::to_string(plan.peers[i]) + " is not a rank in [0, " +
+                   std::to_string(ranks) + ")");
+    DGNN_CHECK(i == 0 || plan.peers[i - 1] < plan.peers[i], CommError,
+               "halo plan: peers must be listed once each, in ascending order");
+    for (auto* list : {&plan.send_rows[i], &plan.recv_rows[i]})
+      DGNN_CHECK(std::all_of(list->begin(), list->end(), [](int32_t r) { return r >= 0; }),
+                 CommError, "halo plan: negative row id for peer " + std::to_string(plan.peers[i]));
+  }
+}
+
 std::unique_ptr<HaloExchange> make_halo_exchange(const HaloPlan& plan, Communicator& comm,
                                                  Device dev) {
-  DGNN_CHECK(dev == Device::cpu, DeviceError,
-             std::string("halo exchange on ") + device_name(dev) +
-                 " memory is not built yet: it packs host buffers (use Device::cpu)");
-  return std::make_unique<HostHaloExchange>(plan, comm);
+  DeviceComm* dc = comm.device_comm();
+  if (dc && dc->device() == dev) return make_device_halo_exchange(plan, comm, dc, dev);
+  if (dev == Device::cpu) return std::make_unique<HostHaloExchange>(plan, comm);
+  DGNN_CHECK(plan.peers.empty(), CommError,
+             std::string("halo exchange on ") + device_name(dev) + " memory with " +
+                 std::to_string(plan.peers.size()) +
+                 " peer(s) needs a device communicator (attach_device_comm)");
+  return make_device_halo_exchange(plan, comm, nullptr, dev);
 }
 
 }  // namespace dgnn

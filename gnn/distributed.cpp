@@ -4,7 +4,7 @@
 
 namespace dgnn {
 
-std::unique_ptr<RankSetup> make_rank_setup(LocalPart part, Communicator& comm) {
+std::unique_ptr<RankSetup> make_rank_setup(LocalPart part, Communicator& comm, Device dev) {
   auto s = std::make_unique<RankSetup>();
   s->part = std::move(part);
   LocalPart& p = s->part;
@@ -14,12 +14,12 @@ std::unique_ptr<RankSetup> make_rank_setup(LocalPart part, Communicator& comm) {
   // A rank may own no vertex at all (tiny graphs, hash parts): that is not "no labels".
   if (p.num_classes <= 0) throw OptionError("the dataset has no labels (give --labels FILE)");
   if (p.labels.empty()) p.labels.assign(size_t(p.n_owned), -1);
-  s->halo = make_halo_exchange(p.plan, comm);
+  s->halo = make_halo_exchange(p.plan, comm, dev);
   // The view takes the structure; the part keeps ids and labels (predictions need them).
   s->graph = std::make_unique<GraphView>(std::move(p.local_in), p.n_owned, p.global_ids,
                                          p.halo_in_degree, s->halo.get());
   NodeTask& t = s->task;
-  t.features = Var(Tensor::from_host(p.features.data(), p.n_owned, p.feature_dim));
+  t.features = Var(Tensor::from_host(p.features.data(), p.n_owned, p.feature_dim, dev));
   std::vector<float>().swap(p.features);
   t.labels = p.labels;
   t.train = p.train;

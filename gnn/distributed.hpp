@@ -17,8 +17,11 @@ struct RankSetup {
   NodeTask task;
 };
 
-// Takes ownership of `part`; `comm` must outlive the result. OptionError without labels.
-std::unique_ptr<RankSetup> make_rank_setup(LocalPart part, Communicator& comm);
+// Takes ownership of `part`; `comm` must outlive the result. OptionError without labels. The
+// features and the halo exchange are on `dev` (on a GPU with several ranks, `comm` must have a
+// device communicator attached: attach_device_comm in comm/device_comm.hpp).
+std::unique_ptr<RankSetup> make_rank_setup(LocalPart part, Communicator& comm,
+                                           Device dev = Device::cpu);
 
 // The partition of `d` for `comm.size()` ranks, computed on rank 0 and broadcast (so every rank
 // agrees even if a partitioner were not deterministic), and this rank's part of it. Every rank

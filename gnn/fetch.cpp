@@ -3,8 +3,10 @@
 #include <numeric>
 #include <utility>
 
+#include "comm/device_comm.hpp"
 #include "common/error.hpp"
 #include "gnn/ops.hpp"
+#include "kernels/buffer.hpp"
 #include "kernels/kernels.hpp"
 
 namespace dgnn {
@@ -31,6 +33,11 @@ struct Layout {
     }
   }
 };
+
+// A host index list as the kernels of `dev` take it (shared: forward and backward use it).
+std::shared_ptr<kernels::Buffer> indices_on(Device dev, const std::vector<int32_t>& host) {
+  return std::make_shared<kernels::Buffer>(kernels::Buffer::upload(dev, host));
+}
 
 }  // namespace
 
@@ -63,33 +70,38 @@ Var fetch_rows(Communicator& comm, const RowDirectory& dir, const Var& h,
   req_recv.resize(size_t(rr.total / 4));
   comm.alltoallv(req_send.data(), rs.counts, rs.displs, req_recv.data(), rr.counts, rr.displs);
 
-  // Serve the rows others asked for, receive ours.
+  // Serve the rows others asked for, receive ours. Row lists go where the kernels of the
+  // rows' device read them; the rows themselves move in that device's memory.
   const Device dev = h.device();
-  Tensor served = Tensor::uninitialized(int64_t(req_recv.size()), f, dev);
-  kernels::gather_rows(dev, h.value().view(), req_recv.data(), int64_t(req_recv.size()), served.view());
-  Tensor got = Tensor::uninitialized(int64_t(req_send.size()), f, dev);
+  const int64_t n_served = int64_t(req_recv.size()), n_got = int64_t(req_send.size());
+  auto served_idx = indices_on(dev, req_recv);
+  Tensor served = Tensor::uninitialized(n_served, f, dev);
+  kernels::gather_rows(dev, h.value().view(), served_idx->as<const int32_t>(), n_served,
+                       served.view());
+  Tensor got = Tensor::uninitialized(n_got, f, dev);
   Layout ds(recv_rows, f * 4), dr(send_rows, f * 4);
-  comm.alltoallv(served.data(), ds.counts, ds.displs, got.data(), dr.counts, dr.displs);
+  alltoallv_on(comm, dev, served.data(), ds.counts, ds.displs, got.data(), dr.counts, dr.displs);
   std::vector<int32_t> order;
   for (auto& s : slot) order.insert(order.end(), s.begin(), s.end());
+  auto order_idx = indices_on(dev, order);
   Tensor out = Tensor::uninitialized(int64_t(ids.size()), f, dev);
   // out[order[k]] = got[k]
   kernels::fill(dev, out.data(), out.numel(), 0.f);
-  kernels::scatter_add_rows(dev, got.view(), order.data(), int64_t(order.size()), out.view());
+  kernels::scatter_add_rows(dev, got.view(), order_idx->as<const int32_t>(), n_got, out.view());
 
   Communicator* c = &comm;
   Var result = make_op(
       std::move(out), {h},
-      [c, order, req_recv, send_rows, recv_rows, f](Node& self) {
+      [c, order_idx, served_idx, n_got, n_served, send_rows, recv_rows, f](Node& self) {
         const Device d = self.value.device();
         // Gradient rows in request order go back to the owners, which add them in.
-        Tensor back = Tensor::uninitialized(int64_t(order.size()), f, d);
-        kernels::gather_rows(d, std::as_const(self.grad).view(), order.data(), int64_t(order.size()),
-                             back.view());
-        Tensor recv = Tensor::uninitialized(int64_t(req_recv.size()), f, d);
+        Tensor back = Tensor::uninitialized(n_got, f, d);
+        kernels::gather_rows(d, std::as_const(self.grad).view(), order_idx->as<const int32_t>(),
+                             n_got, back.view());
+        Tensor recv = Tensor::uninitialized(n_served, f, d);
         Layout bs(send_rows, f * 4), br(recv_rows, f * 4);
-        c->alltoallv(back.data(), bs.counts, bs.displs, recv.data(), br.counts, br.displs);
-        kernels::scatter_add_rows(d, recv.view(), req_recv.data(), int64_t(req_recv.size()),
+        alltoallv_on(*c, d, back.data(), bs.counts, bs.displs, recv.data(), br.counts, br.displs);
+        kernels::scatter_add_rows(d, recv.view(), served_idx->as<const int32_t>(), n_served,
                                   self.inputs[0]->grad_buffer().view());
       },
       "fetch_rows");

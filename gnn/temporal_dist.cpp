@@ -110,7 +110,7 @@ LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int p
 std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
                                                  const std::vector<Var>& features,
                                                  const std::vector<int32_t>& part,
-                                                 Communicator& comm) {
+                                                 Communicator& comm, Device dev) {
   const int parts = comm.size(), rank = comm.rank();
   DGNN_CHECK(int64_t(part.size()) == g.num_vertices, ShapeError,
              "the partition must assign every vertex");
@@ -126,17 +126,21 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
   }
   std::vector<int32_t> owned_rows(tr->owned.begin(), tr->owned.end());
   for (const Var& f : features) {
-    Tensor rows = Tensor::uninitialized(int64_t(owned_rows.size()), f.cols(), f.device());
-    kernels::gather_rows(f.device(), f.value().view(), owned_rows.data(),
-                         int64_t(owned_rows.size()), rows.view());
-    tr->features.emplace_back(std::move(rows));
+    // Sliced on the host (the row list is host memory), then moved to `dev`.
+    Tensor host_copy;
+    if (f.device() != Device::cpu) host_copy = f.value().to(Device::cpu);
+    const Tensor& src = f.device() != Device::cpu ? host_copy : f.value();
+    Tensor rows = Tensor::uninitialized(int64_t(owned_rows.size()), f.cols());
+    kernels::gather_rows(Device::cpu, src.view(), owned_rows.data(), int64_t(owned_rows.size()),
+                         rows.view());
+    tr->features.emplace_back(dev == Device::cpu ? std::move(rows) : rows.to(dev));
   }
   SnapshotCursor cur(g);
   do {
     LocalSnapshot s = cut_snapshot(cur.current(), part, parts, rank, tr->owned, tr->dir);
     tr->halo_rows += s.local.cols - s.local.rows;
     tr->plans.push_back(std::move(s.plan));
-    tr->halos.push_back(make_halo_exchange(tr->plans.back(), comm));
+    tr->halos.push_back(make_halo_exchange(tr->plans.back(), comm, dev));
     tr->graphs.push_back(std::make_unique<GraphView>(std::move(s.local), int64_t(tr->owned.size()),
                                                      std::move(s.global_ids),
                                                      std::move(s.halo_in_degree),

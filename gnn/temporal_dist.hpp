@@ -34,11 +34,12 @@ struct TemporalRank {
 std::vector<int32_t> partition_temporal(const TemporalGraph& g, const PartitionOptions& opt);
 
 // This rank's share: per-snapshot local graphs and halo plans for `part`, features sliced from
-// `features` (global rows). `comm` must outlive the result.
+// `features` (global rows). `comm` must outlive the result. Features and halo exchanges are on
+// `dev` (a GPU with several ranks needs a device communicator attached to `comm`).
 std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
                                                  const std::vector<Var>& features,
                                                  const std::vector<int32_t>& part,
-                                                 Communicator& comm);
+                                                 Communicator& comm, Device dev = Device::cpu);
 
 // ---- moving snapshots from the rank that read them ---------------------------------------
 

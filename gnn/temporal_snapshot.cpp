@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "comm/device_comm.hpp"
 #include "common/error.hpp"
 #include "gnn/ops.hpp"
 #include "kernels/kernels.hpp"
@@ -93,11 +94,13 @@ std::vector<int64_t> displacements(const std::vector<int64_t>& counts) {
 }
 
 void send_to(Communicator& comm, const Tensor& t, int peer) {
-  comm.exchange_begin({PeerBuffer{peer, const_cast<float*>(t.data()), t.numel() * kF}}, {})->wait();
+  exchange_begin_on(comm, t.device(),
+                    {PeerBuffer{peer, const_cast<float*>(t.data()), t.numel() * kF}}, {})
+      ->wait();
 }
 
 void recv_from(Communicator& comm, Tensor& t, int peer) {
-  comm.exchange_begin({}, {PeerBuffer{peer, t.data(), t.numel() * kF}})->wait();
+  exchange_begin_on(comm, t.device(), {}, {PeerBuffer{peer, t.data(), t.numel() * kF}})->wait();
 }
 
 }  // namespace
@@ -116,6 +119,11 @@ SnapshotWindow::SnapshotWindow(Communicator& comm, const SnapshotPlan& plan, int
              "snapshot window [" + std::to_string(begin) + ", " + std::to_string(end) +
                  ") is not inside one window of the plan");
   own_ = plan.owned(begin, end, comm.rank());
+  for (const Var& f : features)
+    if (f.defined()) {
+      dev_ = f.device();
+      break;
+    }
   ctx_.reserve(size_t(own_.second - own_.first));
   for (int s = own_.first; s < own_.second; ++s) {
     DGNN_CHECK(size_t(s) < graphs.size() && graphs[size_t(s)], Error,
@@ -155,9 +163,9 @@ void SnapshotWindow::chain(Var& v) {
 }
 
 Var SnapshotWindow::anchor() const {
-  if (!token_.defined()) return Var(Tensor(1, 1));
+  if (!token_.defined()) return Var(Tensor(1, 1, dev_));
   return make_op(
-      Tensor(1, 1), {token_}, [](Node&) {}, "snapshot_anchor");
+      Tensor(1, 1, dev_), {token_}, [](Node&) {}, "snapshot_anchor");
 }
 
 std::vector<Var> SnapshotWindow::to_vertex(const std::vector<Var>& owned, int64_t f) {
@@ -174,7 +182,7 @@ std::vector<Var> SnapshotWindow::to_vertex(const std::vector<Var>& owned, int64_
   // To rank q: its block's rows of each owned step. From rank r: this block's rows of r's steps,
   // which (blocks being in rank order) lands step after step.
   std::vector<int64_t> sc(static_cast<size_t>(p)), rc(static_cast<size_t>(p));
-  Tensor send = Tensor::uninitialized(int64_t(n_own) * n, f);
+  Tensor send = Tensor::uninitialized(int64_t(n_own) * n, f, dev_);
   int64_t row = 0;
   for (int q = 0; q < p; ++q) {
     sc[size_t(q)] = int64_t(n_own) * block(q) * f * kF;
@@ -183,17 +191,18 @@ std::vector<Var> SnapshotWindow::to_vertex(const std::vector<Var>& owned, int64_
       copy_rows(owned[size_t(k)].value(), plan_.vertex_begin[size_t(q)], send, row, block(q));
   }
   const std::vector<int64_t> sd = displacements(sc), rd = displacements(rc);
-  Tensor out = Tensor::uninitialized(int64_t(w) * nb, f);
-  comm_.alltoallv(send.data(), sc, sd, out.data(), rc, rd);
+  Tensor out = Tensor::uninitialized(int64_t(w) * nb, f, dev_);
+  alltoallv_on(comm_, dev_, send.data(), sc, sd, out.data(), rc, rd);
   send = Tensor();
   Communicator* c = &comm_;
+  const Device dev = dev_;
   const std::vector<int64_t> vb = plan_.vertex_begin;
   Var all = make_op(
       std::move(out), inputs_with_token(owned),
-      [c, sc, sd, rc, rd, vb, n_own, n, f](Node& self) {
+      [c, dev, sc, sd, rc, rd, vb, n_own, n, f](Node& self) {
         // The gradient of each block goes back to the step's owner, into its rows.
-        Tensor back = Tensor::uninitialized(int64_t(n_own) * n, f);
-        c->alltoallv(std::as_const(self.grad).data(), rc, rd, back.data(), sc, sd);
+        Tensor back = Tensor::uninitialized(int64_t(n_own) * n, f, dev);
+        alltoallv_on(*c, dev, std::as_const(self.grad).data(), rc, rd, back.data(), sc, sd);
         int64_t r = 0;
         for (size_t q = 0; q + 1 < vb.size(); ++q) {
           const int64_t bq = vb[q + 1] - vb[q];
@@ -218,7 +227,7 @@ std::vector<Var> SnapshotWindow::to_snapshot(const std::vector<Var>& steps, int6
                  std::to_string(steps.size()));
   // To rank r: this block's rows of r's steps (step order is rank order). From rank q: q's
   // block of each owned step, put in place in the step's N rows.
-  Tensor send = Tensor::uninitialized(int64_t(w) * nb, f);
+  Tensor send = Tensor::uninitialized(int64_t(w) * nb, f, dev_);
   for (int k = 0; k < w; ++k) {
     const Var& v = steps[size_t(k)];
     DGNN_CHECK(v.rows() == nb && v.cols() == f, ShapeError,
@@ -234,28 +243,29 @@ std::vector<Var> SnapshotWindow::to_snapshot(const std::vector<Var>& steps, int6
     if (q > 0) recv_row[size_t(q)] = recv_row[size_t(q) - 1] + int64_t(n_own) * block(q - 1);
   }
   const std::vector<int64_t> sd = displacements(sc), rd = displacements(rc);
-  Tensor recv = Tensor::uninitialized(int64_t(n_own) * n, f);
-  comm_.alltoallv(send.data(), sc, sd, recv.data(), rc, rd);
+  Tensor recv = Tensor::uninitialized(int64_t(n_own) * n, f, dev_);
+  alltoallv_on(comm_, dev_, send.data(), sc, sd, recv.data(), rc, rd);
   send = Tensor();
   const std::vector<int64_t> vb = plan_.vertex_begin;
-  Tensor out = Tensor::uninitialized(int64_t(n_own) * n, f);
+  Tensor out = Tensor::uninitialized(int64_t(n_own) * n, f, dev_);
   for (int q = 0; q < p; ++q)
     for (int k = 0; k < n_own; ++k)
       copy_rows(recv, recv_row[size_t(q)] + k * block(q), out, k * n + vb[size_t(q)], block(q));
   recv = Tensor();
   Communicator* c = &comm_;
+  const Device dev = dev_;
   Var all = make_op(
       std::move(out), inputs_with_token(steps),
-      [c, sc, sd, rc, rd, vb, recv_row, n_own, n, nb, w, f](Node& self) {
+      [c, dev, sc, sd, rc, rd, vb, recv_row, n_own, n, nb, w, f](Node& self) {
         const Tensor& g = self.grad;
-        Tensor back = Tensor::uninitialized(int64_t(n_own) * n, f);
+        Tensor back = Tensor::uninitialized(int64_t(n_own) * n, f, dev);
         for (size_t q = 0; q + 1 < vb.size(); ++q) {
           const int64_t bq = vb[q + 1] - vb[q];
           for (int k = 0; k < n_own; ++k)
             copy_rows(g, k * n + vb[q], back, recv_row[q] + k * bq, bq);
         }
-        Tensor mine = Tensor::uninitialized(int64_t(w) * nb, f);
-        c->alltoallv(back.data(), rc, rd, mine.data(), sc, sd);
+        Tensor mine = Tensor::uninitialized(int64_t(w) * nb, f, dev);
+        alltoallv_on(*c, dev, back.data(), rc, rd, mine.data(), sc, sd);
         for (int k = 0; k < w; ++k)
           if (self.inputs[size_t(k)]->requires_grad)
             copy_rows(mine, k * nb, self.inputs[size_t(k)]->grad_buffer(), 0, nb, true);
@@ -273,7 +283,7 @@ std::vector<Var> SnapshotWindow::allgather(const std::vector<Var>& owned, int64_
   DGNN_CHECK(int(owned.size()) == n_own, ShapeError,
              "allgather: one matrix per owned step (" + std::to_string(n_own) + "), got " +
                  std::to_string(owned.size()));
-  Tensor send = Tensor::uninitialized(int64_t(n_own) * rows, f);
+  Tensor send = Tensor::uninitialized(int64_t(n_own) * rows, f, dev_);
   for (int k = 0; k < n_own; ++k) {
     const Var& v = owned[size_t(k)];
     DGNN_CHECK(v.rows() == rows && v.cols() == f, ShapeError,
@@ -287,16 +297,18 @@ std::vector<Var> SnapshotWindow::allgather(const std::vector<Var>& owned, int64_
   std::vector<int64_t> rc(static_cast<size_t>(p));
   for (int q = 0; q < p; ++q) rc[size_t(q)] = int64_t(steps_of(q)) * rows * f * kF;
   const std::vector<int64_t> rd = displacements(rc);
-  Tensor out = Tensor::uninitialized(int64_t(w) * rows, f);
-  comm_.alltoallv(send.data(), sc, sd, out.data(), rc, rd);
+  Tensor out = Tensor::uninitialized(int64_t(w) * rows, f, dev_);
+  alltoallv_on(comm_, dev_, send.data(), sc, sd, out.data(), rc, rd);
   send = Tensor();
   Communicator* c = &comm_;
+  const Device dev = dev_;
   Var all = make_op(
       std::move(out), inputs_with_token(owned),
-      [c, sc, rc, rd, p, n_own, rows, f](Node& self) {
+      [c, dev, sc, rc, rd, p, n_own, rows, f](Node& self) {
         // Each rank's gradient of every step goes to the step's owner, which sums them.
-        Tensor back = Tensor::uninitialized(int64_t(p) * n_own * rows, f);
-        c->alltoallv(std::as_const(self.grad).data(), rc, rd, back.data(), sc, displacements(sc));
+        Tensor back = Tensor::uninitialized(int64_t(p) * n_own * rows, f, dev);
+        alltoallv_on(*c, dev, std::as_const(self.grad).data(), rc, rd, back.data(), sc,
+                     displacements(sc));
         for (int k = 0; k < n_own; ++k) {
           if (!self.inputs[size_t(k)]->requires_grad) continue;
           Tensor& g = self.inputs[size_t(k)]->grad_buffer();
@@ -327,7 +339,7 @@ Var SnapshotWindow::state_in(const Var& held, int64_t rows, int64_t cols) {
       send_to(comm_, held.value(), first);
     }
     if (me == first) {
-      Tensor t = Tensor::uninitialized(rows, cols);
+      Tensor t = Tensor::uninitialized(rows, cols, dev_);
       recv_from(comm_, t, holder);
       state = Var(std::move(t));
     }
@@ -336,7 +348,7 @@ Var SnapshotWindow::state_in(const Var& held, int64_t rows, int64_t cols) {
   if (own_.first == begin_) return holder == me ? held : state;
   // Inside the window: from the previous block's owner, and its gradient back to it.
   const int prev = plan_.owner[size_t(own_.first) - 1];
-  Tensor t = Tensor::uninitialized(rows, cols);
+  Tensor t = Tensor::uninitialized(rows, cols, dev_);
   recv_from(comm_, t, prev);
   Communicator* c = &comm_;
   Var v = make_op(
@@ -354,10 +366,11 @@ bool SnapshotWindow::state_out(const Var& h) {
   send_to(comm_, h.value(), next);
   Communicator* c = &comm_;
   const int64_t rows = h.rows(), cols = h.cols();
+  const Device dev = dev_;
   Var v = make_op(
-      Tensor(0, cols), inputs_with_token({h}),
-      [c, next, rows, cols](Node& self) {
-        Tensor g = Tensor::uninitialized(rows, cols);
+      Tensor(0, cols, dev), inputs_with_token({h}),
+      [c, dev, next, rows, cols](Node& self) {
+        Tensor g = Tensor::uninitialized(rows, cols, dev);
         recv_from(*c, g, next);
         if (self.inputs[0]->requires_grad)
           copy_rows(g, 0, self.inputs[0]->grad_buffer(), 0, rows, true);

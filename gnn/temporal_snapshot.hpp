@@ -11,6 +11,8 @@
 // Every communication op here is differentiable, with a collective backward (like fetch_rows),
 // and chained on the tape in call order, so that every rank runs their backwards in the same
 // order; anchor() keeps them on the tape of a rank whose loss would not otherwise reach them.
+// Matrices live on the features' device; on a GPU with several ranks the communicator needs a
+// device communicator attached (comm/device_comm.hpp).
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -106,6 +108,7 @@ class SnapshotWindow {
   std::pair<int, int> own_;
   std::vector<ForwardContext> ctx_;
   const std::vector<Var>& features_;
+  Device dev_ = Device::cpu;  // the features' device: where every matrix moved here lives
   Var token_;  // the last communication op's output (a leaf before the first)
 };
 

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "comm/device_comm.hpp"
 #include "common/error.hpp"
 #include "common/timer.hpp"
 #include "gnn/checkpoint.hpp"
 #include "gnn/loss.hpp"
+#include "kernels/buffer.hpp"
 #include "kernels/kernels.hpp"
 
 namespace dgnn {
@@ -151,10 +153,62 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+namespace {
+
+// allreduce_gradients on device memory, over the attached device communicator: the gradients
+// are packed into one device buffer (device-to-device copies), the flags and `extra` appended
+// from the host, all summed in one all-reduce, and unpacked. `flat` gets the host tail back.
+void allreduce_gradients_on(DeviceComm& dc,
+                            const std::vector<std::pair<std::string, Parameter*>>& params,
+                            std::vector<float>& flat, double* extra) {
+  const Device dev = dc.device();
+  int64_t n_grad = 0;
+  for (auto& [name, p] : params) n_grad += p->var.value().numel();
+  const int64_t n_tail = int64_t(params.size()) + (extra ? 1 : 0);
+  flat.assign(size_t(n_tail), 0.f);
+  for (size_t i = 0; i < params.size(); ++i)
+    flat[i] = params[i].second->var.grad().empty() ? 0.f : 1.f;
+  if (extra) flat[params.size()] = float(*extra);
+  kernels::Buffer buf(dev, size_t(n_grad + n_tail) * sizeof(float));
+  float* d = buf.as<float>();
+  int64_t off = 0;
+  for (auto& [name, p] : params) {
+    const Tensor& g = p->var.node()->grad_buffer();
+    DGNN_CHECK(g.device() == dev, DeviceError,
+               "allreduce_gradients: gradient of " + name + " is on " + device_name(g.device()) +
+                   ", the device communicator carries " + device_name(dev) + " memory");
+    if (g.numel() > 0)
+      kernels::copy(dev, d + off, g.device(), g.data(), size_t(g.numel()) * sizeof(float));
+    off += g.numel();
+  }
+  if (n_tail > 0)
+    kernels::copy(dev, d + off, Device::cpu, flat.data(), size_t(n_tail) * sizeof(float));
+  dc.allreduce_sum(d, n_grad + n_tail);
+  if (n_tail > 0)
+    kernels::copy(Device::cpu, flat.data(), dev, d + off, size_t(n_tail) * sizeof(float));
+  off = 0;
+  for (auto& [name, p] : params) {
+    Tensor& g = p->var.grad();
+    if (g.numel() > 0)
+      kernels::copy(g.device(), g.data(), dev, d + off, size_t(g.numel()) * sizeof(float));
+    off += g.numel();
+  }
+  for (size_t i = 0; i < params.size(); ++i)
+    if (flat[i] == 0.f) params[i].second->var.zero_grad();
+  if (extra) *extra = flat[params.size()];
+}
+
+}  // namespace
+
 void allreduce_gradients(Communicator& comm,
                          const std::vector<std::pair<std::string, Parameter*>>& params,
                          std::vector<float>& flat, double* extra) {
   if (comm.size() == 1) return;
+  // Gradients in the memory of the attached device communicator (a GPU's, over NCCL or staged)
+  // are summed there; host memory over the host communicator below.
+  if (DeviceComm* dc = comm.device_comm();
+      dc && !params.empty() && params.front().second->var.device() == dc->device())
+    return allreduce_gradients_on(*dc, params, flat, extra);
   // After the gradients: one flag per parameter (did this rank's backward reach it?), then
   // `extra`. A parameter no rank reached keeps no gradient, as on one rank, where the optimiser
   // leaves it unchanged (Adam's moments included); a zero gradient would move it.

@@ -51,4 +51,12 @@ std::string cuda_device_description() {
 #endif
 }
 
+std::string cuda_device_id() {
+#if DGNN_HAVE_CUDA
+  return cuda::device_uuid();
+#else
+  return "";
+#endif
+}
+
 }  // namespace dgnn::kernels

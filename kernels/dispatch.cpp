@@ -499,6 +499,27 @@ void scatter_add_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t 
   no_backend(dev, "scatter_add_rows");
 }
 
+void scatter_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
+  check_count("scatter_rows", n);
+  check_view("scatter_rows", "src", src);
+  check_view("scatter_rows", "dst", dst);
+  if (src.rows != n || dst.cols != src.cols)
+    mismatch("scatter_rows", "src", shape(src), "dst", shape(dst),
+             "src must be n rows with dst's columns");
+  if (n * src.cols == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::scatter_rows(src, idx, n, dst);
+    case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::scatter_rows(src, idx, n, dst);
+#else
+      break;
+#endif
+  }
+  no_backend(dev, "scatter_rows");
+}
+
 // ---- dropout -----------------------------------------------------------------------------
 
 void dropout(Device dev, ConstMatView x, float p, uint64_t key, const int64_t* row_ids, MatView y,

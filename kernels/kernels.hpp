@@ -79,6 +79,9 @@ double sum(Device dev, const float* x, int64_t n);
 void gather_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
 // dst[idx[i]] += src[i] for i < n. Sequential in i on equal targets (deterministic).
 void scatter_add_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
+// dst[idx[i]] = src[i] for i < n: the inverse of gather_rows (halo rows landing in place). The
+// targets must be distinct (which of two writes to one row wins is not defined).
+void scatter_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
 
 // ---- dropout -----------------------------------------------------------------------------
 // The mask, shared by every backend so that their masks agree bit for bit. One 64-bit hash
@@ -130,6 +133,9 @@ bool cuda_available(std::string* why);
 int bind_cuda_device(int local_rank);
 // "NVIDIA H200, 132 SMs, 139 GiB" for the bound device (empty without CUDA).
 std::string cuda_device_description();
+// The bound device's UUID as 32 hex digits (empty without CUDA): equal on two ranks exactly when
+// they share a GPU, on one node or across nodes.
+std::string cuda_device_id();
 
 // ---- recurrent cells ---------------------------------------------------------------------
 // Fused cells: one pass over the rows does every gate's activation and the state update, so a

@@ -38,6 +38,7 @@ double sum(const float* x, int64_t n);
 
 void gather_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
 void scatter_add_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
+void scatter_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
 
 void dropout(ConstMatView x, float p, uint64_t key, const int64_t* row_ids, MatView y,
              uint8_t* mask);

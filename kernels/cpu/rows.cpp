@@ -19,6 +19,13 @@ void gather_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst.row(i), src.row(idx[i]), row_bytes);
 }
 
+void scatter_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
+  const size_t row_bytes = size_t(src.cols) * sizeof(float);
+  if (row_bytes == 0) return;
+#pragma omp parallel for if (n * src.cols >= kParallelMin)
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst.row(idx[i]), src.row(i), row_bytes);
+}
+
 void scatter_add_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
   const int64_t cols = src.cols;
   if (n == 0 || cols == 0) return;

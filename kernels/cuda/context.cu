@@ -109,6 +109,19 @@ std::string device_description() {
          std::to_string(prop.major) + "." + std::to_string(prop.minor);
 }
 
+std::string device_uuid() {
+  cudaDeviceProp prop;
+  DGNN_CUDA_CHECK(cudaGetDeviceProperties(&prop, g_selected));
+  static const char hex[] = "0123456789abcdef";
+  std::string s;
+  for (char b : prop.uuid.bytes) {
+    const unsigned char u = static_cast<unsigned char>(b);
+    s += hex[u >> 4];
+    s += hex[u & 15];
+  }
+  return s;
+}
+
 Context& context() {
   static ContextOwner owner;
   return owner.get();

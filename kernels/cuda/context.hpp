@@ -1,7 +1,7 @@
 #pragma once
 // The process's CUDA context (device, stream, cuBLAS and cuSPARSE handles) and the checking
-// macros, for kernels/cuda/*.cu only: this header includes CUDA's, so nothing outside
-// kernels/cuda may include it (CPU-only builds never see a CUDA header).
+// macros, for kernels/cuda and comm/nccl only: this header includes CUDA's, so nothing else may
+// include it (CPU-only builds never see a CUDA header; comm/nccl is built only with CUDA).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>

@@ -27,6 +27,8 @@ void select_device(int index);
 int current_device();
 // "NVIDIA H200, 132 SMs, 139 GiB" for the current device.
 std::string device_description();
+// The current device's UUID, 32 hex digits.
+std::string device_uuid();
 // Stream-ordered allocation from a caching pool (cudaMallocAsync on the context stream, the
 // pool keeping freed blocks): per-step scratch costs no cudaMalloc after the first step.
 void* alloc(size_t bytes);
@@ -74,6 +76,7 @@ double sum(const float* x, int64_t n);
 // ---- rows (rows.cu) ----------------------------------------------------------------------
 void gather_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
 void scatter_add_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
+void scatter_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
 
 // ---- dropout (elementwise.cu) ------------------------------------------------------------
 void dropout(ConstMatView x, float p, uint64_t key, const int64_t* row_ids, MatView y,

@@ -107,6 +107,15 @@ void gather_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
   });
 }
 
+void scatter_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
+  const float* s = src.data;
+  float* d = dst.data;
+  const int64_t sld = src.ld, dld = dst.ld;
+  each2d(n, src.cols, [=] __device__(int64_t i, int64_t c) {
+    d[int64_t(idx[i]) * dld + c] = s[i * sld + c];
+  });
+}
+
 void scatter_add_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
   if (n <= 0 || src.cols <= 0) return;
   // 32-bit source positions and sort offsets whenever they fit (always, in practice).

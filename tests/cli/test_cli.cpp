@@ -83,6 +83,21 @@ TEST_CASE("cli: --device cuda without a usable GPU fails with one clear line") {
   CHECK(r.out.find("--device cuda") != std::string::npos);
 }
 
+TEST_CASE("cli: --comm nccl on the CPU is one clear line and an unknown --comm a usage error") {
+  Result r = run("train --epochs 1 --comm nccl");
+  CHECK(r.code != 0);
+  INFO(r.out);
+  CHECK(count_lines(r.out) == 1);
+  CHECK(r.out.find("dgnn: error: --comm nccl") == 0);
+  CHECK(r.out.find("--device cuda") != std::string::npos);
+  r = run("train --epochs 1 --comm gloo");
+  CHECK(r.code != 0);
+  CHECK(r.out.find("--comm") != std::string::npos);
+  // --comm mpi and auto are what CPU ranks do anyway.
+  r = run("train --epochs 1 --comm mpi --quiet");
+  CHECK(r.code == 0);
+}
+
 TEST_CASE("cli: train writes a JSON log and predictions in the input's ids") {
   fs::path d = tiny_dataset();
   fs::path out = scratch("train_out");

@@ -1,15 +1,20 @@
 // One-process communication: SelfCommunicator, the halo exchange over it (a rank whose halo is
-// some of its own rows exercises every pack / unpack path), world() and fail_job.
+// some of its own rows exercises every pack / unpack path) on host buffers and through the
+// staged device communicator (on CPU memory here), the choice of GPU transport, world() and
+// fail_job.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/device_comm.hpp"
 #include "comm/halo.hpp"
 #include "common/error.hpp"
 
@@ -24,6 +29,17 @@ struct Mat {
   Mat(int64_t r, int64_t c) : rows(r), cols(c), ld(c + 2), data(size_t(r * (c + 2)), -7.f) {}
   MatView view() { return {data.data(), rows, cols, ld}; }
   float& at(int64_t r, int64_t c) { return data[size_t(r * ld + c)]; }
+};
+
+// Attaches a staged device communicator over CPU memory to `comm` for its lifetime when asked:
+// the halo exchange then takes its device path, whose kernels and staging run on the CPU.
+struct MaybeStaged {
+  std::unique_ptr<DeviceComm> dc;
+  MaybeStaged(Communicator& comm, bool staged) {
+    if (!staged) return;
+    dc = make_staged_comm(comm, Device::cpu);
+    comm.set_device_comm(dc.get());
+  }
 };
 
 }  // namespace
@@ -65,6 +81,9 @@ TEST_CASE("world is one process when not launched by mpiexec", "[comm]") {
 
 TEST_CASE("halo exchange with no peers does nothing", "[comm]") {
   SelfCommunicator self;
+  const bool staged = GENERATE(false, true);
+  INFO((staged ? "staged device path" : "host path"));
+  MaybeStaged link(self, staged);
   auto halo = make_halo_exchange(HaloPlan{}, self);
   Mat x(4, 3);
   for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = float(i);
@@ -80,6 +99,9 @@ TEST_CASE("halo exchange with no peers does nothing", "[comm]") {
 TEST_CASE("halo exchange over self fills halo rows and sums gradients into owners", "[comm]") {
   // 5 owned rows, 3 halo rows that are copies of owned rows 4, 1, 4 (row 4 is needed twice).
   SelfCommunicator self;
+  const bool staged = GENERATE(false, true);
+  INFO((staged ? "staged device path" : "host path"));
+  MaybeStaged link(self, staged);
   HaloPlan plan;
   plan.peers = {0};
   plan.send_rows = {{4, 1, 4}};
@@ -123,6 +145,9 @@ TEST_CASE("halo exchange over self fills halo rows and sums gradients into owner
 
 TEST_CASE("halo exchange rejects bad plans and bad call orders", "[comm]") {
   SelfCommunicator self;
+  const bool staged = GENERATE(false, true);
+  INFO((staged ? "staged device path" : "host path"));
+  MaybeStaged link(self, staged);
   HaloPlan plan;
   plan.peers = {0};
   plan.send_rows = {{0}};
@@ -145,7 +170,84 @@ TEST_CASE("halo exchange rejects bad plans and bad call orders", "[comm]") {
   bad = plan;
   bad.send_rows = {{-1}};
   CHECK_THROWS_AS(make_halo_exchange(bad, self), CommError);
-  CHECK_THROWS_AS(make_halo_exchange(plan, self, Device::cuda), DeviceError);
+  // GPU memory with peers needs a device communicator for that memory.
+  CHECK_THROWS_AS(make_halo_exchange(plan, self, Device::cuda), CommError);
+  if (staged) {
+    bad = plan;
+    bad.send_rows = {{0, 1}};
+    bad.recv_rows = {{3, 3}};
+    CHECK_THROWS_WITH(make_halo_exchange(bad, self), Catch::Contains("received twice"));
+  }
+}
+
+TEST_CASE("the staged device communicator moves memory like the host one", "[comm]") {
+  SelfCommunicator self;
+  auto dc = make_staged_comm(self, Device::cpu);
+  CHECK(dc->transport() == DeviceTransport::staged);
+  CHECK(std::string(transport_name(dc->transport())) == "mpi");
+  CHECK(dc->size() == 1);
+  std::vector<char> a{'a', 'b', 'c'}, ra(3);
+  dc->exchange_begin({{0, a.data(), 3}}, {{0, ra.data(), 3}})->wait();
+  CHECK(ra == a);
+  std::vector<char> send{'0', '1', '2', '3', '4'}, recv(6, '.');
+  dc->alltoallv(send.data(), {3}, {1}, recv.data(), {3}, {2});
+  CHECK(std::string(recv.begin(), recv.end()) == "..123.");  // bytes outside the block kept
+  std::vector<float> x{1.f, 2.f};
+  dc->allreduce_sum(x.data(), 2);
+  CHECK(x == std::vector<float>{1.f, 2.f});
+  CHECK_THROWS_AS(dc->alltoallv(send.data(), {3, 1}, {0, 0}, recv.data(), {3}, {0}), CommError);
+
+  // Attached, it carries the helpers' CPU-memory traffic; detached when it goes.
+  self.set_device_comm(dc.get());
+  std::fill(recv.begin(), recv.end(), '.');
+  alltoallv_on(self, Device::cpu, send.data(), {2}, {0}, recv.data(), {2}, {4});
+  CHECK(std::string(recv.begin(), recv.end()) == "....01");
+  dc.reset();
+  CHECK(self.device_comm() == nullptr);
+  // Unattached: the host communicator for CPU memory.
+  std::fill(ra.begin(), ra.end(), '.');
+  exchange_begin_on(self, Device::cpu, {{0, a.data(), 3}}, {{0, ra.data(), 3}})->wait();
+  CHECK(ra == a);
+}
+
+TEST_CASE("the GPU transport: nccl when built and every rank has its own GPU, else staged",
+          "[comm]") {
+  const std::vector<std::string> distinct{"aa", "bb", "cc"}, shared{"aa", "bb", "aa"};
+  std::string why;
+  CHECK(choose_transport("auto", distinct, true, &why) == DeviceTransport::nccl);
+  CHECK(choose_transport("auto", shared, true, &why) == DeviceTransport::staged);
+  CHECK_THAT(why, Catch::Contains("ranks 0 and 2 share GPU aa"));
+  CHECK(choose_transport("auto", distinct, false, &why) == DeviceTransport::staged);
+  CHECK_THAT(why, Catch::Contains("without NCCL"));
+  CHECK(choose_transport("mpi", distinct, true) == DeviceTransport::staged);
+  CHECK(choose_transport("nccl", distinct, true) == DeviceTransport::nccl);
+  CHECK_THROWS_WITH(choose_transport("nccl", shared, true),
+                    Catch::Contains("--comm nccl: ranks 0 and 2 share GPU aa") &&
+                        Catch::Contains("--comm mpi"));
+  CHECK_THROWS_AS(choose_transport("nccl", shared, true), OptionError);
+  CHECK_THROWS_WITH(choose_transport("nccl", distinct, false),
+                    Catch::Contains("built without NCCL"));
+  CHECK_THROWS_AS(choose_transport("gloo", distinct, true), OptionError);
+  // One rank, or a single GPU per rank listed once: nothing is shared.
+  CHECK(choose_transport("auto", {"aa"}, true) == DeviceTransport::nccl);
+}
+
+TEST_CASE("attach_device_comm: --comm on the CPU and on one rank", "[comm]") {
+  SelfCommunicator self;
+  CHECK_THROWS_AS(attach_device_comm(self, Device::cpu, "nccl"), OptionError);
+  CHECK_THROWS_WITH(attach_device_comm(self, Device::cpu, "nccl"),
+                    Catch::Contains("--comm nccl") && Catch::Contains("--device cuda"));
+  CHECK_THROWS_AS(attach_device_comm(self, Device::cpu, "bogus"), OptionError);
+  CHECK(attach_device_comm(self, Device::cpu, "auto") == nullptr);
+  CHECK(attach_device_comm(self, Device::cpu, "mpi") == nullptr);
+  // One rank on a GPU: nothing crosses ranks, nothing is attached (no GPU needed to say so).
+  CHECK(attach_device_comm(self, Device::cuda, "auto") == nullptr);
+  CHECK(self.device_comm() == nullptr);
+  if (nccl_built())
+    CHECK(attach_device_comm(self, Device::cuda, "nccl") == nullptr);
+  else
+    CHECK_THROWS_AS(attach_device_comm(self, Device::cuda, "nccl"), OptionError);
+  CHECK(allgather_strings(self, "GPU-1") == std::vector<std::string>{"GPU-1"});
 }
 
 namespace {

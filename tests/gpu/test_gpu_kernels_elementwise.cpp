@@ -331,6 +331,31 @@ TEST_CASE("gpu gather_rows matches the cpu on strided views", "[gpu][kernels][ro
   }
 }
 
+TEST_CASE("gpu scatter_rows matches the cpu on strided views", "[gpu][kernels][rows]") {
+  Rng rng(21);
+  struct Case {
+    int64_t n, cols, src_ld, dst_rows, dst_ld;
+  };
+  for (const Case& k : {Case{1, 1, 1, 1, 1}, Case{40, 9, 12, 123, 10}, Case{3, 40, 40, 5, 41},
+                        Case{4000, 17, 17, 9000, 20}}) {
+    HostMat src(k.n, k.cols, k.src_ld);
+    src.uniform(rng, -5.f, 5.f);
+    // Distinct targets: a shuffled prefix of [0, dst_rows).
+    std::vector<int32_t> all(static_cast<size_t>(k.dst_rows));
+    for (size_t i = 0; i < all.size(); ++i) all[i] = int32_t(i);
+    for (size_t i = all.size(); i > 1; --i) std::swap(all[i - 1], all[size_t(rng.below(i))]);
+    const std::vector<int32_t> idx(all.begin(), all.begin() + k.n);
+    HostMat dst(k.dst_rows, k.cols, k.dst_ld);
+    dst.uniform(rng, -1.f, 1.f);
+    HostMat want = dst;
+    kernels::scatter_rows(Device::cpu, src.cview(), idx.data(), k.n, want.view());
+    DeviceBuf<float> d_src(src.v), d_dst(dst.v);
+    DeviceBuf<int32_t> d_idx(idx);
+    kernels::scatter_rows(Device::cuda, src.cview(d_src), d_idx.data(), k.n, dst.view(d_dst));
+    check_bits(d_dst.download(), want.v, "scatter_rows n=" + std::to_string(k.n));
+  }
+}
+
 TEST_CASE("gpu scatter_add_rows is bit-identical to the cpu's sequential order",
           "[gpu][kernels][rows]") {
   Rng rng(21);

@@ -28,6 +28,23 @@ TEST_CASE("scatter_add_rows accumulates repeated targets", "[kernels][rows]") {
   CHECK(dst == std::vector<float>{13, 14, 26, 28});
 }
 
+TEST_CASE("scatter_rows overwrites the listed rows and leaves the others", "[kernels][rows]") {
+  const std::vector<float> src = {1, 2, 3, 4};  // 2 x 2
+  const std::vector<int32_t> idx = {2, 0};
+  std::vector<float> dst = {10, 10, 20, 20, 30, 30};  // 3 x 2
+  kernels::scatter_rows(Device::cpu, ConstMatView(src.data(), 2, 2, 2), idx.data(), 2,
+                        {dst.data(), 3, 2, 2});
+  CHECK(dst == std::vector<float>{3, 4, 20, 20, 1, 2});
+  // gather_rows undoes it.
+  std::vector<float> back(4);
+  kernels::gather_rows(Device::cpu, ConstMatView(dst.data(), 3, 2, 2), idx.data(), 2,
+                       {back.data(), 2, 2, 2});
+  CHECK(back == src);
+  CHECK_THROWS_AS(kernels::scatter_rows(Device::cpu, ConstMatView(src.data(), 2, 2, 2),
+                                        idx.data(), 1, {dst.data(), 3, 2, 2}),
+                  ShapeError);
+}
+
 TEST_CASE("scatter_add_rows is bit-identical to the sequential loop at scale", "[kernels][rows]") {
   const int64_t n = 20000, cols = 8, targets = 50;
   Rng rng(3);

@@ -1,14 +1,18 @@
-// The MPI communicator and the halo exchange on 2-4 ranks, with exact expected values and byte
+// The MPI communicator, the staged device communicator over it (on CPU memory: the same code
+// that stages GPU buffers) and the halo exchange on 2-4 ranks, with exact expected values and byte
 // counts. Assertions are CHECKs (never REQUIRE after the first collective) so that a failing
 // rank still takes part in every later collective instead of leaving its peers hanging.
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/device_comm.hpp"
 #include "comm/halo.hpp"
 #include "comm/mpi/mpi.hpp"
+#include "common/error.hpp"
 
 using namespace dgnn;
 
@@ -114,6 +118,87 @@ TEST_CASE("alltoallv moves uneven byte counts, zeros included", "[comm]") {
   }
 }
 
+TEST_CASE("the staged device communicator moves what the host one does", "[comm]") {
+  Communicator& comm = multi_rank_world();
+  const int p = comm.size(), r = comm.rank();
+  auto dc = make_staged_comm(comm, Device::cpu);
+  CHECK(dc->size() == p);
+  for (int64_t limit : kLimits) {
+    CountLimit scope(limit > 0 ? limit : mpi::max_count());
+    // All-reduce, accounted in the host communicator's stats like its own.
+    std::vector<float> f(7);
+    for (size_t i = 0; i < f.size(); ++i) f[i] = float(r) + 0.5f * float(i);
+    comm.stats().reset();
+    dc->allreduce_sum(f.data(), int64_t(f.size()));
+    const int64_t ranks_sum = int64_t(p) * (p - 1) / 2;
+    for (size_t i = 0; i < f.size(); ++i) CHECK(f[i] == float(ranks_sum) + 0.5f * float(p * i));
+    CHECK(comm.stats().bytes_sent == 7 * 4);
+    CHECK(comm.stats().messages == 1);
+
+    // Uneven all-to-all with gaps between the blocks, which must stay untouched.
+    auto count = [](int s, int d) { return int64_t((s + 2 * d) % 4) * 3; };
+    auto byte = [](int s, int d, int64_t k) { return char('A' + (s * 7 + d * 3 + k) % 26); };
+    std::vector<int64_t> sc(p), sd(p), rc(p), rd(p);
+    int64_t s_end = 1, r_end = 2, expected_sent = 0;
+    for (int q = 0; q < p; ++q) {
+      sc[q] = count(r, q);
+      sd[q] = s_end;
+      s_end += sc[q] + 1;
+      rc[q] = count(q, r);
+      rd[q] = r_end;
+      r_end += rc[q] + 1;
+      if (q != r) expected_sent += sc[q];
+    }
+    std::vector<char> send(size_t(s_end), '#'), recv(size_t(r_end), '.');
+    for (int q = 0; q < p; ++q)
+      for (int64_t k = 0; k < sc[q]; ++k) send[size_t(sd[q] + k)] = byte(r, q, k);
+    comm.stats().reset();
+    dc->alltoallv(send.data(), sc, sd, recv.data(), rc, rd);
+    std::string want(size_t(r_end), '.');
+    for (int q = 0; q < p; ++q)
+      for (int64_t k = 0; k < rc[q]; ++k) want[size_t(rd[q] + k)] = byte(q, r, k);
+    CHECK(std::string(recv.begin(), recv.end()) == want);
+    CHECK(comm.stats().bytes_sent == expected_sent);
+
+    // A ring of point-to-point messages, rank 0's empty.
+    const int next = (r + 1) % p, prev = (r + p - 1) % p;
+    std::vector<char> out(size_t(5 * r)), in(size_t(5 * prev), '?');
+    for (size_t k = 0; k < out.size(); ++k) out[k] = char('a' + (r + k) % 26);
+    comm.stats().reset();
+    auto pending = dc->exchange_begin({{next, out.data(), int64_t(out.size())}},
+                                      {{prev, in.data(), int64_t(in.size())}});
+    pending->wait();
+    for (size_t k = 0; k < in.size(); ++k) CHECK(in[k] == char('a' + (prev + k) % 26));
+    CHECK(comm.stats().bytes_sent == 5 * r);
+  }
+  // Attached, it is what the helpers for device memory use; it detaches itself when it goes.
+  comm.set_device_comm(dc.get());
+  std::vector<float> one{float(r)};
+  std::vector<int64_t> ones(static_cast<size_t>(p), 4), at(static_cast<size_t>(p), 0),
+      where(static_cast<size_t>(p));
+  for (int q = 0; q < p; ++q) where[size_t(q)] = 4 * q;
+  std::vector<float> all(size_t(p), -1.f);
+  alltoallv_on(comm, Device::cpu, one.data(), ones, at, all.data(), ones, where);
+  for (int q = 0; q < p; ++q) CHECK(all[size_t(q)] == float(q));
+  dc.reset();
+  CHECK(comm.device_comm() == nullptr);
+  CHECK(allgather_strings(comm, std::string(size_t(r), 'x')).back() == std::string(size_t(p - 1), 'x'));
+}
+
+TEST_CASE("attach_device_comm compares every rank's GPU through the host communicator",
+          "[comm]") {
+  Communicator& comm = multi_rank_world();
+  const int p = comm.size(), r = comm.rank();
+  const std::vector<std::string> ids = allgather_strings(comm, "gpu-" + std::to_string(r % 2));
+  REQUIRE(int(ids.size()) == p);
+  for (int q = 0; q < p; ++q) CHECK(ids[size_t(q)] == "gpu-" + std::to_string(q % 2));
+  // Two ranks per GPU from 3 ranks on: staged; 2 ranks on 2 GPUs: NCCL when built.
+  std::string why;
+  const DeviceTransport t = choose_transport("auto", ids, true, &why);
+  CHECK(t == (p > 2 ? DeviceTransport::staged : DeviceTransport::nccl));
+  CHECK_THROWS_AS(attach_device_comm(comm, Device::cpu, "nccl"), OptionError);
+}
+
 TEST_CASE("exchange_begin around a ring, one message empty", "[comm]") {
   Communicator& comm = multi_rank_world();
   const int p = comm.size(), r = comm.rank();
@@ -217,6 +302,11 @@ TEST_CASE("halo exchange fills halo rows and returns gradients to their owners",
   const SyntheticHalo sh(p);
   const HaloPlan plan = sh.plan(r);
   const int64_t n_owned = sh.owned(r), n_all = n_owned + plan.rows_received(), f = 3, ld = f + 1;
+  // The host exchange, and the device one over the staged communicator (on CPU memory).
+  const bool staged = GENERATE(false, true);
+  INFO((staged ? "staged device path" : "host path"));
+  std::unique_ptr<DeviceComm> dc = staged ? make_staged_comm(comm, Device::cpu) : nullptr;
+  comm.set_device_comm(dc.get());
   auto halo = make_halo_exchange(plan, comm);
 
   int64_t sent_messages = 0, back_messages = 0;

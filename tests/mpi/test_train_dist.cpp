@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "comm/communicator.hpp"
+#include "comm/device_comm.hpp"
 #include "datasets/sbm.hpp"
 #include "gnn/distributed.hpp"
 #include "gnn/layers.hpp"
@@ -125,6 +126,24 @@ TEST_CASE("distributed loss and step-0 gradients equal one process", "[dist]") {
       CHECK(got.test_acc == Approx(ref.test_acc).margin(0.02));
     }
   }
+}
+
+// The GPU path's communication (device halo exchange, one-buffer gradient all-reduce) through
+// the staged device communicator, on CPU memory: what `--device cuda --comm mpi` runs, minus
+// the GPU.
+TEST_CASE("training through the staged device communicator equals one process", "[dist]") {
+  Communicator& comm = world();
+  SelfCommunicator self;
+  const Curve ref = train_on(self, Partitioner::metis, ModelKind::gcn, 15);
+  auto dc = make_staged_comm(comm, Device::cpu);
+  comm.set_device_comm(dc.get());
+  const Curve got = train_on(comm, Partitioner::metis, ModelKind::gcn, 15);
+  dc.reset();
+  check_close(got.losses, ref.losses);
+  REQUIRE(got.grads0.size() == ref.grads0.size());
+  for (size_t i = 0; i < ref.grads0.size(); ++i)
+    for (size_t k = 0; k < ref.grads0[i].size(); ++k)
+      CHECK(got.grads0[i][k] == Approx(ref.grads0[i][k]).epsilon(1e-4).margin(1e-6));
 }
 
 TEST_CASE("a checkpoint written on P ranks resumes on one rank", "[dist]") {

@@ -1,0 +1,108 @@
+// Main of the multi-rank GPU tests, run under mpiexec: every rank binds its GPU (node-local
+// rank modulo the GPUs of its node) and runs the same Catch2 session; rank 0 reports, the
+// others' reports are shown only when they failed. Exits 77 (ctest: skipped) with the reason on
+// one line when the machine cannot run them:
+//   no usable GPU, or fewer than two ranks;
+//   --transport nccl (the first argument, consumed here) and two ranks on one GPU, or a build
+//   without NCCL: NCCL needs one GPU per rank.
+// The transport under test (--transport mpi|nccl, default mpi: staged through host memory) is
+// what attach_device_comm is asked for (gpu_mpi_util.hpp: requested_transport()).
+#define CATCH_CONFIG_RUNNER
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/device_comm.hpp"
+#include "common/error.hpp"
+#include "gpu_mpi_util.hpp"
+#include "kernels/kernels.hpp"
+
+namespace dgnn::gpu_mpi_test {
+std::string g_transport = "mpi";
+const std::string& requested_transport() { return g_transport; }
+}  // namespace dgnn::gpu_mpi_test
+
+namespace {
+
+// The reason this job cannot run the tests, or "" when it can. Collective.
+std::string skip_reason(dgnn::Communicator& comm, const std::string& transport) {
+  std::string why;
+  if (!dgnn::kernels::cuda_available(&why)) return "no usable GPU (" + why + ")";
+  if (comm.size() < 2)
+    return "needs several ranks (mpiexec -n 2), got " + std::to_string(comm.size());
+  dgnn::kernels::bind_cuda_device(comm.local_rank());
+  const std::vector<std::string> ids =
+      dgnn::allgather_strings(comm, dgnn::kernels::cuda_device_id());
+  if (transport == "nccl") {
+    if (!dgnn::nccl_built()) return "this dgnn was built without NCCL";
+    try {
+      dgnn::choose_transport("nccl", ids, true);
+    } catch (const dgnn::OptionError& e) {
+      return std::string("fewer GPUs than ranks for NCCL: ") + e.what();
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool listing = false;
+  std::vector<char*> args(argv, argv + argc);
+  if (args.size() >= 3 && std::strcmp(args[1], "--transport") == 0) {
+    dgnn::gpu_mpi_test::g_transport = args[2];
+    args.erase(args.begin() + 1, args.begin() + 3);
+  }
+  for (size_t i = 1; i < args.size(); ++i)
+    listing |= std::strncmp(args[i], "--list", 6) == 0 || std::strcmp(args[i], "-l") == 0;
+  if (listing) return Catch::Session().run(int(args.size()), args.data());
+
+  dgnn::Communicator& comm = dgnn::world();
+  const int rank = comm.rank();
+  const std::string reason = skip_reason(comm, dgnn::gpu_mpi_test::g_transport);
+  if (!reason.empty()) {
+    if (rank == 0) std::printf("SKIPPED: %s\n", reason.c_str());
+    return 77;
+  }
+  if (rank == 0)
+    std::printf("GPU: %s; %d ranks, transport %s\n",
+                dgnn::kernels::cuda_device_description().c_str(), comm.size(),
+                dgnn::gpu_mpi_test::g_transport.c_str());
+
+  std::FILE* scratch = nullptr;
+  int saved_stdout = -1;
+  if (rank != 0) {
+    scratch = std::tmpfile();
+    saved_stdout = dup(1);
+    if (scratch != nullptr) dup2(fileno(scratch), 1);
+  }
+  Catch::Session session;
+  int failed = session.run(int(args.size()), args.data());
+  std::cout.flush();
+  std::fflush(stdout);
+  if (scratch != nullptr) {
+    dup2(saved_stdout, 1);
+    if (failed != 0) {
+      std::rewind(scratch);
+      std::string report;
+      char buf[4096];
+      for (size_t n; (n = std::fread(buf, 1, sizeof buf, scratch)) > 0;) report.append(buf, n);
+      std::fprintf(stderr, "---- rank %d: %d failed assertion(s) ----\n%s", rank, failed,
+                   report.c_str());
+    }
+    std::fclose(scratch);
+  }
+  int64_t others = rank != 0 ? failed : 0;
+  comm.allreduce_sum(&others, 1);
+  if (rank == 0 && others > 0)
+    std::fprintf(stderr, "test_gpu_mpi: %lld assertion(s) failed on ranks other than 0\n",
+                 static_cast<long long>(others));
+  return std::min(failed, 255);
+}

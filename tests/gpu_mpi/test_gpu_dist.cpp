@@ -1,0 +1,264 @@
+// Multi-rank GPU training's communication against the CPU path, on the transport main() was
+// given (staged through MPI, or NCCL): the halo exchange and the all-reduce on seeded inputs,
+// then whole trainings on the GPU against one CPU process. Assertions are CHECKs after the first
+// collective, so that a failing rank still joins every later collective.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/device_comm.hpp"
+#include "comm/halo.hpp"
+#include "common/hash_rng.hpp"
+#include "datasets/evolving_sbm.hpp"
+#include "datasets/sbm.hpp"
+#include "gnn/distributed.hpp"
+#include "gnn/layers.hpp"
+#include "gnn/temporal_dist.hpp"
+#include "gnn/temporal_trainer.hpp"
+#include "gpu_mpi_util.hpp"
+#include "kernels/buffer.hpp"
+#include "kernels/kernels.hpp"
+
+using namespace dgnn;
+
+namespace {
+
+const Dataset& dataset() {
+  static const Dataset d = [] {
+    SbmConfig cfg;
+    cfg.vertices = 600;
+    cfg.classes = 4;
+    cfg.avg_degree = 8;
+    cfg.feature_dim = 12;
+    cfg.train_frac = 0.3;
+    cfg.seed = 21;
+    return generate_sbm(cfg).to_dataset();
+  }();
+  return d;
+}
+
+// The device communicator under test, attached to `comm` while it lives.
+std::unique_ptr<DeviceComm> attach(Communicator& comm) {
+  std::string why;
+  auto dc = attach_device_comm(comm, Device::cuda, gpu_mpi_test::requested_transport(), &why);
+  REQUIRE(dc != nullptr);
+  REQUIRE(std::string(transport_name(dc->transport())) == gpu_mpi_test::requested_transport());
+  return dc;
+}
+
+std::vector<float> random_floats(size_t n, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<float> v(n);
+  for (float& x : v) x = rng.uniform() * 200.f - 100.f;  // rounding makes the order visible
+  return v;
+}
+
+std::vector<float> download(const kernels::Buffer& b, size_t n) {
+  std::vector<float> h(n);
+  if (n) kernels::copy(Device::cpu, h.data(), Device::cuda, b.as<float>(), n * sizeof(float));
+  return h;
+}
+
+size_t bit_mismatches(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return std::max(a.size(), b.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < a.size(); ++i) bad += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("GPU halo exchange equals the CPU host exchange bit for bit", "[gpu_mpi]") {
+  Communicator& comm = world();
+  PartitionOptions popt;
+  popt.seed = 3;
+  const LocalPart part = partition_and_extract(dataset(), popt, comm);
+  const int64_t n_all = part.local_in.cols, f = 5;
+  auto dc = attach(comm);
+  auto host = make_halo_exchange(part.plan, comm, Device::cpu);  // dc carries GPU memory only
+  auto device = make_halo_exchange(part.plan, comm, Device::cuda);
+
+  // Owned rows seeded by rank; halo rows garbage that the forward pass must overwrite.
+  std::vector<float> x = random_floats(size_t(n_all * f), 100 + uint64_t(comm.rank()));
+  kernels::Buffer dx = kernels::Buffer::upload(Device::cuda, x);
+  const MatView hx{x.data(), n_all, f, f}, gx{dx.as<float>(), n_all, f, f};
+  comm.stats().reset();
+  host->forward_begin(hx);
+  host->forward_end(hx);
+  const CommStats host_stats = comm.stats();
+  comm.stats().reset();
+  device->forward_begin(gx);
+  device->forward_end(gx);
+  CHECK(comm.stats().bytes_sent == host_stats.bytes_sent);
+  CHECK(bit_mismatches(download(dx, x.size()), x) == 0);
+
+  // Gradients: the halo rows' go home and are summed into the owners in peer order.
+  std::vector<float> g = random_floats(size_t(n_all * f), 200 + uint64_t(comm.rank()));
+  kernels::Buffer dg = kernels::Buffer::upload(Device::cuda, g);
+  const MatView hg{g.data(), n_all, f, f}, gg{dg.as<float>(), n_all, f, f};
+  host->backward_begin(hg);
+  host->backward_end(hg);
+  device->backward_begin(gg);
+  device->backward_end(gg);
+  CHECK(bit_mismatches(download(dg, g.size()), g) == 0);
+  // The exchange moved something on this partition (else the test would prove nothing).
+  int64_t moved = part.plan.rows_sent();
+  comm.allreduce_sum(&moved, 1);
+  CHECK(moved > 0);
+}
+
+TEST_CASE("GPU all-reduce and all-to-all equal the host communicator's", "[gpu_mpi]") {
+  Communicator& comm = world();
+  const int p = comm.size(), r = comm.rank();
+  auto dc = attach(comm);
+  const size_t n = 1000;
+  std::vector<float> h = random_floats(n, 300 + uint64_t(r));
+  kernels::Buffer d = kernels::Buffer::upload(Device::cuda, h);
+  comm.allreduce_sum(h.data(), int64_t(n));
+  comm.stats().reset();
+  dc->allreduce_sum(d.as<float>(), int64_t(n));
+  CHECK(comm.stats().bytes_sent == int64_t(n * 4));
+  const std::vector<float> got = download(d, n);
+  size_t far = 0;  // the summation order may differ between MPI and NCCL: rounding only
+  for (size_t i = 0; i < n; ++i) far += std::fabs(got[i] - h[i]) > 1e-4f * (1.f + std::fabs(h[i]));
+  CHECK(far == 0);
+
+  // Uneven blocks, empty ones included, rank q's bytes to rank s tagged with both.
+  auto count = [](int s, int q) { return int64_t((s + 2 * q) % 3) * 4; };
+  const size_t np = static_cast<size_t>(p);
+  std::vector<int64_t> sc(np), sd(np), rc(np), rd(np);
+  int64_t s_end = 0, r_end = 0;
+  for (int q = 0; q < p; ++q) {
+    sc[size_t(q)] = count(r, q);
+    sd[size_t(q)] = s_end;
+    s_end += sc[size_t(q)];
+    rc[size_t(q)] = count(q, r);
+    rd[size_t(q)] = r_end;
+    r_end += rc[size_t(q)];
+  }
+  std::vector<float> send(size_t(s_end / 4));
+  for (int q = 0; q < p; ++q)
+    for (int64_t k = 0; k < sc[size_t(q)] / 4; ++k)
+      send[size_t(sd[size_t(q)] / 4 + k)] = float(1000 * r + 10 * q + k);
+  kernels::Buffer ds = kernels::Buffer::upload(Device::cuda, send);
+  kernels::Buffer dr(Device::cuda, size_t(std::max<int64_t>(r_end, 4)));
+  dc->alltoallv(ds.as<float>(), sc, sd, dr.as<float>(), rc, rd);
+  const std::vector<float> recv = download(dr, size_t(r_end / 4));
+  for (int q = 0; q < p; ++q)
+    for (int64_t k = 0; k < rc[size_t(q)] / 4; ++k)
+      CHECK(recv[size_t(rd[size_t(q)] / 4 + k)] == float(1000 * q + 10 * r + k));
+}
+
+namespace {
+
+std::vector<double> train_gcn(Communicator& comm, Device dev, int epochs) {
+  PartitionOptions popt;
+  popt.seed = 3;
+  auto setup = make_rank_setup(partition_and_extract(dataset(), popt, comm), comm, dev);
+  const LocalPart& p = setup->part;
+  StackModel model(builtin_layer(ModelKind::gcn), {p.feature_dim, 16, p.num_classes}, 0.5f);
+  model.reset_parameters(7);
+  model.to(dev);
+  TrainOptions opt;
+  opt.epochs = epochs;
+  opt.seed = 11;
+  opt.weight_decay = 5e-4f;
+  Trainer trainer(model, *setup->graph, setup->task, comm, opt);
+  std::vector<double> losses;
+  trainer.run([&](const EpochStats& s) { losses.push_back(s.loss); });
+  return losses;
+}
+
+void check_losses(const std::vector<double>& got, const std::vector<double>& want) {
+  REQUIRE(got.size() == want.size());
+  for (size_t e = 0; e < want.size(); ++e) {
+    INFO("epoch " << e + 1 << ": " << got[e] << " vs " << want[e]);
+    CHECK(std::abs(got[e] - want[e]) <= 1e-4 * std::abs(want[e]));
+  }
+}
+
+const EvolvingSbm& evolving() {
+  static const EvolvingSbm s = [] {
+    EvolvingSbmConfig cfg;
+    cfg.vertices = 240;
+    cfg.snapshots = 12;
+    cfg.classes = 3;
+    cfg.avg_degree = 5;
+    cfg.drift = 0.05;
+    cfg.feature_dim = 6;
+    cfg.seed = 4;
+    return generate_evolving_sbm(cfg);
+  }();
+  return s;
+}
+
+// Temporal link prediction (GCRN, --bptt 3): one process on the CPU, or the vertex or snapshot
+// strategy on `comm`'s ranks on `dev`.
+std::vector<double> train_temporal(Communicator& comm, Device dev, const std::string& strategy) {
+  const TemporalGraph g = evolving().to_temporal();
+  int64_t dim = 0;
+  std::vector<Var> features =
+      snapshot_features(g, evolving().features, evolving().config.feature_dim, &dim);
+  TemporalOptions opt;
+  opt.epochs = 4;
+  opt.bptt = 3;
+  opt.neg_eval = 10;
+  std::vector<std::unique_ptr<GraphView>> views;
+  std::unique_ptr<TemporalRank> tr;
+  std::unique_ptr<SnapshotRank> sr;
+  const std::vector<Var>* x = &features;
+  if (strategy == "snapshot") {
+    sr = make_snapshot_rank(g, features, opt, comm.size(), comm.rank());
+    for (Var& f : sr->features)
+      if (f.defined()) f = Var(f.value().to(dev));
+    x = &sr->features;
+  } else if (comm.size() > 1) {
+    PartitionOptions popt;
+    popt.parts = comm.size();
+    popt.seed = 1;
+    std::vector<int32_t> part = partition_temporal(g, popt);
+    comm.broadcast(part.data(), int64_t(part.size()) * 4, 0);
+    tr = make_temporal_rank(g, features, part, comm, dev);
+    x = &tr->features;
+  } else {
+    for (int t = 0; t < g.num_snapshots(); ++t)
+      views.push_back(std::make_unique<GraphView>(g.snapshot(t)));
+  }
+  auto model = make_temporal_model(TemporalKind::gcrn, {dim, 8, 8});
+  PairClassifier head(model->out_dim(), 8, 1);
+  model->reset_parameters(3);
+  head.reset_parameters(4);
+  model->to(dev);
+  head.to(dev);
+  LinkPredictionTrainer trainer(*model, head, g, sr ? sr->graphs : tr ? tr->graphs : views, *x,
+                                comm, opt, tr ? &tr->dir : nullptr, sr ? &sr->plan : nullptr);
+  std::vector<double> losses;
+  trainer.run([&](const TemporalEpoch& e) { losses.push_back(e.loss); });
+  return losses;
+}
+
+}  // namespace
+
+TEST_CASE("GCN on the GPU over several ranks equals one CPU process", "[gpu_mpi]") {
+  Communicator& comm = world();
+  SelfCommunicator self;
+  const std::vector<double> ref = train_gcn(self, Device::cpu, 15);
+  auto dc = attach(comm);
+  const std::vector<double> got = train_gcn(comm, Device::cuda, 15);
+  check_losses(got, ref);
+}
+
+TEST_CASE("temporal GCRN on the GPU under both strategies equals one CPU process", "[gpu_mpi]") {
+  Communicator& comm = world();
+  SelfCommunicator self;
+  const std::vector<double> ref = train_temporal(self, Device::cpu, "vertex");
+  auto dc = attach(comm);
+  for (const char* strategy : {"vertex", "snapshot"}) {
+    INFO("--strategy " << strategy);
+    check_losses(train_temporal(comm, Device::cuda, strategy), ref);
+  }
+}
