@@ -439,7 +439,8 @@ void register_train(CLI::App& app) {
   cmd->add_option("--neg-train", a->neg_train, "Temporal: sampled non-edges per edge in training")
       ->capture_default_str();
   cmd->add_option("--neg-eval", a->neg_eval,
-                  "Temporal: sampled non-edges per edge in validation and test")
+                  "Temporal: sampled non-edges per edge in validation and test, or 'all': score "
+                  "every vertex pair of each step (EvolveGCN's protocol; --task link)")
       ->capture_default_str();
   cmd->callback([a] {
     a->data.seed = a->train.seed;

@@ -42,7 +42,7 @@ struct TrainArgs {
   std::string strategy = "vertex";  // vertex | snapshot (distributed temporal training)  // link (prediction) on temporal graphs
   int bptt = 0;
   int neg_train = 5;
-  int neg_eval = 100;
+  std::string neg_eval = "100";  // sampled non-edges per edge, or "all" (every vertex pair)
   int threads = 0;
   bool quiet = false;
 };

@@ -175,6 +175,28 @@ TEST_CASE("cli temporal: train link prediction and edge classification from the 
   }
   CHECK(fin["settings"]["model"] == "tgcn");
 
+  // EvolveGCN's protocol: validation and test rank every vertex pair.
+  Result all = run("train --graph " + (d / "evo").string() +
+                   " --model gcrn --hidden 8 --epochs 2 --bptt 3 --neg-eval all --log-json " +
+                   (d / "all.jsonl").string());
+  INFO(all.out);
+  REQUIRE(all.code == 0);
+  std::ifstream all_log(d / "all.jsonl");
+  std::string all_last;
+  while (std::getline(all_log, line)) all_last = line;
+  auto all_fin = nlohmann::json::parse(all_last);
+  CHECK(all_fin["settings"]["neg_eval"] == "all");
+  CHECK(all_fin["test_map"].get<double>() > 0.0);
+  CHECK(all_fin["test_map"].get<double>() <= 1.0);
+  for (const std::string& bad : {std::string("--neg-eval lots"), std::string("--neg-eval 5x"),
+                                 std::string("--task edge --neg-eval all")}) {
+    Result r = run("train --graph " + (d / "evo").string() + " --epochs 1 " + bad);
+    INFO(bad << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(r.out.find("--neg-eval") != std::string::npos);
+    CHECK(count_lines(r.out) == 1);
+  }
+
   // Edge classification needs signed weights: an unweighted graph is a one-line error.
   Result e = run("train --graph " + (d / "evo").string() + " --task edge --epochs 1");
   CHECK(e.code != 0);
