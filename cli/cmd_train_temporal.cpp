@@ -89,6 +89,10 @@ void run_train_temporal(TrainArgs& a) {
   opt.weight_decay = a.train.weight_decay;
   opt.bptt = a.bptt;
   opt.neg_train = a.neg_train;
+  if (a.step_fracs_given) {
+    opt.train_frac = a.data.train_frac;
+    opt.val_frac = a.data.val_frac;
+  }
   if (a.neg_eval == "all") {
     opt.eval_all_pairs = true;
   } else {
@@ -153,6 +157,8 @@ void run_train_temporal(TrainArgs& a) {
                              {"neg_train", a.neg_train},
                              {"neg_eval", opt.eval_all_pairs ? nlohmann::json("all")
                                                              : nlohmann::json(opt.neg_eval)},
+                             {"train_frac", opt.train_frac},
+                             {"val_frac", opt.val_frac},
                              {"seed", a.train.seed},
                              {"ranks", comm.size()},
                              {"strategy", a.strategy},
