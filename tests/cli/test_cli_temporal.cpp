@@ -197,6 +197,14 @@ TEST_CASE("cli temporal: train link prediction and edge classification from the 
     CHECK(count_lines(r.out) == 1);
   }
 
+  // --train-frac / --val-frac split the steps when given (11 steps: 5 / 2 / 4), else 0.7 / 0.1.
+  Result fr = run("train --graph " + (d / "evo").string() +
+                  " --hidden 8 --epochs 1 --neg-eval 5 --train-frac 0.5 --val-frac 0.2");
+  INFO(fr.out);
+  CHECK(fr.code == 0);
+  CHECK(fr.out.find("steps train/val/test 5/2/4") != std::string::npos);
+  CHECK(t.out.find("steps train/val/test 7/1/3") != std::string::npos);
+
   // Edge classification needs signed weights: an unweighted graph is a one-line error.
   Result e = run("train --graph " + (d / "evo").string() + " --task edge --epochs 1");
   CHECK(e.code != 0);
