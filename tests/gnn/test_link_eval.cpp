@@ -177,7 +177,7 @@ TEST_CASE("factored pair scores equal PairClassifier's scores") {
   CHECK_THROWS_AS(two.factor(random_tensor(n, e, 1)), Error);
 }
 
-TEST_CASE("--neg-eval all: the trainer's metrics are the mean over steps of a brute force") {
+TEST_CASE("trainer with --neg-eval all: the metrics are the mean over steps of a brute force") {
   EvolvingSbmConfig cfg;
   cfg.vertices = 80;
   cfg.snapshots = 11;  // 10 steps: 7 train, 1 validation, 2 test
