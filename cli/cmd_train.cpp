@@ -451,8 +451,11 @@ void register_train(CLI::App& app) {
   cmd->add_option("--neg-train", a->neg_train, "Temporal: sampled non-edges per edge in training")
       ->capture_default_str();
   cmd->add_option("--neg-eval", a->neg_eval,
-                  "Temporal: sampled non-edges per edge in validation and test")
+                  "Temporal: sampled non-edges per edge in validation and test, or 'all': score "
+                  "every vertex pair of each step (EvolveGCN's protocol; --task link)")
       ->capture_default_str();
+  for (const char* frac : {"--train-frac", "--val-frac"})
+    cmd->get_option(frac)->each([a](const std::string&) { a->step_fracs_given = true; });
   cmd->callback([a] {
     a->data.seed = a->train.seed;
     if (!a->quiet) a->data.edges.progress = terminal_progress("loading " + a->data.graph);

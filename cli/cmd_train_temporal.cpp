@@ -1,6 +1,7 @@
 // `dgnn train` on a temporal edge list: link prediction over snapshots (EvolveGCN's protocol).
 #include <omp.h>
 
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -112,7 +113,19 @@ void run_train_temporal(TrainArgs& a) {
   opt.weight_decay = a.train.weight_decay;
   opt.bptt = a.bptt;
   opt.neg_train = a.neg_train;
-  opt.neg_eval = a.neg_eval;
+  if (a.step_fracs_given) {
+    opt.train_frac = a.data.train_frac;
+    opt.val_frac = a.data.val_frac;
+  }
+  if (a.neg_eval == "all") {
+    opt.eval_all_pairs = true;
+  } else {
+    const char* end = a.neg_eval.data() + a.neg_eval.size();
+    auto [p, ec] = std::from_chars(a.neg_eval.data(), end, opt.neg_eval);
+    if (ec != std::errc() || p != end || a.neg_eval.empty())
+      throw OptionError("--neg-eval: expected a count of non-edges per edge, or all; got '" +
+                        a.neg_eval + "'");
+  }
   opt.classifier_hidden = a.hidden;
   // One process: the whole snapshots. Several ranks: rank 0 reads the graph and sends each rank
   // what it needs (snapshot strategy: the whole snapshots of its own steps; vertex strategy:
@@ -200,7 +213,10 @@ void run_train_temporal(TrainArgs& a) {
                              {"epochs", a.train.epochs},
                              {"bptt", a.bptt},
                              {"neg_train", a.neg_train},
-                             {"neg_eval", a.neg_eval},
+                             {"neg_eval", opt.eval_all_pairs ? nlohmann::json("all")
+                                                             : nlohmann::json(opt.neg_eval)},
+                             {"train_frac", opt.train_frac},
+                             {"val_frac", opt.val_frac},
                              {"seed", a.train.seed},
                              {"ranks", comm.size()},
                              {"strategy", a.strategy},

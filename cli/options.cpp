@@ -112,13 +112,15 @@ void add_dataset_options(CLI::App* cmd, DatasetOptions& opt) {
       ->capture_default_str()
       ->group(group);
   cmd->add_option("--train-frac", opt.train_frac,
-                  "Without split files: fraction of labelled vertices to train on")
+                  "Without split files: fraction of labelled vertices to train on (temporal "
+                  "link and edge tasks: fraction of the steps, 0.7 when not given)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str()
       ->group(group);
   cmd->add_option("--val-frac", opt.val_frac,
                   "Without split files: fraction of labelled vertices to validate on (the rest "
-                  "is the test set)")
+                  "is the test set; temporal link and edge tasks: of the steps, 0.1 when not "
+                  "given)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str()
       ->group(group);

@@ -46,7 +46,11 @@ struct TrainArgs {
   std::string strategy = "vertex";  // vertex | snapshot (distributed temporal training)  // link (prediction) on temporal graphs
   int bptt = 0;
   int neg_train = 5;
-  int neg_eval = 100;
+  std::string neg_eval = "100";  // sampled non-edges per edge, or "all" (every vertex pair)
+  // --train-frac / --val-frac given: temporal link prediction and edge classification split
+  // their steps by them (else 0.7 / 0.1, EvolveGCN's default; the flags' own defaults are for
+  // labelled vertices).
+  bool step_fracs_given = false;
   int threads = 0;
   bool quiet = false;
 };

@@ -404,4 +404,65 @@ Var PairClassifier::score_rows(ForwardContext& ctx, const Var& hu, const Var& hv
   return forward(ctx, concat_cols({hu, hv, mul(hu, hv)}));
 }
 
+FactoredPairs PairClassifier::factor(const Tensor& h) {
+  auto host = [](Module& m, const char* name) {
+    for (auto& [n, p] : m.named_parameters())
+      if (n == name) return p->var.value().to(Device::cpu);
+    throw Error(std::string("PairClassifier: no parameter ") + name);
+  };
+  const Tensor w1 = host(lin1_, "weight"), b1 = host(lin1_, "bias");
+  const Tensor w2 = host(lin2_, "weight"), b2 = host(lin2_, "bias");
+  const int64_t e = h.cols(), hid = w1.cols();
+  DGNN_CHECK(w1.rows() == 3 * e, ShapeError,
+             "PairClassifier::factor: embeddings of width " + std::to_string(e) +
+                 " for a classifier of input width " + std::to_string(w1.rows()));
+  if (w2.cols() != 1) throw Error("PairClassifier::factor: only for one logit per pair");
+  FactoredPairs f;
+  f.h = h.to(Device::cpu);
+  const int64_t n = f.h.rows();
+  f.a = Tensor(n, hid);
+  f.b = Tensor(n, hid);
+  for (int64_t v = 0; v < n; ++v) std::copy(b1.data(), b1.data() + hid, f.a.data() + v * hid);
+  kernels::gemm(Device::cpu, false, false, 1.f, f.h.view(), ConstMatView(w1.data(), e, hid, hid),
+                1.f, f.a.view());
+  kernels::gemm(Device::cpu, false, false, 1.f, f.h.view(),
+                ConstMatView(w1.data() + e * hid, e, hid, hid), 0.f, f.b.view());
+  f.w_uv = Tensor::from_host(w1.data() + 2 * e * hid, e, hid);
+  f.w2.assign(w2.data(), w2.data() + hid);
+  f.b2 = b2.data()[0];
+  return f;
+}
+
+void FactoredPairs::score_row(int32_t u, float* out, std::vector<float>& scratch) const {
+  const int64_t n = h.rows(), e = h.cols(), hid = a.cols();
+  // Blocks of targets small enough that their pre-activations stay in cache.
+  constexpr int64_t kBlock = 256;
+  scratch.resize(size_t(e * hid + kBlock * hid));
+  float* m = scratch.data();  // diag(h_u) W_uv
+  float* z = m + e * hid;     // (h_v * h_u) W_uv for a block of v
+  const float* hu = h.data() + int64_t(u) * e;
+  for (int64_t j = 0; j < e; ++j)
+    for (int64_t c = 0; c < hid; ++c) m[j * hid + c] = hu[j] * w_uv.data()[j * hid + c];
+  const float* au = a.data() + int64_t(u) * hid;
+  for (int64_t v0 = 0; v0 < n; v0 += kBlock) {
+    const int64_t rows = std::min(kBlock, n - v0);
+    kernels::gemm(Device::cpu, false, false, 1.f, ConstMatView(h.data() + v0 * e, rows, e, e),
+                  ConstMatView(m, e, hid, hid), 0.f, MatView{z, rows, hid, hid});
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* zr = z + r * hid;
+      const float* bv = b.data() + (v0 + r) * hid;
+      // Eight partial sums (independent chains the compiler can keep in vector registers);
+      // the same order for every pair, so a row always gets the same scores.
+      float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+      int64_t c = 0;
+      for (; c + 8 <= hid; c += 8)
+        for (int l = 0; l < 8; ++l)
+          acc[l] += w2[size_t(c + l)] * std::max(zr[c + l] + au[c + l] + bv[c + l], 0.f);
+      for (; c < hid; ++c) acc[0] += w2[size_t(c)] * std::max(zr[c] + au[c] + bv[c], 0.f);
+      out[v0 + r] =
+          ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + b2;
+    }
+  }
+}
+
 }  // namespace dgnn

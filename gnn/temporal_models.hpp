@@ -45,6 +45,21 @@ const char* temporal_kind_name(TemporalKind k);
 std::unique_ptr<TemporalModel> make_temporal_model(TemporalKind kind,
                                                    const std::vector<int64_t>& dims);
 
+// PairClassifier (one logit) split by the blocks of its first layer, to score many pairs from
+// per-vertex terms: W1 [h_u | h_v | h_u * h_v] + b1 = (h_u W_u + b1) + h_v W_v + (h_u * h_v) W_uv.
+// A row of n pairs (u, every v) then costs one (n x emb) (emb x hidden) product with
+// diag(h_u) W_uv, not n concatenated 3 x emb inputs. Host tensors.
+struct FactoredPairs {
+  Tensor h;               // n x emb: the embeddings
+  Tensor a;               // n x hidden: h W_u + b1
+  Tensor b;               // n x hidden: h W_v
+  Tensor w_uv;            // emb x hidden
+  std::vector<float> w2;  // hidden: the output layer
+  float b2 = 0.f;
+  // out[v] = the logit of pair (u, v) for every v < n; deterministic. scratch: resized as needed.
+  void score_row(int32_t u, float* out, std::vector<float>& scratch) const;
+};
+
 // Scores vertex pairs from embeddings: an MLP on [h_u | h_v | h_u * h_v], giving `classes`
 // logits per pair (1 for link prediction). EvolveGCN's classifier sees [h_u | h_v] only; the
 // element-wise product lets a small MLP express "u and v are alike", which a concatenation
@@ -58,6 +73,9 @@ class PairClassifier : public Module {
   // Logits for pairs whose endpoint rows are already gathered (h_u, h_v row by row).
   Var score_rows(ForwardContext& ctx, const Var& hu, const Var& hv);
   Var forward(ForwardContext& ctx, const Var& x) override;  // x = [h_u | h_v | h_u * h_v] rows
+  // The factored form over embeddings h (every vertex; any device); one logit only (Error
+  // otherwise).
+  FactoredPairs factor(const Tensor& h);
 
  private:
   Linear& lin1_;

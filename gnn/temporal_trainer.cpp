@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <numeric>
 #include <unordered_set>
 
 #include "common/error.hpp"
@@ -81,6 +83,8 @@ TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt)
   // Link prediction: step s predicts the edges of snapshot s + 1; edge classification: step s
   // labels the edges of snapshot s itself.
   sp.steps = opt.task == TemporalTask::link ? t - 1 : t;
+  if (opt.eval_all_pairs && opt.task != TemporalTask::link)
+    throw OptionError("--neg-eval all scores every vertex pair: it is for --task link");
   if (opt.task == TemporalTask::edge && !g.weighted)
     throw OptionError(
         "--task edge classifies edges by the sign of their weight: give the "
@@ -331,6 +335,32 @@ void LinkPredictionTrainer::add_eval_step(EvalSums& acc, const Var& logits, cons
   acc.m.mrr += mean_reciprocal_rank(scores, labels, groups);
 }
 
+PairTargets LinkPredictionTrainer::targets_for(int step) const {
+  const SnapshotEvents& ev = g_.events[size_t(step + 1)];
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  for (size_t i = 0; i < ev.src.size(); ++i) {
+    const int32_t u = ev.src[i], v = ev.dst[i];
+    if (u == v) continue;  // as in the sampled batches: a self-loop is no target
+    pairs.emplace_back(u, v);
+    if (!g_.directed) pairs.emplace_back(v, u);
+  }
+  return PairTargets::from_pairs(g_.num_vertices, std::move(pairs));
+}
+
+void LinkPredictionTrainer::add_all_pairs_step(EvalSums& acc, int step, const Tensor& h,
+                                               const std::vector<int32_t>& rows,
+                                               Communicator& comm) {
+  const FactoredPairs f = head_.factor(h);
+  const AllPairsMetrics m = all_pairs_metrics(
+      targets_for(step), rows,
+      [&f](int32_t u, float* out, std::vector<float>& scratch) { f.score_row(u, out, scratch); },
+      comm);
+  acc.m.auc += m.auc;
+  acc.m.map += m.map;
+  acc.m.mrr += m.mrr;
+  ++acc.counted;
+}
+
 LinkMetrics LinkPredictionTrainer::finish_eval(EvalSums& acc) const {
   LinkMetrics m = acc.m;
   const int counted = acc.counted;
@@ -358,6 +388,8 @@ LinkMetrics LinkPredictionTrainer::finish_eval(EvalSums& acc) const {
     m.mrr /= counted;
     m.loss /= counted;
   }
+  // Scoring all pairs computes no loss (a sum over n^2 pairs that nothing reads).
+  if (opt_.eval_all_pairs) m.loss = std::numeric_limits<double>::quiet_NaN();
   return m;
 }
 
@@ -371,6 +403,23 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
     const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
     Var h = model_.step(ctx, x);
     if (s < begin) continue;
+    if (opt_.eval_all_pairs) {
+      // Every rank needs every vertex's embedding (the pairs span all of them) and scores the
+      // source rows of the vertices it owns. All ranks agree on has_targets_: collective.
+      if (!has_targets_[size_t(s)]) continue;
+      const int64_t n = g_.num_vertices;
+      std::vector<int32_t> ids(static_cast<size_t>(n)), rows;
+      std::iota(ids.begin(), ids.end(), 0);
+      if (comm_.size() == 1) {
+        add_all_pairs_step(acc, s, h.value().to(Device::cpu), ids, comm_);
+      } else {
+        for (int32_t v : ids)
+          if (dir_.owner[size_t(v)] == comm_.rank()) rows.push_back(v);
+        add_all_pairs_step(acc, s, fetch_rows(comm_, dir_, h, ids).value().to(Device::cpu), rows,
+                           comm_);
+      }
+      continue;
+    }
     const Batch full = batch_for(s, opt_.neg_eval, 0xe7a1);
     if (full.src.empty()) continue;
     const Batch local = local_part(full);
@@ -433,6 +482,18 @@ LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
     const std::vector<Var> h = model_.window(w);
     for (int s = std::max(start, begin); s < stop; ++s) {
       if (!has_targets_[size_t(s)]) continue;
+      if (opt_.eval_all_pairs) {
+        // The owner holds every vertex's embedding: it scores the whole step alone; the sums
+        // are combined after the loop.
+        if (w.owns(s)) {
+          SelfCommunicator self;
+          std::vector<int32_t> rows(size_t(g_.num_vertices));
+          std::iota(rows.begin(), rows.end(), 0);
+          add_all_pairs_step(acc, s, h[size_t(s - w.own_begin())].value().to(Device::cpu), rows,
+                             self);
+        }
+        continue;
+      }
       // The step's owner scores all of its pairs; the others add none.
       Batch local;
       Var logits;
@@ -442,6 +503,14 @@ LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
       }
       add_eval_step(acc, logits, local);
     }
+  }
+  if (opt_.eval_all_pairs) {
+    double sums[4] = {acc.m.auc, acc.m.map, acc.m.mrr, double(acc.counted)};
+    comm_.allreduce_sum(sums, 4);
+    acc.m.auc = sums[0];
+    acc.m.map = sums[1];
+    acc.m.mrr = sums[2];
+    acc.counted = int(sums[3]);
   }
   return finish_eval(acc);
 }

@@ -1,7 +1,9 @@
 #pragma once
 // Tasks on a snapshot sequence, with EvolveGCN's protocols:
 //  - link prediction: the embeddings after snapshot t score the edges of snapshot t+1 against
-//    sampled non-edges (metrics AUC, MAP, MRR);
+//    sampled non-edges, or in validation and test against every other vertex pair
+//    (TemporalOptions::eval_all_pairs, the paper's protocol) (metrics AUC, MAP, MRR, each the
+//    mean over the steps of a split);
 //  - edge classification: the embeddings after snapshot t classify the edges of snapshot t by
 //    the sign of their weight, e.g. a negative bitcoin rating (metrics F1 of the negative
 //    class, macro F1, AUC).
@@ -17,6 +19,7 @@
 
 #include "comm/communicator.hpp"
 #include "gnn/fetch.hpp"
+#include "gnn/link_eval.hpp"
 #include "gnn/optimizer.hpp"
 #include "gnn/temporal_models.hpp"
 #include "gnn/temporal_snapshot.hpp"
@@ -47,6 +50,9 @@ struct TemporalOptions {
   int bptt = 0;            // steps per truncated-BPTT window; 0 = the whole training span
   int neg_train = 5;       // sampled non-edges per positive in training
   int neg_eval = 100;      // ... in validation and test
+  // Validation and test score every ordered vertex pair of each step instead (EvolveGCN's
+  // protocol, gnn/link_eval.hpp); neg_eval is then unused. Link prediction only.
+  bool eval_all_pairs = false;
   double train_frac = 0.7;
   double val_frac = 0.1;
   int64_t classifier_hidden = 64;
@@ -134,6 +140,11 @@ class LinkPredictionTrainer {
     std::vector<uint8_t> all_labels;
   };
   void add_eval_step(EvalSums& acc, const Var& logits, const Batch& local);
+  // eval_all_pairs: the positives of a step (both directions for an undirected graph), and one
+  // step's metrics from the embeddings of every vertex (`h`), scoring source rows `rows`.
+  PairTargets targets_for(int step) const;
+  void add_all_pairs_step(EvalSums& acc, int step, const Tensor& h,
+                          const std::vector<int32_t>& rows, Communicator& comm);
   LinkMetrics finish_eval(EvalSums& acc) const;
   // The snapshot strategy's epoch and evaluation.
   double train_epoch_snapshots(int epoch);

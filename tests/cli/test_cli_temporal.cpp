@@ -175,6 +175,36 @@ TEST_CASE("cli temporal: train link prediction and edge classification from the 
   }
   CHECK(fin["settings"]["model"] == "tgcn");
 
+  // EvolveGCN's protocol: validation and test rank every vertex pair.
+  Result all = run("train --graph " + (d / "evo").string() +
+                   " --model gcrn --hidden 8 --epochs 2 --bptt 3 --neg-eval all --log-json " +
+                   (d / "all.jsonl").string());
+  INFO(all.out);
+  REQUIRE(all.code == 0);
+  std::ifstream all_log(d / "all.jsonl");
+  std::string all_last;
+  while (std::getline(all_log, line)) all_last = line;
+  auto all_fin = nlohmann::json::parse(all_last);
+  CHECK(all_fin["settings"]["neg_eval"] == "all");
+  CHECK(all_fin["test_map"].get<double>() > 0.0);
+  CHECK(all_fin["test_map"].get<double>() <= 1.0);
+  for (const std::string& bad : {std::string("--neg-eval lots"), std::string("--neg-eval 5x"),
+                                 std::string("--task edge --neg-eval all")}) {
+    Result r = run("train --graph " + (d / "evo").string() + " --epochs 1 " + bad);
+    INFO(bad << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(r.out.find("--neg-eval") != std::string::npos);
+    CHECK(count_lines(r.out) == 1);
+  }
+
+  // --train-frac / --val-frac split the steps when given (11 steps: 5 / 2 / 4), else 0.7 / 0.1.
+  Result fr = run("train --graph " + (d / "evo").string() +
+                  " --hidden 8 --epochs 1 --neg-eval 5 --train-frac 0.5 --val-frac 0.2");
+  INFO(fr.out);
+  CHECK(fr.code == 0);
+  CHECK(fr.out.find("steps train/val/test 5/2/4") != std::string::npos);
+  CHECK(t.out.find("steps train/val/test 7/1/3") != std::string::npos);
+
   // Edge classification needs signed weights: an unweighted graph is a one-line error.
   Result e = run("train --graph " + (d / "evo").string() + " --task edge --epochs 1");
   CHECK(e.code != 0);

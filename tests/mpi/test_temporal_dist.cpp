@@ -6,6 +6,8 @@
 #include "comm/communicator.hpp"
 #include "comm/device_comm.hpp"
 #include "datasets/evolving_sbm.hpp"
+#include "gnn/link_eval.hpp"
+#include "gnn/metrics.hpp"
 #include "gnn/temporal_dist.hpp"
 #include "gnn/temporal_trainer.hpp"
 
@@ -33,7 +35,8 @@ struct Run {
   TemporalResult result;
 };
 
-Run train(Communicator& comm, TemporalKind kind, Partitioner method, TemporalTask task) {
+Run train(Communicator& comm, TemporalKind kind, Partitioner method, TemporalTask task,
+          bool all_pairs = false) {
   const TemporalGraph g = sbm().to_temporal();
   int64_t dim = 0;
   std::vector<Var> features = snapshot_features(g, sbm().features, sbm().config.feature_dim, &dim);
@@ -60,6 +63,7 @@ Run train(Communicator& comm, TemporalKind kind, Partitioner method, TemporalTas
   opt.epochs = 5;
   opt.bptt = 3;
   opt.neg_eval = 10;
+  opt.eval_all_pairs = all_pairs;
   LinkPredictionTrainer trainer(*model, head, g, tr ? tr->graphs : views,
                                 tr ? tr->features : features, comm, opt,
                                 tr ? &tr->dir : nullptr);
@@ -110,5 +114,52 @@ TEST_CASE("vertex strategy through the staged device communicator equals one pro
   for (size_t e = 0; e < ref.losses.size(); ++e) {
     INFO("epoch " << e + 1);
     CHECK(std::abs(got.losses[e] - ref.losses[e]) <= 1e-4 * std::abs(ref.losses[e]));
+  }
+}
+
+TEST_CASE("all-pairs metrics over rows split between ranks equal one process", "[tdist]") {
+  Communicator& comm = world();
+  SelfCommunicator self;
+  // Coarse scores (ties across ranks' rows), positives on a few rows only, so that some ranks
+  // hold no positive at all.
+  const int64_t n = 29;
+  std::vector<float> s(size_t(n * n));
+  for (int64_t i = 0; i < n * n; ++i) s[size_t(i)] = float((i * 7919) % 23) / 4.f;
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  for (int32_t u : {2, 3, 17})
+    for (int32_t v = 1; v < n; v += u) pairs.emplace_back(u, v);
+  const PairTargets t = PairTargets::from_pairs(n, pairs);
+  RowScoreFn score = [&](int32_t u, float* out, std::vector<float>&) {
+    std::copy(s.begin() + u * n, s.begin() + (u + 1) * n, out);
+  };
+  std::vector<int32_t> all(static_cast<size_t>(n)), mine;
+  for (int32_t u = 0; u < n; ++u) {
+    all[size_t(u)] = u;
+    if (u * 5 % n % comm.size() == comm.rank()) mine.push_back(u);  // scattered rows
+  }
+  const AllPairsMetrics ref = all_pairs_metrics(t, all, score, self);
+  const AllPairsMetrics got = all_pairs_metrics(t, mine, score, comm);
+  CHECK(got.positives == ref.positives);
+  CHECK(got.candidates == n * n);
+  CHECK(got.auc == ref.auc);  // exact counts on every rank
+  CHECK(got.map == ref.map);
+  CHECK(got.mrr == Approx(ref.mrr).epsilon(1e-12));  // a sum over rows, in another order
+  CHECK(ref.map > 0);
+}
+
+TEST_CASE("vertex strategy: all-pairs evaluation (--neg-eval all) equals one process", "[tdist]") {
+  Communicator& comm = world();
+  SelfCommunicator self;
+  // Every rank fetches all embeddings and scores the rows of the vertices it owns.
+  for (TemporalKind kind : {TemporalKind::evolvegcn_o, TemporalKind::gcrn}) {
+    INFO(temporal_kind_name(kind) << " on " << comm.size() << " ranks");
+    const Run ref = train(self, kind, Partitioner::metis, TemporalTask::link, true);
+    const Run got = train(comm, kind, Partitioner::random, TemporalTask::link, true);
+    CHECK(got.result.best_epoch == ref.result.best_epoch);
+    CHECK(got.result.best_val.map == Approx(ref.result.best_val.map).margin(1e-4));
+    CHECK(got.result.test.auc == Approx(ref.result.test.auc).margin(1e-4));
+    CHECK(got.result.test.map == Approx(ref.result.test.map).margin(1e-4));
+    CHECK(got.result.test.mrr == Approx(ref.result.test.mrr).margin(1e-4));
+    CHECK(ref.result.test.map > 0);
   }
 }
