@@ -187,6 +187,10 @@ void run_train_temporal(TrainArgs& a) {
       if (f.defined()) f = Var(f.value().to(dev));
   }
 
+  // One GPU, whole snapshots: they go to the device as differences, adjacencies built there.
+  std::optional<SnapshotUploads> uploads;
+  if (dev != Device::cpu && !graphs.empty()) uploads = upload_snapshots_by_difference(g, graphs, dev);
+
   const auto& views = rank_data ? rank_data->graphs : snap_data ? snap_data->graphs : graphs;
   LinkPredictionTrainer trainer(*model, head, g, views, rank_data ? rank_data->features : features,
                                 comm, opt, rank_data ? &rank_data->dir : nullptr,
@@ -201,6 +205,11 @@ void run_train_temporal(TrainArgs& a) {
                 double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6, in.ms);
   if (!a.quiet && root && comm.size() > 1)
     std::printf("%s\n", describe_moves(in.moves, comm.size()).c_str());
+  if (!a.quiet && uploads)
+    std::printf("snapshots to the GPU: %d, %d as differences: %.2f MB instead of %.2f MB of "
+                "adjacencies\n",
+                uploads->snapshots, uploads->as_difference, double(uploads->bytes) / 1e6,
+                double(uploads->whole_bytes) / 1e6);
 
   nlohmann::json settings = {{"graph", a.data.graph},
                              {"model", temporal_kind_name(kind)},
@@ -274,6 +283,11 @@ void run_train_temporal(TrainArgs& a) {
                         {"best_epoch", res.best_epoch},
                         {"median_epoch_ms", res.median_epoch_ms},
                         {"settings", settings}};
+    if (uploads)
+      j["gpu_snapshot_uploads"] = {{"snapshots", uploads->snapshots},
+                                   {"as_difference", uploads->as_difference},
+                                   {"bytes", uploads->bytes},
+                                   {"whole_bytes", uploads->whole_bytes}};
     if (comm.size() > 1)
       j["snapshot_moves"] = {{"snapshots", in.moves.snapshots},
                              {"as_difference", in.moves.as_difference},

@@ -205,6 +205,13 @@ const kernels::DeviceCsr& GraphView::Adjacency::on(Device dev, bool backward_dir
   return *slot;
 }
 
+void GraphView::Adjacency::adopt_forward(Device dev, std::unique_ptr<kernels::DeviceCsr> copy) const {
+  DGNN_CHECK(dev != Device::cpu && copy && copy->device() == dev, ShapeError,
+             "adopt_forward: a copy on that GPU");
+  std::lock_guard<std::mutex> lock(mutex_);
+  copies_[0][int(dev)] = std::move(copy);
+}
+
 namespace {
 
 // Rows [begin, end) of a CSR on `dev`: offsets stay absolute, so the slice is a pointer shift.

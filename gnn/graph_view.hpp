@@ -77,6 +77,9 @@ class GraphView {
     // (made on first use, kept with the graph) on a GPU.
     const kernels::DeviceCsr& forward_on(Device dev) const { return on(dev, false); }
     const kernels::DeviceCsr& backward_on(Device dev) const { return on(dev, true); }
+    // Takes a forward copy built on the device itself (snapshots by difference) instead of
+    // uploading `forward` on first use; the caller guarantees it holds the same matrix.
+    void adopt_forward(Device dev, std::unique_ptr<kernels::DeviceCsr> copy) const;
 
    private:
     const kernels::DeviceCsr& on(Device dev, bool backward) const;

@@ -12,6 +12,7 @@
 #include "gnn/loss.hpp"
 #include "gnn/metrics.hpp"
 #include "gnn/trainer.hpp"
+#include "kernels/device_snapshot.hpp"
 
 namespace dgnn {
 
@@ -69,6 +70,35 @@ std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<Csr
   for (size_t s = 0; s < held.size(); ++s)
     if (held[s].rows == g.num_vertices) out[s] = Var(degree_features(held[s], g.num_vertices, g.directed));
   return out;
+}
+
+SnapshotUploads upload_snapshots_by_difference(const TemporalGraph& g,
+                                               const std::vector<std::unique_ptr<GraphView>>& views,
+                                               Device dev) {
+  DGNN_CHECK(int(views.size()) == g.num_snapshots(), ShapeError, "need one view per snapshot");
+  SnapshotUploads up;
+  kernels::DeviceStructure cur;
+  for (int t = 0; t < g.num_snapshots(); ++t) {
+    const GraphView& v = *views[size_t(t)];
+    DGNN_CHECK(v.n_halo() == 0 && !v.bipartite() && v.structure().rows == g.num_vertices,
+               ShapeError, "upload_snapshots_by_difference: whole-graph views only");
+    if (t == 0) {
+      cur = kernels::upload_structure(dev, v.structure().view());
+      up.bytes += cur.bytes();
+    } else {
+      const SnapshotDiff& d = g.diffs[size_t(t) - 1];
+      cur = kernels::apply_structure_diff(cur, d.add_src, d.add_dst, d.del_src, d.del_dst,
+                                          &up.bytes);
+      ++up.as_difference;
+    }
+    const GraphView::Adjacency& adj = v.adjacency(Norm::gcn);
+    const int64_t n = adj.forward.rows, nnz = adj.forward.nnz();
+    up.whole_bytes += 8 * (n + 1) + (nnz < (int64_t(1) << 31) ? 4 * (n + 1) : 0) + 8 * nnz;
+    adj.adopt_forward(dev, std::make_unique<kernels::DeviceCsr>(
+                               kernels::gcn_adjacency_on_device(cur, adj.forward.offsets)));
+    ++up.snapshots;
+  }
+  return up;
 }
 
 TemporalTask parse_temporal_task(const std::string& name) {

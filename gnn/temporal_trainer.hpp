@@ -38,6 +38,19 @@ std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<Csr
                                    const std::vector<float>& features, int64_t feature_dim,
                                    int64_t* out_dim);
 
+// Snapshots moved to a GPU as differences (Chakaravarthy et al., SC'21): snapshot 0's structure
+// goes whole, every later one as g.diffs[t - 1] applied on the device, where its GCN adjacency
+// is built and handed to views[t] (which then never uploads it). `views` are whole-graph views
+// of g's snapshots in order. Counts what crossed the bus against the whole adjacencies.
+struct SnapshotUploads {
+  int snapshots = 0, as_difference = 0;
+  int64_t bytes = 0;        // uploaded: snapshot 0's structure, then the differences
+  int64_t whole_bytes = 0;  // the GCN adjacencies uploaded whole, as DeviceCsr would
+};
+SnapshotUploads upload_snapshots_by_difference(const TemporalGraph& g,
+                                               const std::vector<std::unique_ptr<GraphView>>& views,
+                                               Device dev);
+
 enum class TemporalTask : uint8_t { link, edge };
 TemporalTask parse_temporal_task(const std::string& name);  // OptionError for unknown names
 

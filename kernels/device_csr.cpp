@@ -1,6 +1,7 @@
 #include "kernels/device_csr.hpp"
 
 #include <climits>
+#include <utility>
 
 #include "common/error.hpp"
 
@@ -27,6 +28,20 @@ DeviceCsr::DeviceCsr(Device dev, const CsrView& host)
     values_ = Buffer::upload(dev_, ones);
   }
   host_ = {};
+}
+
+DeviceCsr::DeviceCsr(Device dev, int64_t rows, int64_t cols, std::vector<int64_t> host_offsets,
+                     Buffer offsets, Buffer offsets32, Buffer indices, Buffer values)
+    : dev_(dev),
+      rows_(rows),
+      cols_(cols),
+      host_offsets_(std::move(host_offsets)),
+      offsets_(std::move(offsets)),
+      offsets32_(std::move(offsets32)),
+      indices_(std::move(indices)),
+      values_(std::move(values)) {
+  DGNN_CHECK(dev != Device::cpu && int64_t(host_offsets_.size()) == rows + 1, ShapeError,
+             "DeviceCsr: adopted device arrays need a device and rows + 1 host offsets");
 }
 
 CsrView DeviceCsr::rows(int64_t begin, int64_t end) const {

@@ -16,6 +16,10 @@ class DeviceCsr {
  public:
   DeviceCsr() = default;
   DeviceCsr(Device dev, const CsrView& host);
+  // Adopts arrays already on `dev` (built there): offsets (int64, rows + 1), offsets32 (int32,
+  // or empty), indices, values; `host_offsets` are the same offsets on the host (row slices).
+  DeviceCsr(Device dev, int64_t rows, int64_t cols, std::vector<int64_t> host_offsets,
+            Buffer offsets, Buffer offsets32, Buffer indices, Buffer values);
 
   Device device() const { return dev_; }
   // The whole matrix.

@@ -50,6 +50,14 @@ void set_spmm_algo(SpmmAlgo algo);
 // The implementation auto chose last (for benchmarks and logs).
 const char* last_spmm_algo();
 void spmm(const CsrView& a, ConstMatView x, MatView y, bool accumulate);
+// ---- snapshots by difference (snapshot.cu) -------------------------------------------------
+void apply_structure_diff(int64_t rows, const int64_t* off, const int32_t* idx,
+                          const int32_t* add_src, const int32_t* add_dst, int64_t na,
+                          const int32_t* del_src, const int32_t* del_dst, int64_t nd,
+                          int64_t* out_off, int32_t* out_idx);
+// out_off is computed here (rows + 1); out_off32 may be null.
+void gcn_adjacency(int64_t rows, const int64_t* off, const int32_t* idx, int64_t* out_off,
+                   int32_t* out_idx, float* out_val, int32_t* out_off32);
 // ---- attention (attention.cu) ------------------------------------------------------------
 void edge_add(const CsrView& a, ConstMatView src, ConstMatView dst, MatView out);
 void sddmm(const CsrView& a, ConstMatView x, ConstMatView y, MatView out);
