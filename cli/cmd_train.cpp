@@ -229,7 +229,8 @@ void run_train(TrainArgs& a) {
   std::optional<MiniBatchOptions> mb = minibatch_options(a);
   if (mb && a.device != "cpu")
     throw OptionError("--batch-size with --device cuda: mini-batch training runs on the CPU so far "
-                      "(sampling and feature gathering are host code)");
+                      "(the GPU sampler exists, sampler/device_sampler.hpp, but the trainer does "
+                      "not take device blocks yet); use --device cpu");
   Communicator& comm = world();
   std::unique_ptr<DeviceComm> device_link;  // declared before everything that uses it
   const Device dev = train_device(a, comm, &device_link);

@@ -11,6 +11,7 @@
 #include "kernels/cuda/cuda_kernels.hpp"
 #endif
 #include "kernels/kernels.hpp"
+#include "kernels/sample_block.hpp"
 
 namespace dgnn::kernels {
 
@@ -99,6 +100,23 @@ void free(Device dev, void* p) noexcept {
       return;  // alloc never succeeded on cuda, so there is nothing to free
 #endif
   }
+}
+
+DeviceBlock sample_block(Device dev, const SampleGraph& g, const int64_t* dst, int64_t n_dst,
+                         int fanout, bool replace, uint64_t seed, uint64_t epoch, int layer,
+                         int32_t* local_of, int64_t* first_of) {
+  if (n_dst < 0 || g.in.rows != g.in.cols)
+    throw ShapeError("kernels::sample_block: " + std::to_string(n_dst) + " destinations of a " +
+                     shape(g.in.rows, g.in.cols) + " graph");
+  if (dev == Device::cuda) {
+#if DGNN_HAVE_CUDA
+    return cuda::sample_block(g, dst, n_dst, fanout, replace, seed, epoch, layer, local_of,
+                              first_of);
+#endif
+  } else {
+    throw DeviceError("kernels::sample_block on cpu: the CPU samples with sampler/NeighborSampler");
+  }
+  no_backend(dev, "sample_block");
 }
 
 void release_cached(Device dev) noexcept {

@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "common/hash_rng.hpp"
+#include "kernels/sample_draw.hpp"
 
 namespace dgnn {
 
@@ -41,48 +42,27 @@ int64_t SampledBatch::edges() const {
   return n;
 }
 
+// The draws themselves live in kernels/sample_draw.hpp, shared with the GPU sampler.
 int64_t sample_count(int64_t deg, int fanout, bool replace) {
-  if (fanout < 0 || deg == 0) return deg;
-  return replace ? fanout : std::min<int64_t>(fanout, deg);
+  return draw::count(deg, fanout, replace);
 }
 
 uint64_t sample_key(uint64_t seed, uint64_t epoch, int layer, int64_t v) {
-  return hash_combine(hash_combine(hash_combine(seed, epoch), uint64_t(layer)), uint64_t(v));
+  return draw::key(seed, epoch, layer, v);
 }
 
 void sample_positions(int64_t deg, int fanout, bool replace, uint64_t key, int64_t* out) {
-  const int64_t k = sample_count(deg, fanout, replace);
-  if (fanout < 0 || (!replace && k == deg)) {
-    for (int64_t i = 0; i < deg; ++i) out[i] = i;
-    return;
-  }
-  Rng rng(key);
-  if (replace) {
-    for (int64_t i = 0; i < k; ++i) out[i] = int64_t(rng.below(uint64_t(deg)));
-    std::sort(out, out + k);
-    return;
-  }
-  if (k * 8 >= deg) {
-    // Dense selection (Knuth's algorithm S): one pass, output already in order.
-    int64_t chosen = 0;
-    for (int64_t i = 0; i < deg && chosen < k; ++i)
-      if (int64_t(rng.below(uint64_t(deg - i))) < k - chosen) out[chosen++] = i;
-    return;
-  }
-  // Sparse selection (Floyd's algorithm), kept sorted by insertion: O(k log k) draws and
-  // searches, independent of the degree (hubs with 10^5 neighbours cost as little as others).
-  int64_t n = 0;
-  for (int64_t j = deg - k; j < deg; ++j) {
-    int64_t t = int64_t(rng.below(uint64_t(j + 1)));
-    int64_t* pos = std::lower_bound(out, out + n, t);
-    if (pos != out + n && *pos == t) {
-      t = j;  // j exceeds everything chosen so far: it goes last
-      pos = out + n;
-    }
-    std::move_backward(pos, out + n, out + n + 1);
-    *pos = t;
-    ++n;
-  }
+  draw::positions(deg, fanout, replace, key, out);
+}
+
+int64_t sample_row_count(const int32_t* row, int64_t deg, int64_t v, bool self_loops, int fanout,
+                         bool replace) {
+  return draw::row_count(row, deg, v, self_loops, fanout, replace);
+}
+
+void sample_row(const int32_t* row, const float* w, int64_t deg, int64_t v, bool self_loops,
+                int fanout, bool replace, uint64_t key, int64_t* out_ids, float* out_w) {
+  draw::row(row, w, deg, v, self_loops, fanout, replace, key, out_ids, out_w);
 }
 
 namespace {
@@ -91,56 +71,15 @@ namespace {
 // layer has only its seeds).
 constexpr int64_t kParallelRows = 4096;
 
-// The entries equal to v (self loops; more than one when duplicates are kept) of a sorted row.
-std::pair<int64_t, int64_t> self_range(const int32_t* row, int64_t deg, int64_t v,
-                                       bool self_loops = true) {
-  if (!self_loops) return {0, 0};
-  auto [lo, hi] = std::equal_range(row, row + deg, int32_t(v));
-  return {int64_t(lo - row), int64_t(hi - row)};
-}
-
 }  // namespace
-
-int64_t sample_row_count(const int32_t* row, int64_t deg, int64_t v, bool self_loops, int fanout,
-                         bool replace) {
-  const auto [lo, hi] = self_range(row, deg, v, self_loops);
-  return sample_count(deg - (hi - lo), fanout, replace) + (hi - lo);
-}
-
-void sample_row(const int32_t* row, const float* w, int64_t deg, int64_t v, bool self_loops,
-                int fanout, bool replace, uint64_t key, int64_t* out_ids, float* out_w) {
-  const auto [lo, hi] = self_range(row, deg, v, self_loops);
-  const int64_t nself = hi - lo, cand = deg - nself;
-  const int64_t k = sample_count(cand, fanout, replace);
-  thread_local std::vector<int64_t> pos;
-  pos.resize(size_t(k));
-  sample_positions(cand, fanout, replace, key, pos.data());
-  int64_t o = 0;
-  auto put = [&](int64_t p) {
-    out_ids[o] = row[p];
-    if (out_w) out_w[o] = w[p];
-    ++o;
-  };
-  // Candidates skip the self entries; those are all kept, in their place in the row.
-  bool self_done = nself == 0;
-  for (int64_t i = 0; i < k; ++i) {
-    const int64_t p = pos[size_t(i)] + (pos[size_t(i)] >= lo ? nself : 0);
-    if (!self_done && p >= hi) {
-      for (int64_t s = lo; s < hi; ++s) put(s);
-      self_done = true;
-    }
-    put(p);
-  }
-  if (!self_done)
-    for (int64_t s = lo; s < hi; ++s) put(s);
-}
 
 LocalNeighborSource::LocalNeighborSource(const Csr& in) : in_(in), degree_(size_t(in.rows)) {
   DGNN_CHECK(in.rows == in.cols, ShapeError, "neighbour sampling needs a square graph");
 #pragma omp parallel for schedule(static, 4096)
   for (int64_t v = 0; v < in.rows; ++v) {
     const int64_t deg = in.degree(v);
-    const auto [lo, hi] = self_range(in.indices.data() + in.offsets[v], deg, v);
+    int64_t lo, hi;
+    draw::self_range(in.indices.data() + in.offsets[v], deg, v, true, &lo, &hi);
     degree_[size_t(v)] = deg - (hi - lo);
   }
   for (int64_t v = 0; v < in.rows && !self_loops_; ++v)

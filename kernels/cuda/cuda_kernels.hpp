@@ -16,6 +16,7 @@
 #include <string>
 
 #include "kernels/kernels.hpp"
+#include "kernels/sample_block.hpp"
 
 namespace dgnn::kernels::cuda {
 
@@ -108,5 +109,10 @@ void gru_cell_backward(ConstMatView xg, ConstMatView hg, ConstMatView h_prev, Co
 void adam_step(int64_t n, float* w, const float* g, float* m, float* v, float step_size,
                float beta1, float beta2, float eps, float inv_sqrt_bc2, float wd);
 void sgd_step(int64_t n, float* w, const float* g, float* vel, float lr, float momentum, float wd);
+
+// ---- neighbour sampling (sample.cu) -------------------------------------------------------
+DeviceBlock sample_block(const SampleGraph& g, const int64_t* dst, int64_t n_dst, int fanout,
+                         bool replace, uint64_t seed, uint64_t epoch, int layer, int32_t* local_of,
+                         int64_t* first_of);
 
 }  // namespace dgnn::kernels::cuda
