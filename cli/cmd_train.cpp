@@ -242,7 +242,8 @@ void run_train(TrainArgs& a) {
   std::vector<int64_t> dims{part.feature_dim};
   for (int i = 0; i + 1 < a.layers; ++i) dims.push_back(a.hidden);
   dims.push_back(part.num_classes);
-  StackModel model(builtin_layer(kind), dims, a.dropout);
+  // GAT drops attention coefficients with the same probability as features (as its paper).
+  StackModel model(builtin_layer(kind, a.dropout), dims, a.dropout);
   model.reset_parameters(a.train.seed);
   if (dev != Device::cpu) {
     model.to(dev);  // the features are there already (make_rank_setup)

@@ -41,6 +41,11 @@ const GraphView::AttentionGraph& GraphView::attention() const {
         b.indices[size_t(pos)] = int32_t(r);
         at->perm[size_t(pos)] = int32_t(e);
       }
+    at->edge_keys.resize(f.indices.size());
+    for (int64_t r = 0; r < f.rows; ++r)
+      for (int64_t e = f.offsets[size_t(r)]; e < f.offsets[size_t(r) + 1]; ++e)
+        at->edge_keys[size_t(e)] = int64_t(uint64_t(global_ids_[size_t(r)]) << 32 ^
+                                           uint64_t(global_ids_[size_t(f.indices[size_t(e)])]));
     attention_ = std::move(at);
   }
   return *attention_;
@@ -60,6 +65,14 @@ const int32_t* GraphView::AttentionGraph::perm_on(Device dev) const {
   if (perm_on_device_.bytes() == 0 && !perm.empty())
     perm_on_device_ = kernels::Buffer::upload(dev, perm);
   return perm_on_device_.as<const int32_t>();
+}
+
+const int64_t* GraphView::AttentionGraph::edge_keys_on(Device dev) const {
+  if (dev == Device::cpu) return edge_keys.data();
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (keys_on_device_.bytes() == 0 && !edge_keys.empty())
+    keys_on_device_ = kernels::Buffer::upload(dev, edge_keys);
+  return keys_on_device_.as<const int64_t>();
 }
 
 // ---- ops -----------------------------------------------------------------------------------

@@ -96,6 +96,10 @@ class GraphView {
     Csr forward;                // n_dst x (n_owned + n_halo), or a block's n_dst x n_src
     Csr backward;               // its transpose
     std::vector<int32_t> perm;  // backward entry i is forward entry perm[i]
+    // Per forward entry, a key from the global ids of its two ends (attention dropout masks:
+    // the same on any rank count).
+    std::vector<int64_t> edge_keys;
+    const int64_t* edge_keys_on(Device dev) const;
     const kernels::DeviceCsr& forward_on(Device dev) const { return on(dev, false); }
     const kernels::DeviceCsr& backward_on(Device dev) const { return on(dev, true); }
     const int32_t* perm_on(Device dev) const;
@@ -103,7 +107,7 @@ class GraphView {
    private:
     const kernels::DeviceCsr& on(Device dev, bool backward) const;
     mutable std::unique_ptr<kernels::DeviceCsr> copies_[2][2];  // [backward][device]
-    mutable kernels::Buffer perm_on_device_;
+    mutable kernels::Buffer perm_on_device_, keys_on_device_;
     mutable std::mutex mutex_;
   };
   const AttentionGraph& attention() const;

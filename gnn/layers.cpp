@@ -54,8 +54,9 @@ Var GINConv::forward(ForwardContext& ctx, const Var& x) {
   return lin2_.forward(ctx, relu(lin1_.forward(ctx, h)));
 }
 
-GATConv::GATConv(int64_t in, int64_t out, int64_t heads)
+GATConv::GATConv(int64_t in, int64_t out, int64_t heads, float attention_dropout)
     : heads_(heads),
+      attention_dropout_(attention_dropout),
       weight_(add_parameter("weight", in, out)),
       att_src_(add_parameter("att_src", 1, out)),
       att_dst_(add_parameter("att_dst", 1, out)),
@@ -72,7 +73,11 @@ Var GATConv::forward(ForwardContext& ctx, const Var& x) {
   Var score = leaky_relu(edge_add(g, head_dot(zs, att_src_, heads_),
                                   head_dot(dst_rows(g, z), att_dst_, heads_)),
                          0.2f);
-  return add_bias(aggregate_edges(g, edge_softmax(g, score), zs), bias_);
+  Var alpha = edge_softmax(g, score);
+  if (attention_dropout_ > 0.f && ctx.training)
+    alpha = dropout(alpha, attention_dropout_, DropoutKey{ctx.seed, ctx.step, ctx.site++},
+                    g.attention().edge_keys_on(alpha.device()), true);
+  return add_bias(aggregate_edges(g, alpha, zs), bias_);
 }
 
 int64_t gat_heads(int64_t out) { return out % 4 == 0 && out >= 16 ? 4 : 1; }
@@ -98,13 +103,14 @@ Var StackModel::forward(ForwardContext& ctx, const Var& x) {
   return h;
 }
 
-LayerFactory builtin_layer(ModelKind kind) {
-  return [kind](int64_t in, int64_t out, int) -> std::unique_ptr<Module> {
+LayerFactory builtin_layer(ModelKind kind, float attention_dropout) {
+  return [kind, attention_dropout](int64_t in, int64_t out, int) -> std::unique_ptr<Module> {
     switch (kind) {
       case ModelKind::gcn: return std::make_unique<GCNConv>(in, out);
       case ModelKind::sage: return std::make_unique<SAGEConv>(in, out);
       case ModelKind::gin: return std::make_unique<GINConv>(in, out);
-      case ModelKind::gat: return std::make_unique<GATConv>(in, out, gat_heads(out));
+      case ModelKind::gat:
+        return std::make_unique<GATConv>(in, out, gat_heads(out), attention_dropout);
     }
     return nullptr;
   };

@@ -63,11 +63,14 @@ class GINConv : public Module {
 // whole graph, a rank's part and a sampled block (gnn/attention.hpp).
 class GATConv : public Module {
  public:
-  GATConv(int64_t in, int64_t out, int64_t heads);
+  // attention_dropout: dropout on the attention coefficients while training (the paper's 0.6),
+  // masks keyed by the global ids of each edge's ends.
+  GATConv(int64_t in, int64_t out, int64_t heads, float attention_dropout = 0.f);
   Var forward(ForwardContext& ctx, const Var& x) override;
 
  private:
   int64_t heads_;
+  float attention_dropout_;
   Var& weight_;
   Var& att_src_;
   Var& att_dst_;
@@ -94,7 +97,8 @@ enum class ModelKind : uint8_t { gcn, sage, gin, gat };
 // The built-in GAT's heads for a layer of `out` columns: 4 when each gets at least 4 columns
 // (hidden layers), else 1 (an output layer of a few classes).
 int64_t gat_heads(int64_t out);
-LayerFactory builtin_layer(ModelKind kind);
+// `attention_dropout` applies to GAT's attention coefficients (the other layers have none).
+LayerFactory builtin_layer(ModelKind kind, float attention_dropout = 0.f);
 ModelKind parse_model_kind(const std::string& name);  // OptionError for unknown names
 const char* model_kind_name(ModelKind kind);
 

@@ -42,7 +42,7 @@ Curve train_on(Communicator& comm, Partitioner method, ModelKind kind, int epoch
   popt.seed = 3;
   auto setup = make_rank_setup(partition_and_extract(dataset(), popt, comm), comm);
   const LocalPart& p = setup->part;
-  StackModel model(builtin_layer(kind), {p.feature_dim, 16, p.num_classes}, 0.5f);
+  StackModel model(builtin_layer(kind, 0.5f), {p.feature_dim, 16, p.num_classes}, 0.5f);
   model.reset_parameters(7);
   TrainOptions opt;
   opt.epochs = total ? total : epochs;
