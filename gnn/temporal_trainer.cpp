@@ -214,9 +214,13 @@ LinkPredictionTrainer::Batch LinkPredictionTrainer::local_part(const Batch& full
 }
 
 Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch& local) {
+  // One process: both ends are rows of h. Several: the second end's rows are fetched from
+  // their owners (a differentiable all-to-all), one row per pair.
+  if (comm_.size() == 1) return head_.score(ctx, h, local.src, local.dst);
   std::vector<int32_t> rows(local.src.size());
   for (size_t i = 0; i < rows.size(); ++i) rows[i] = dir_.local[size_t(local.src[i])];
-  return head_.score_rows(ctx, gather_rows(h, rows), fetch_rows(comm_, dir_, h, local.dst));
+  return head_.score(ctx, PairEnd{h, std::move(rows)},
+                     PairEnd{fetch_rows(comm_, dir_, h, local.dst), std::nullopt});
 }
 
 
