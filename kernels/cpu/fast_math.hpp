@@ -5,8 +5,8 @@
 // These inline versions agree with libm to a few units in the last place (the tests of the
 // cells and their GPU comparison hold them to 1e-5 relative). Their choices are selects, which
 // vectorise only without trapping math: GCC otherwise sinks an arm's arithmetic into a branch
-// it may not speculate. So the files that use them build with -fno-trapping-math (CMakeLists;
-// dgnn never reads the floating-point exception flags, and the arithmetic is unchanged).
+// it may not speculate. So the CPU kernels build with -fno-trapping-math (CMakeLists; dgnn
+// never reads the floating-point exception flags, and the arithmetic is unchanged).
 #include <bit>
 #include <cmath>
 #include <cstdint>
