@@ -430,15 +430,16 @@ Var pair_mlp(const PairEnd& u, const PairEnd& v, const Var& w1, const Var& b1, c
   const int64_t d = u.table.cols(), h = w1.cols(), c = w2.cols();
   if (v.table.cols() != d || w1.rows() != 3 * d || b1.rows() != 1 || b1.cols() != h ||
       w2.rows() != h || b2.rows() != 1 || b2.cols() != c)
-    throw ShapeError("pair_mlp: ends " + shape(u.table) + " and " + shape(v.table) + ", w1 " +
-                     shape(w1) + ", b1 " + shape(b1) + ", w2 " + shape(w2) + ", b2 " + shape(b2) +
-                     " (expected ends of one width D, w1 3D x H, b1 1 x H, w2 H x C, b2 1 x C)");
+    throw ShapeError(std::string("pair_mlp: ends ") + shape(u.table) + " and " + shape(v.table) +
+                     ", w1 " + shape(w1) + ", b1 " + shape(b1) + ", w2 " + shape(w2) + ", b2 " +
+                     shape(b2) + " (expected ends of one width D, w1 3D x H, b1 1 x H, w2 H x C, "
+                     "b2 1 x C)");
   auto count = [](const PairEnd& e) {
     return e.index ? int64_t(e.index->size()) : e.table.rows();
   };
   const int64_t pairs = count(u);
   if (count(v) != pairs)
-    throw ShapeError("pair_mlp: " + std::to_string(pairs) + " first ends but " +
+    throw ShapeError(std::string("pair_mlp: ") + std::to_string(pairs) + " first ends but " +
                      std::to_string(count(v)) + " second ends");
   const Device dev = u.table.device();
   auto index = [dev](const PairEnd& e, const char* name) -> std::shared_ptr<IndexList> {
