@@ -94,15 +94,21 @@ TEST_CASE("cli plan: the named networks order the communication time", "[cli]") 
     CHECK(r->at("bytes_per_epoch") == e10.at("bytes_per_epoch"));
   }
   // Without latency or overlap, communication past the packing is bytes / bandwidth: half the
-  // bandwidth, twice the time. The packing does not depend on the network.
-  const json slow = at4("--no-overlap --latency-us 0 --bandwidth-gbs 0.5");
-  const json fast = at4("--no-overlap --latency-us 0 --bandwidth-gbs 1");
-  auto wire = [](const json& r) { return r.at("comm_ms").get<double>() - r.at("pack_ms").get<double>(); };
+  // bandwidth, twice the time. The packing does not depend on the network. (Comm is what is
+  // left of a phase after the slowest rank's compute, so imbalance moves it a little: slow
+  // links make the wire dominate.)
+  const json slow = at4("--no-overlap --latency-us 0 --bandwidth-gbs 0.05");
+  const json fast = at4("--no-overlap --latency-us 0 --bandwidth-gbs 0.1");
+  auto wire = [](const json& r) {
+    return r.at("comm_ms").get<double>() - r.at("pack_ms").get<double>();
+  };
   CHECK(fast.at("pack_ms").get<double>() > 0);
-  CHECK(slow.at("pack_ms").get<double>() == fast.at("pack_ms").get<double>());
-  // (Comm is what is left of a phase after the mean compute, so imbalance moves it a little.)
+  // (The slowest rank's packing: the link speed may make another rank the slowest.)
+  CHECK(slow.at("pack_ms").get<double>() ==
+        Approx(fast.at("pack_ms").get<double>()).epsilon(0.05));
   CHECK(wire(slow) == Approx(2 * wire(fast)).epsilon(0.01));
-  CHECK(wire(fast) == Approx(fast.at("bytes_per_epoch").get<double>() / 4 / 1e9 * 1e3).epsilon(0.5));
+  CHECK(wire(fast) ==
+        Approx(fast.at("bytes_per_epoch").get<double>() / 4 / 0.1e9 * 1e3).epsilon(0.5));
 }
 
 TEST_CASE("cli plan: ranks sharing a node's cores are timed running at once", "[cli]") {
