@@ -179,10 +179,10 @@ void run(PlanArgs& a) {
     const perf::Rates& busy = calibration(1, c).rates;
     const perf::Rates& own = calibration(1, t).rates;
     for (auto& [w, v] : r.spmm) v *= busy.spmm_rate(w) / own.spmm_rate(w);
-    for (auto& [s, v] : r.gemm_fwd) v *= busy.gemm_fwd_rate(s.first, s.second) /
-                                         own.gemm_fwd_rate(s.first, s.second);
-    for (auto& [s, v] : r.gemm_bwd) v *= busy.gemm_bwd_rate(s.first, s.second) /
-                                         own.gemm_bwd_rate(s.first, s.second);
+    for (auto& [s, v] : r.gemm_fwd)
+      v *= busy.gemm_fwd_rate(s.first, s.second) / own.gemm_fwd_rate(s.first, s.second);
+    for (auto& [s, v] : r.gemm_bwd)
+      v *= busy.gemm_bwd_rate(s.first, s.second) / own.gemm_bwd_rate(s.first, s.second);
     r.elementwise *= busy.elementwise / own.elementwise;
     r.sync_s = busy.sync_s;
     return r;
@@ -218,8 +218,11 @@ void run(PlanArgs& a) {
     j["overlap"] = opt.overlap;
     j["cores"] = a.cores;
     for (auto& [tc, c] : cal) {
-      nlohmann::json cj = {{"threads", tc.first}, {"copies", tc.second}, {"cached", c.cached},
-                           {"seconds", c.seconds}, {"elementwise_per_s", c.rates.elementwise},
+      nlohmann::json cj = {{"threads", tc.first},
+                           {"copies", tc.second},
+                           {"cached", c.cached},
+                           {"seconds", c.seconds},
+                           {"elementwise_per_s", c.rates.elementwise},
                            {"sync_ms", c.rates.sync_s * 1e3}};
       for (auto& [w, v] : c.rates.spmm) cj["spmm_entries_x_width_per_s"][std::to_string(w)] = v;
       j["calibration"].push_back(cj);
@@ -227,15 +230,21 @@ void run(PlanArgs& a) {
     j["calibration_file"] = cache;
     if (!fitted.empty()) j["extrapolated_from"] = fitted;
     for (const Row& r : rows)
-      j["rows"].push_back({{"ranks", r.p.ranks}, {"partitioner", r.partitioner},
-                           {"epoch_ms", r.p.epoch_ms}, {"compute_ms", r.p.compute_ms},
-                           {"comm_ms", r.p.comm_ms}, {"wait_ms", r.p.wait_ms},
-                           {"halo_ms", r.p.halo_ms}, {"pack_ms", r.p.pack_ms},
+      j["rows"].push_back({{"ranks", r.p.ranks},
+                           {"partitioner", r.partitioner},
+                           {"epoch_ms", r.p.epoch_ms},
+                           {"compute_ms", r.p.compute_ms},
+                           {"comm_ms", r.p.comm_ms},
+                           {"wait_ms", r.p.wait_ms},
+                           {"halo_ms", r.p.halo_ms},
+                           {"pack_ms", r.p.pack_ms},
                            {"allreduce_ms", r.p.allreduce_ms},
                            {"bytes_per_epoch", r.p.bytes_per_epoch},
                            {"max_rank_bytes", r.p.max_rank_bytes},
-                           {"halo_rows", r.p.halo_rows_total}, {"max_peers", r.p.max_peers},
-                           {"threads_per_rank", r.threads}, {"copies", r.copies},
+                           {"halo_rows", r.p.halo_rows_total},
+                           {"max_peers", r.p.max_peers},
+                           {"threads_per_rank", r.threads},
+                           {"copies", r.copies},
                            {"compute_scale", r.compute_scale},
                            {"extrapolated", r.p.extrapolated}});
     j["best"] = {{"ranks", best->p.ranks}, {"partitioner", best->partitioner},
@@ -265,9 +274,10 @@ void run(PlanArgs& a) {
     std::printf(" (%s)\n", c.cached ? ("cached in " + cache).c_str() : "measured now");
   }
   if (a.cores > 0)
-    std::printf("cores     %d shared by all ranks: rates timed with the ranks' threads running at "
-                "once (at most one per core; beyond, compute shrinks by the share that runs)\n",
-                a.cores);
+    std::printf(
+        "cores     %d shared by all ranks: rates timed with the ranks' threads running at "
+        "once (at most one per core; beyond, compute shrinks by the share that runs)\n",
+        a.cores);
   if (!fitted.empty())
     std::printf("note      rows marked * are extrapolated from partitions computed for %d and %d "
                 "ranks (--max-partition %d)\n",

@@ -1,9 +1,9 @@
 // Times the kernels a training step spends its compute in, on this graph's shapes: SpMM at every
 // aggregated width, each GEMM shape forward (X W) and backward (X^T dY, dY W^T), and one
 // element-wise kernel (memory bound, like dropout / bias / ReLU). Means over a fifth of a second
-// of calls after a warm-up; the whole calibration takes a second or two. With several copies, that many threads run
-// each kernel at once on their shares of the rows, as ranks sharing a node do: the rates are
-// then per copy, with the node's memory bandwidth (and whatever else runs there) shared.
+// of calls after a warm-up; the whole calibration takes a second or two. With several copies, that
+// many threads run each kernel at once on their shares of the rows, as ranks sharing a node do: the
+// rates are then per copy, with the node's memory bandwidth (and whatever else runs there) shared.
 #include "cli/plan_calibration.hpp"
 
 #include <omp.h>

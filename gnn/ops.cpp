@@ -432,11 +432,10 @@ Var pair_mlp(const PairEnd& u, const PairEnd& v, const Var& w1, const Var& b1, c
       w2.rows() != h || b2.rows() != 1 || b2.cols() != c)
     throw ShapeError(std::string("pair_mlp: ends ") + shape(u.table) + " and " + shape(v.table) +
                      ", w1 " + shape(w1) + ", b1 " + shape(b1) + ", w2 " + shape(w2) + ", b2 " +
-                     shape(b2) + " (expected ends of one width D, w1 3D x H, b1 1 x H, w2 H x C, "
+                     shape(b2) +
+                     " (expected ends of one width D, w1 3D x H, b1 1 x H, w2 H x C, "
                      "b2 1 x C)");
-  auto count = [](const PairEnd& e) {
-    return e.index ? int64_t(e.index->size()) : e.table.rows();
-  };
+  auto count = [](const PairEnd& e) { return e.index ? int64_t(e.index->size()) : e.table.rows(); };
   const int64_t pairs = count(u);
   if (count(v) != pairs)
     throw ShapeError(std::string("pair_mlp: ") + std::to_string(pairs) + " first ends but " +
@@ -469,7 +468,8 @@ Var pair_mlp(const PairEnd& u, const PairEnd& v, const Var& w1, const Var& b1, c
   };
   Tensor out = Tensor::uninitialized(pairs, c, dev);
   kernels::pair_mlp_forward(
-      dev, describe(u.table.value(), v.table.value(), w1.value(), b1.value(), w2.value(), b2.value()),
+      dev,
+      describe(u.table.value(), v.table.value(), w1.value(), b1.value(), w2.value(), b2.value()),
       out.view());
   return make_op(
       std::move(out), {u.table, v.table, w1, b1, w2, b2},

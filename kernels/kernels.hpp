@@ -70,10 +70,10 @@ struct PairMlp {
   ConstMatView hv;             // Nv x D
   const int32_t* v = nullptr;
   int64_t pairs = 0;
-  ConstMatView w1;             // 3D x H
-  const float* b1 = nullptr;   // H
-  ConstMatView w2;             // H x C
-  const float* b2 = nullptr;   // C
+  ConstMatView w1;            // 3D x H
+  const float* b1 = nullptr;  // H
+  ConstMatView w2;            // H x C
+  const float* b2 = nullptr;  // C
 };
 // logits (pairs x C) = the MLP's output.
 void pair_mlp_forward(Device dev, const PairMlp& p, MatView logits);

@@ -203,8 +203,10 @@ void pair_mlp_backward(const PairMlp& m, ConstMatView dlogits, MatView dhu, MatV
       float* pb1 = pw1 + d * h;
       float* pw2 = pb1 + h;
       float* pb2 = pw2 + h * c;
-      if (dw1.data) gemm(true, false, 1.f, ConstMatView{hh.data(), n, d, d}, dzv, 0.f, {pw1, d, h, h});
-      if (dw2.data) gemm(true, false, 1.f, ConstMatView{a.data(), n, h, h}, dl, 0.f, {pw2, h, c, c});
+      if (dw1.data)
+        gemm(true, false, 1.f, ConstMatView{hh.data(), n, d, d}, dzv, 0.f, {pw1, d, h, h});
+      if (dw2.data)
+        gemm(true, false, 1.f, ConstMatView{a.data(), n, h, h}, dl, 0.f, {pw2, h, c, c});
       for (int64_t r = 0; r < n; ++r) {
         for (int64_t j = 0; j < h; ++j) pb1[j] += dz[size_t(r * h + j)];
         for (int64_t k = 0; k < c; ++k) pb2[k] += dl.row(r)[k];

@@ -104,8 +104,7 @@ TEST_CASE("cli plan: the named networks order the communication time", "[cli]") 
   };
   CHECK(fast.at("pack_ms").get<double>() > 0);
   // (The slowest rank's packing: the link speed may make another rank the slowest.)
-  CHECK(slow.at("pack_ms").get<double>() ==
-        Approx(fast.at("pack_ms").get<double>()).epsilon(0.05));
+  CHECK(slow.at("pack_ms").get<double>() == Approx(fast.at("pack_ms").get<double>()).epsilon(0.05));
   CHECK(wire(slow) == Approx(2 * wire(fast)).epsilon(0.01));
   CHECK(wire(fast) ==
         Approx(fast.at("bytes_per_epoch").get<double>() / 4 / 0.1e9 * 1e3).epsilon(0.5));

@@ -106,8 +106,8 @@ std::vector<GradCase> all_cases() {
       {"pair_mlp two tables",
        {{4, 3}, {6, 3}, {9, 5}, {1, 5}, {5, 1}, {1, 1}},
        [](auto& v) {
-         return pair_mlp({v[0], std::nullopt}, {v[1], std::vector<int32_t>{5, 0, 2, 2}}, v[2],
-                         v[3], v[4], v[5]);
+         return pair_mlp({v[0], std::nullopt}, {v[1], std::vector<int32_t>{5, 0, 2, 2}}, v[2], v[3],
+                         v[4], v[5]);
        }},
       // A small network: every gradient flows through several recorded nodes.
       {"mlp",

@@ -77,10 +77,10 @@ std::vector<LayerShape> one_layer() {
 }
 Rates unit_rates() {
   Rates r;
-  r.spmm[10] = 1e6;             // entries x width per second
-  r.gemm_fwd[{10, 5}] = 1e6;    // flop/s
+  r.spmm[10] = 1e6;           // entries x width per second
+  r.gemm_fwd[{10, 5}] = 1e6;  // flop/s
   r.gemm_bwd[{10, 5}] = 1e6;
-  r.elementwise = 1e6;          // floats per second
+  r.elementwise = 1e6;  // floats per second
   return r;
 }
 const Network kNet{"test", 1e-3, 1e6};  // 1 ms per message, 1 MB/s

@@ -66,10 +66,9 @@ TEST_CASE("gpu pair_mlp matches the cpu", "[gpu][kernels][pair_mlp]") {
     HostMat want_dfirst = dfirst, want_dhv = dhv, want_dw1 = dw1, want_dw2 = dw2;
     std::vector<float> want_db1 = db1, want_db2 = db2;
     kernels::pair_mlp_backward(Device::cpu, mlp(false), dl.cview(), want_dfirst.view(),
-                               unindexed_u ? want_dhv.view() : want_dfirst.view(),
-                               want_dw1.view(), want_db1.data(), want_dw2.view(), want_db2.data());
-    DeviceBuf<float> g_first(dfirst.v), g_hv(dhv.v), g_w1(dw1.v), g_w2(dw2.v), g_b1(db1),
-        g_b2(db2);
+                               unindexed_u ? want_dhv.view() : want_dfirst.view(), want_dw1.view(),
+                               want_db1.data(), want_dw2.view(), want_db2.data());
+    DeviceBuf<float> g_first(dfirst.v), g_hv(dhv.v), g_w1(dw1.v), g_w2(dw2.v), g_b1(db1), g_b2(db2);
     kernels::pair_mlp_backward(Device::cuda, mlp(true), dl.cview(d_dl), dfirst.view(g_first),
                                unindexed_u ? dhv.view(g_hv) : dfirst.view(g_first), dw1.view(g_w1),
                                g_b1.data(), dw2.view(g_w2), g_b2.data());

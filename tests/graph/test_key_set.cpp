@@ -19,6 +19,7 @@ TEST_CASE("KeySet holds exactly the keys inserted, past its expected size") {
   }
   CHECK(set.size() == ref.size());
   for (uint64_t hi = 0; hi < 60; ++hi)
-    for (uint64_t lo = 0; lo < 310; ++lo) CHECK(set.contains(hi << 32 | lo) == ref.count(hi << 32 | lo));
+    for (uint64_t lo = 0; lo < 310; ++lo)
+      CHECK(set.contains(hi << 32 | lo) == ref.count(hi << 32 | lo));
   CHECK_FALSE(KeySet(0).contains(0));
 }
