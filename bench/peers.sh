@@ -13,6 +13,7 @@
 # PEERS_VENV=DIR reuses another venv. A side that cannot run prints why and the row goes on.
 # THREADS (default: all cores) is both sides' thread count (OMP_NUM_THREADS / torch threads).
 # Sizes: EPOCHS_CORA (200), EPOCHS_BIG (5), EPOCHS_TEMPORAL (3), EVO_VERTICES (10000).
+# ROWS (default: cora,big,btc,evo) picks the workloads to run, e.g. ROWS=evo for GCRN alone.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$here/build}" && pwd)"
@@ -22,6 +23,8 @@ threads="${THREADS:-$(nproc)}"
 export OMP_NUM_THREADS="$threads"
 ep_cora="${EPOCHS_CORA:-200}" ep_big="${EPOCHS_BIG:-5}" ep_temp="${EPOCHS_TEMPORAL:-3}"
 evo_n="${EVO_VERTICES:-10000}"
+rows=",${ROWS:-cora,big,btc,evo},"
+want() { [[ "$rows" == *",$1,"* ]]; }
 venv="${PEERS_VENV:-$build/peers-venv}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -74,16 +77,16 @@ run_pyg() {
 t0=$(date +%s)
 # 1. GCN on Cora, the Planetoid split from the folder.
 cora="$data/cora"
-run_dgnn cora --graph "$cora" --model gcn --hidden 16 --dropout 0.5 --lr 0.01 \
+want cora && run_dgnn cora --graph "$cora" --model gcn --hidden 16 --dropout 0.5 --lr 0.01 \
   --weight-decay 5e-4 --epochs "$ep_cora"
-run_pyg cora gcn "$cora" "$ep_cora" 16 0.5 0.01 5e-4 "$threads"
+want cora && run_pyg cora gcn "$cora" "$ep_cora" 16 0.5 0.01 5e-4 "$threads"
 
 # 2. GCN on a generated 100k-vertex SBM; the split is written into the folder so both sides
 #    read the same train / val / test ids.
 big="$work/sbm100k"
-"$dgnn" generate sbm --vertices 100000 --classes 8 --avg-degree 10 --homophily 0.8 \
+want big && "$dgnn" generate sbm --vertices 100000 --classes 8 --avg-degree 10 --homophily 0.8 \
   --features 128 --seed 1 --out "$big" >/dev/null
-python3 - "$big" <<'PY'
+want big && python3 - "$big" <<'PY'
 import random, sys
 d = sys.argv[1]
 ids = list(range(100000))
@@ -91,28 +94,30 @@ random.Random(1).shuffle(ids)
 for name, part in (("train", ids[:60000]), ("val", ids[60000:80000]), ("test", ids[80000:])):
     open(f"{d}/{name}.txt", "w").write("\n".join(map(str, sorted(part))) + "\n")
 PY
-run_dgnn big --graph "$big" --model gcn --hidden 128 --dropout 0.5 --lr 0.01 \
+want big && run_dgnn big --graph "$big" --model gcn --hidden 128 --dropout 0.5 --lr 0.01 \
   --weight-decay 5e-4 --epochs "$ep_big"
-run_pyg big gcn "$big" "$ep_big" 128 0.5 0.01 5e-4 "$threads"
+want big && run_pyg big gcn "$big" "$ep_big" 128 0.5 0.01 5e-4 "$threads"
 
 # 3. EvolveGCN-O on bitcoin-alpha: 1,200,000 s buckets, cumulative snapshots, degree-bucket
 #    features (16 columns), hidden 16 (PyG-Temporal's EvolveGCNO keeps its input width).
+#    Temporal rows: no weight decay on either side (PyG's Adam has none; dgnn's default is 5e-4).
 btc="$data/bitcoin-alpha/soc-sign-bitcoinalpha.csv"
-run_dgnn btc --graph "$btc" --time-col 3 --snapshot-seconds 1200000 --cumulative \
-  --model evolvegcn-o --hidden 16 --epochs "$ep_temp" --bptt 5 --neg-train 5 --neg-eval 100
-run_pyg btc evolvegcn-o "$btc" 3 1200000 1 degree "$ep_temp" 16 5 5 100 "$threads"
+want btc && run_dgnn btc --graph "$btc" --time-col 3 --snapshot-seconds 1200000 --cumulative \
+  --model evolvegcn-o --hidden 16 --epochs "$ep_temp" --bptt 5 --neg-train 5 --neg-eval 100 \
+  --weight-decay 0
+want btc && run_pyg btc evolvegcn-o "$btc" 3 1200000 1 degree "$ep_temp" 16 5 5 100 "$threads"
 
 # 4. GCRN on a generated evolving SBM (per-bucket snapshots, 32 static features).
 evo="$work/evo"
-"$dgnn" generate evolving-sbm --vertices "$evo_n" --snapshots 20 --classes 8 --avg-degree 8 \
+want evo && "$dgnn" generate evolving-sbm --vertices "$evo_n" --snapshots 20 --classes 8 --avg-degree 8 \
   --homophily 0.8 --drift 0.05 --features 32 --seed 1 --out "$evo" >/dev/null
-run_dgnn evo --graph "$evo" --model gcrn --hidden 32 --epochs "$ep_temp" --bptt 5 \
-  --neg-train 5 --neg-eval 20
-run_pyg evo gcrn "$evo/edges.txt" 2 1 0 "$evo/features.npy" "$ep_temp" 32 5 5 20 "$threads" 1
+want evo && run_dgnn evo --graph "$evo" --model gcrn --hidden 32 --epochs "$ep_temp" --bptt 5 \
+  --neg-train 5 --neg-eval 20 --weight-decay 0
+want evo && run_pyg evo gcrn "$evo/edges.txt" 2 1 0 "$evo/features.npy" "$ep_temp" 32 5 5 20 "$threads" 1
 
-python3 - "$work" "$threads" "$(( $(date +%s) - t0 ))" <<'PY'
+python3 - "$work" "$threads" "$(( $(date +%s) - t0 ))" "$rows" <<'PY'
 import json, os, sys
-work, threads, secs = sys.argv[1:]
+work, threads, secs, wanted = sys.argv[1:]
 def get(name, side):
     p = os.path.join(work, f"{name}.{side}")
     if os.path.exists(p):
@@ -123,6 +128,7 @@ rows = [("cora", "GCN, Cora (Planetoid split)", "test_acc"),
         ("big", "GCN, SBM 100k x 128, hidden 128", "test_acc"),
         ("btc", "EvolveGCN-O, bitcoin-alpha", "test_auc"),
         ("evo", "GCRN, evolving SBM", "test_auc")]
+rows = [r for r in rows if f",{r[0]}," in wanted]
 try:
     load = os.getloadavg()[0]
 except OSError:

@@ -59,6 +59,7 @@ struct Row {
   std::string partitioner;
   perf::Prediction p;
   int threads = 1;
+  int copies = 1;  // threads timed at once for its rates (the node's, with --cores)
   double compute_scale = 1;
 };
 
@@ -146,17 +147,48 @@ void run(PlanArgs& a) {
     if (a.threads_per_rank > 0) return a.threads_per_rank;
     return a.cores > 0 ? std::max(1, a.cores / p) : node_cores;
   };
+  // Ranks that share the node (--cores) share its memory bandwidth, and its cores with whatever
+  // else runs there: each kernel is also timed with as many single-threaded copies at once as
+  // the node runs threads (P x threads, at most one per core), and a rank's rate is its threads'
+  // rate alone times the slowdown the other ranks' threads add (the per-copy rate at that many
+  // copies over the one at the rank's own thread count). Past one thread per core, ranks add no
+  // throughput (MPI polls while a rank waits, so a waiting rank keeps its share of the cores):
+  // their rates shrink by the share of the cores each gets. A synchronisation costs what it was
+  // measured to cost with every core busy (validated on 2 cores with 2, 4 and 8 ranks: README).
+  auto copies_for = [&](int p) {
+    return a.cores > 0 ? std::max(1, std::min(p * threads_for(p), a.cores)) : 1;
+  };
   auto scale_for = [&](int p) {
     const int t = threads_for(p);
     return a.cores > 0 && p * t > a.cores ? double(a.cores) / double(p * t) : 1.0;
   };
 
   const std::string cache = a.calibration.empty() ? default_calibration_file() : a.calibration;
-  std::map<int, Calibration> cal;
-  for (int p : ranks) {
-    const int t = threads_for(p);
-    if (!cal.count(t)) cal[t] = calibrate(d.graph.in, layers, t, cache, a.recalibrate);
-  }
+  std::map<std::pair<int, int>, Calibration> cal;  // (threads, copies)
+  auto calibration = [&](int t, int c) -> const Calibration& {
+    auto it = cal.find({t, c});
+    if (it == cal.end())
+      it = cal.emplace(std::pair{t, c}, calibrate(d.graph.in, layers, t, c, cache, a.recalibrate))
+               .first;
+    return it->second;
+  };
+  auto rates_for = [&](int p) {
+    const int t = threads_for(p), c = copies_for(p);
+    perf::Rates r = calibration(t, 1).rates;
+    if (c <= t) return r;
+    const perf::Rates& busy = calibration(1, c).rates;
+    const perf::Rates& own = calibration(1, t).rates;
+    for (auto& [w, v] : r.spmm) v *= busy.spmm_rate(w) / own.spmm_rate(w);
+    for (auto& [s, v] : r.gemm_fwd)
+      v *= busy.gemm_fwd_rate(s.first, s.second) / own.gemm_fwd_rate(s.first, s.second);
+    for (auto& [s, v] : r.gemm_bwd)
+      v *= busy.gemm_bwd_rate(s.first, s.second) / own.gemm_bwd_rate(s.first, s.second);
+    r.elementwise *= busy.elementwise / own.elementwise;
+    r.sync_s = busy.sync_s;
+    return r;
+  };
+  std::map<int, perf::Rates> rates;
+  for (int p : ranks) rates[p] = rates_for(p);
 
   perf::PlanOptions opt;
   opt.overlap = !a.no_overlap;
@@ -166,9 +198,8 @@ void run(PlanArgs& a) {
     const auto counts = counts_for(d, methods[m], ranks, a, &fitted);
     for (size_t i = 0; i < ranks.size(); ++i) {
       opt.compute_scale = scale_for(ranks[i]);
-      const int t = threads_for(ranks[i]);
-      rows.push_back({names[m], perf::predict(counts[i], layers, cal[t].rates, net, opt), t,
-                      opt.compute_scale});
+      rows.push_back({names[m], perf::predict(counts[i], layers, rates[ranks[i]], net, opt),
+                      threads_for(ranks[i]), copies_for(ranks[i]), opt.compute_scale});
     }
   }
   const Row* best = &rows.front();
@@ -186,23 +217,35 @@ void run(PlanArgs& a) {
                     {"bandwidth_gbs", net.bandwidth_Bps / 1e9}};
     j["overlap"] = opt.overlap;
     j["cores"] = a.cores;
-    for (auto& [t, c] : cal) {
-      nlohmann::json cj = {{"threads", t}, {"cached", c.cached}, {"seconds", c.seconds},
-                           {"elementwise_per_s", c.rates.elementwise}};
+    for (auto& [tc, c] : cal) {
+      nlohmann::json cj = {{"threads", tc.first},
+                           {"copies", tc.second},
+                           {"cached", c.cached},
+                           {"seconds", c.seconds},
+                           {"elementwise_per_s", c.rates.elementwise},
+                           {"sync_ms", c.rates.sync_s * 1e3}};
       for (auto& [w, v] : c.rates.spmm) cj["spmm_entries_x_width_per_s"][std::to_string(w)] = v;
       j["calibration"].push_back(cj);
     }
     j["calibration_file"] = cache;
     if (!fitted.empty()) j["extrapolated_from"] = fitted;
     for (const Row& r : rows)
-      j["rows"].push_back({{"ranks", r.p.ranks}, {"partitioner", r.partitioner},
-                           {"epoch_ms", r.p.epoch_ms}, {"compute_ms", r.p.compute_ms},
-                           {"comm_ms", r.p.comm_ms}, {"wait_ms", r.p.wait_ms},
-                           {"halo_ms", r.p.halo_ms}, {"allreduce_ms", r.p.allreduce_ms},
+      j["rows"].push_back({{"ranks", r.p.ranks},
+                           {"partitioner", r.partitioner},
+                           {"epoch_ms", r.p.epoch_ms},
+                           {"compute_ms", r.p.compute_ms},
+                           {"comm_ms", r.p.comm_ms},
+                           {"wait_ms", r.p.wait_ms},
+                           {"halo_ms", r.p.halo_ms},
+                           {"pack_ms", r.p.pack_ms},
+                           {"allreduce_ms", r.p.allreduce_ms},
                            {"bytes_per_epoch", r.p.bytes_per_epoch},
                            {"max_rank_bytes", r.p.max_rank_bytes},
-                           {"halo_rows", r.p.halo_rows_total}, {"max_peers", r.p.max_peers},
-                           {"threads_per_rank", r.threads}, {"compute_scale", r.compute_scale},
+                           {"halo_rows", r.p.halo_rows_total},
+                           {"max_peers", r.p.max_peers},
+                           {"threads_per_rank", r.threads},
+                           {"copies", r.copies},
+                           {"compute_scale", r.compute_scale},
                            {"extrapolated", r.p.extrapolated}});
     j["best"] = {{"ranks", best->p.ranks}, {"partitioner", best->partitioner},
                  {"epoch_ms", best->p.epoch_ms}};
@@ -218,17 +261,23 @@ void run(PlanArgs& a) {
   std::printf("network   %s: latency %.2f us, bandwidth %.2f GB/s per direction; overlap %s\n",
               net.name.c_str(), net.latency_s * 1e6, net.bandwidth_Bps / 1e9,
               opt.overlap ? "on" : "off");
-  for (auto& [t, c] : cal) {
-    std::printf("rates     %d thread%s: SpMM", t, t == 1 ? "" : "s");
+  for (auto& [tc, c] : cal) {
+    const int t = tc.first;
+    std::printf("rates     %d thread%s", t, t == 1 ? "" : "s");
+    if (tc.second > 1) std::printf(" x %d at once", tc.second);
+    std::printf(": SpMM");
     for (auto& [w, v] : c.rates.spmm) std::printf(" %.0f M entries/s at width %lld,", v / w / 1e6, (long long)w);
     double gf = 0;
     for (auto& [s, v] : c.rates.gemm_fwd) gf = std::max(gf, v);
-    std::printf(" GEMM up to %.1f GFLOP/s (%s)\n", gf / 1e9,
-                c.cached ? ("cached in " + cache).c_str() : "measured now");
+    std::printf(" GEMM up to %.1f GFLOP/s", gf / 1e9);
+    if (tc.second > 1) std::printf(", a synchronisation %.2f ms", c.rates.sync_s * 1e3);
+    std::printf(" (%s)\n", c.cached ? ("cached in " + cache).c_str() : "measured now");
   }
   if (a.cores > 0)
-    std::printf("cores     %d shared by all ranks: compute shrinks by cores / (ranks x threads)\n",
-                a.cores);
+    std::printf(
+        "cores     %d shared by all ranks: rates timed with the ranks' threads running at "
+        "once (at most one per core; beyond, compute shrinks by the share that runs)\n",
+        a.cores);
   if (!fitted.empty())
     std::printf("note      rows marked * are extrapolated from partitions computed for %d and %d "
                 "ranks (--max-partition %d)\n",

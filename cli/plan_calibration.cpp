@@ -1,7 +1,9 @@
 // Times the kernels a training step spends its compute in, on this graph's shapes: SpMM at every
 // aggregated width, each GEMM shape forward (X W) and backward (X^T dY, dY W^T), and one
-// element-wise kernel (memory bound, like dropout / bias / ReLU). Medians of a few repeats after
-// a warm-up; the whole calibration takes seconds.
+// element-wise kernel (memory bound, like dropout / bias / ReLU). Means over a fifth of a second
+// of calls after a warm-up; the whole calibration takes a second or two. With several copies, that
+// many threads run each kernel at once on their shares of the rows, as ranks sharing a node do: the
+// rates are then per copy, with the node's memory bandwidth (and whatever else runs there) shared.
 #include "cli/plan_calibration.hpp"
 
 #include <omp.h>
@@ -14,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/error.hpp"
 #include "common/timer.hpp"
 #include "graph/atomic_write.hpp"
 #include "kernels/kernels.hpp"
@@ -40,19 +43,78 @@ namespace {
 // Bounds on the timed shapes: large enough to leave the caches, small enough for seconds.
 constexpr int64_t kMaxSpmmEntries = 4'000'000;
 constexpr int64_t kMaxGemmRows = 200'000;
-constexpr int kRepeats = 5;
+constexpr int kMinCalls = 3;
+constexpr double kMinSeconds = 0.2;
 
+// Wall time per call of f(copy): after a warm-up, calls repeat until kMinSeconds have passed,
+// and the mean is taken. Training runs for seconds, so its kernels see the machine's sustained
+// rates, descheduling included; a median of a few short bursts was up to 2.5x faster than that
+// on a loaded machine. One copy: f(0) on this thread, whose kernels use the OpenMP threads set
+// by the caller. Several: `copies` threads start together and each calls f(its index) on its
+// own data for the window, independently, as ranks sharing a node compute between their
+// exchanges (each copy is one thread: nested parallelism is off, and OpenBLAS runs
+// single-threaded inside a parallel region); the mean over copies is returned.
 template <class F>
-double median_seconds(F&& f) {
-  f();  // warm-up: page faults, thread start
-  std::vector<double> t;
-  for (int i = 0; i < kRepeats; ++i) {
+double mean_seconds(int copies, F&& f) {
+  std::vector<double> per_call(static_cast<size_t>(copies));
+  auto run = [&](int me) {
+    f(me);  // warm-up: page faults, thread start
+    if (copies > 1) {
+#pragma omp barrier
+    }
     Timer timer;
-    f();
-    t.push_back(timer.ms() / 1000);
+    int calls = 0;
+    do {
+      f(me);
+      ++calls;
+    } while (calls < kMinCalls || timer.ms() < kMinSeconds * 1e3);
+    per_call[size_t(me)] = timer.ms() / 1e3 / calls;
+  };
+  // One copy runs outside any parallel region: inside even an inactive one, every kernel's
+  // team would be a nested team, its threads created anew at each call (measured: ReLU at 2
+  // threads 8x slower than at 1).
+  if (copies == 1) {
+    run(0);
+  } else {
+#pragma omp parallel num_threads(copies)
+    run(omp_get_thread_num());
   }
-  std::sort(t.begin(), t.end());
-  return std::max(t[t.size() / 2], 1e-9);
+  double sum = 0;
+  for (double t : per_call) sum += t;
+  return std::max(sum / copies, 1e-9);
+}
+
+// What a synchronisation costs `copies` threads that each call f(their index) between them:
+// the time per round of calls followed by a barrier, less the time per call of the same copies
+// running freely (mean_seconds). What ranks pay at each exchange for waiting on the slowest of
+// them, as the node schedules their threads (and anything else it runs). Zero for one copy.
+template <class F>
+double sync_seconds(int copies, double free_s, F&& f) {
+  if (copies == 1) return 0;
+  int rounds = 0;
+  bool more = true;
+  Timer timer;
+#pragma omp parallel num_threads(copies)
+  {
+    f(omp_get_thread_num());  // warm-up
+#pragma omp barrier
+#pragma omp master
+    timer.reset();
+    while (true) {
+#pragma omp barrier
+      if (!more) break;
+      f(omp_get_thread_num());
+#pragma omp barrier
+#pragma omp master
+      more = ++rounds < kMinCalls || timer.ms() < kMinSeconds * 1e3;
+    }
+  }
+  return std::max(0.0, timer.ms() / 1e3 / rounds - free_s);
+}
+
+// [begin, end) of `copy`'s equal share of n.
+std::pair<int64_t, int64_t> share(int64_t n, int copy, int copies) {
+  return {n * copy / copies, n * (copy + 1) / copies};
 }
 
 std::string host_name() {
@@ -69,12 +131,18 @@ std::string cpu_model() {
   return "unknown";
 }
 
-std::string key_of(const Csr& in, const std::vector<perf::LayerShape>& layers, int threads) {
+std::string key_of(const Csr& in, const std::vector<perf::LayerShape>& layers, int threads,
+                   int copies) {
   std::string k = host_name() + "|" + cpu_model() + "|rows " + std::to_string(in.rows) +
                   "|entries " + std::to_string(in.nnz()) + "|threads " + std::to_string(threads);
+  // Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
+  // "method 2": sustained means over signed data; entries of the earlier bursts are stale.
+  k.append("|method 2");
+  if (copies > 1) k.append("|copies ").append(std::to_string(copies));
   for (const perf::LayerShape& l : layers) {
-    k += "|w" + std::to_string(l.agg_width);
-    for (const perf::Gemm& g : l.gemms) k += " " + std::to_string(g.k) + "x" + std::to_string(g.n);
+    k.append("|w").append(std::to_string(l.agg_width));
+    for (const perf::Gemm& g : l.gemms)
+      k.append(" ").append(std::to_string(g.k)).append("x").append(std::to_string(g.n));
   }
   return k;
 }
@@ -83,6 +151,7 @@ nlohmann::json to_json(const perf::Rates& r) {
   nlohmann::json j;
   j["threads"] = r.threads;
   j["elementwise"] = r.elementwise;
+  j["sync_s"] = r.sync_s;
   for (auto& [w, v] : r.spmm) j["spmm"][std::to_string(w)] = v;
   for (auto& [s, v] : r.gemm_fwd)
     j["gemm_fwd"][std::to_string(s.first) + "x" + std::to_string(s.second)] = v;
@@ -95,6 +164,7 @@ perf::Rates from_json(const nlohmann::json& j) {
   perf::Rates r;
   r.threads = j.at("threads").get<int>();
   r.elementwise = j.at("elementwise").get<double>();
+  r.sync_s = j.at("sync_s").get<double>();
   for (auto& [w, v] : j.at("spmm").items()) r.spmm[std::stoll(w)] = v.get<double>();
   auto shapes = [&](const char* name, auto& into) {
     for (auto& [s, v] : j.at(name).items()) {
@@ -114,9 +184,11 @@ nlohmann::json read_cache(const std::string& file) {
   return j.is_object() ? j : nlohmann::json::object();  // a corrupt cache is only re-measured
 }
 
-perf::Rates measure(const Csr& in, const std::vector<perf::LayerShape>& layers, int threads) {
-  const int before = omp_get_max_threads();
+perf::Rates measure(const Csr& in, const std::vector<perf::LayerShape>& layers, int threads,
+                    int copies) {
+  const int before = omp_get_max_threads(), levels = omp_get_max_active_levels();
   omp_set_num_threads(threads);
+  omp_set_max_active_levels(1);  // a copy's kernels stay on its one thread
   perf::Rates r;
   r.threads = threads;
   const Device cpu = Device::cpu;
@@ -142,43 +214,77 @@ perf::Rates measure(const Csr& in, const std::vector<perf::LayerShape>& layers, 
       widest = std::max({widest, g.k, g.n});
     }
   }
-  const int64_t m = std::max<int64_t>(1, std::min(in.rows, kMaxGemmRows));
+  // Several copies split the rows, as ranks split the graph, each writing its own outputs.
+  const int64_t m = std::max<int64_t>(copies, std::min(in.rows, kMaxGemmRows));
   const int64_t cells = std::max(in.cols, m) * widest;
-  std::vector<float> x(size_t(cells), 0.5f), y(size_t(cells), 0.f), w(size_t(widest * widest), 0.01f),
-      dw(size_t(widest * widest), 0.f);
-  for (size_t i = 0; i < x.size(); i += 7) x[i] = float(i % 13) * 0.1f;
+  std::vector<float> x(size_t(cells), 0.5f), y(size_t(cells), 0.f),
+      w(size_t(widest * widest), 0.01f), dw(size_t(copies * widest * widest), 0.f);
+  // Activations of both signs, as after a layer: a kernel that branches on them (ReLU) must pay
+  // for its mispredictions here too.
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 2654435761u % 13) - 6) * 0.1f;
 
+  // Each copy aggregates from a table of its own, as each rank reads its own [owned | halo]
+  // rows: copies reading one shared table would find each other's rows in the shared cache
+  // (measured: 1.3x the rate two ranks get). Shared only past 2 GB of copies.
+  const int64_t table = in.cols * widest;
+  const bool own_tables = copies > 1 && double(copies * table) * 4 <= 2e9;
+  std::vector<std::vector<float>> tables(own_tables ? size_t(copies) : 0);
+  for (auto& t : tables) t.assign(x.begin(), x.begin() + table);
   for (int64_t f : widths) {
-    const double s = median_seconds([&] {
-      kernels::spmm(cpu, a, ConstMatView(x.data(), in.cols, f, f), MatView{y.data(), a.rows, f, f});
-    });
-    r.spmm[f] = double(std::max<int64_t>(1, a.nnz())) * double(f) / s;
+    auto spmm = [&, f](int c) {
+      const auto [begin, end] = share(a.rows, c, copies);
+      CsrView part = a;
+      part.rows = end - begin;
+      part.offsets = a.offsets + begin;  // absolute offsets: a row slice is a pointer shift
+      const float* src = own_tables ? tables[size_t(c)].data() : x.data();
+      kernels::spmm(cpu, part, ConstMatView(src, in.cols, f, f),
+                    MatView{y.data() + begin * f, part.rows, f, f});
+    };
+    const double s = mean_seconds(copies, spmm);
+    r.spmm[f] = double(std::max<int64_t>(1, a.nnz())) / copies * double(f) / s;
+    // The widest aggregation stands for a phase's work between two exchanges.
+    if (f == *widths.rbegin()) r.sync_s = sync_seconds(copies, s, spmm);
   }
   for (auto [k, n] : shapes) {
-    const ConstMatView X(x.data(), m, k, k), W(w.data(), k, n, n), dY(x.data(), m, n, n);
-    const double flops = 2.0 * double(m) * double(k) * double(n);
-    const double fwd = median_seconds(
-        [&] { kernels::gemm(cpu, false, false, 1.f, X, W, 0.f, MatView{y.data(), m, n, n}); });
-    const double bwd = median_seconds([&] {
-      kernels::gemm(cpu, true, false, 1.f, X, dY, 0.f, MatView{dw.data(), k, n, n});
-      kernels::gemm(cpu, false, true, 1.f, dY, W, 0.f, MatView{y.data(), m, k, k});
+    const double flops = 2.0 * double(m) / copies * double(k) * double(n);
+    auto rows = [&](int c) {
+      const auto [begin, end] = share(m, c, copies);
+      return std::pair{begin, end - begin};
+    };
+    const double fwd = mean_seconds(copies, [&](int c) {
+      const auto [begin, rc] = rows(c);
+      kernels::gemm(cpu, false, false, 1.f, ConstMatView(x.data() + begin * k, rc, k, k),
+                    ConstMatView(w.data(), k, n, n), 0.f, MatView{y.data() + begin * n, rc, n, n});
+    });
+    const double bwd = mean_seconds(copies, [&](int c) {
+      const auto [begin, rc] = rows(c);
+      const ConstMatView X(x.data() + begin * k, rc, k, k), dY(x.data() + begin * n, rc, n, n);
+      kernels::gemm(cpu, true, false, 1.f, X, dY, 0.f,
+                    MatView{dw.data() + c * widest * widest, k, n, n});
+      kernels::gemm(cpu, false, true, 1.f, dY, ConstMatView(w.data(), k, n, n), 0.f,
+                    MatView{y.data() + begin * k, rc, k, k});
     });
     r.gemm_fwd[{k, n}] = flops / fwd;
     r.gemm_bwd[{k, n}] = 2 * flops / bwd;
   }
   const int64_t n_elem = m * std::min<int64_t>(widest, 64);
-  const double es = median_seconds(
-      [&] { kernels::unary(cpu, kernels::Unary::relu, x.data(), y.data(), n_elem); });
-  r.elementwise = double(n_elem) / es;
+  const double es = mean_seconds(copies, [&](int c) {
+    const auto [begin, end] = share(n_elem, c, copies);
+    kernels::unary(cpu, kernels::Unary::relu, x.data() + begin, y.data() + begin, end - begin);
+  });
+  r.elementwise = double(n_elem) / copies / es;
   omp_set_num_threads(before);
+  omp_set_max_active_levels(levels);
   return r;
 }
 
 }  // namespace
 
 Calibration calibrate(const Csr& in, const std::vector<perf::LayerShape>& layers, int threads,
-                      const std::string& file, bool recalibrate) {
-  const std::string key = key_of(in, layers, threads);
+                      int copies, const std::string& file, bool recalibrate) {
+  DGNN_CHECK(copies >= 1 && (copies == 1 || threads == 1), Error,
+             "calibrate: several copies run one thread each");
+  const std::string key = key_of(in, layers, threads, copies);
   nlohmann::json cache = file.empty() ? nlohmann::json::object() : read_cache(file);
   Calibration c;
   if (!recalibrate && cache.contains(key)) {
@@ -191,7 +297,7 @@ Calibration calibrate(const Csr& in, const std::vector<perf::LayerShape>& layers
     }
   }
   Timer t;
-  c.rates = measure(in, layers, threads);
+  c.rates = measure(in, layers, threads, copies);
   c.seconds = t.ms() / 1000;
   if (!file.empty()) {
     cache[key] = to_json(c.rates);

@@ -21,10 +21,11 @@ struct Calibration {
 };
 
 // Rates for `threads` OpenMP threads on `in` (its rows, entries) and `layers`' widths and GEMM
-// shapes. Timed when `file` has no entry for this machine, graph size, shapes and thread count
-// (or `recalibrate`); the entry is then written to `file` (atomically; an unwritable file only
-// means no caching). Empty `file`: no cache.
+// shapes; with `copies` > 1 (threads must be 1), the rate of each of that many single-threaded
+// copies running at once on their shares of the rows. Timed when `file` has no entry for this
+// machine, graph size, shapes, threads and copies (or `recalibrate`); the entry is then written
+// to `file` (atomically; an unwritable file only means no caching). Empty `file`: no cache.
 Calibration calibrate(const Csr& in, const std::vector<perf::LayerShape>& layers, int threads,
-                      const std::string& file, bool recalibrate);
+                      int copies, const std::string& file, bool recalibrate);
 
 }  // namespace dgnn::cli

@@ -12,6 +12,9 @@ class Linear : public Module {
  public:
   Linear(int64_t in, int64_t out, bool bias = true);
   Var forward(ForwardContext& ctx, const Var& x) override;
+  // The parameters, for fused ops that use the layer's weights (pair_mlp); bias null without.
+  Var& weight() { return weight_; }
+  Var* bias() { return bias_; }
 
  private:
   Var& weight_;

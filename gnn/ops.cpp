@@ -424,6 +424,69 @@ Var one_minus(const Var& x) {
       "one_minus");
 }
 
+Var pair_mlp(const PairEnd& u, const PairEnd& v, const Var& w1, const Var& b1, const Var& w2,
+             const Var& b2) {
+  for (const Var* x : {&v.table, &w1, &b1, &w2, &b2}) check_pair("pair_mlp", u.table, *x);
+  const int64_t d = u.table.cols(), h = w1.cols(), c = w2.cols();
+  if (v.table.cols() != d || w1.rows() != 3 * d || b1.rows() != 1 || b1.cols() != h ||
+      w2.rows() != h || b2.rows() != 1 || b2.cols() != c)
+    throw ShapeError(std::string("pair_mlp: ends ") + shape(u.table) + " and " + shape(v.table) +
+                     ", w1 " + shape(w1) + ", b1 " + shape(b1) + ", w2 " + shape(w2) + ", b2 " +
+                     shape(b2) +
+                     " (expected ends of one width D, w1 3D x H, b1 1 x H, w2 H x C, "
+                     "b2 1 x C)");
+  auto count = [](const PairEnd& e) { return e.index ? int64_t(e.index->size()) : e.table.rows(); };
+  const int64_t pairs = count(u);
+  if (count(v) != pairs)
+    throw ShapeError(std::string("pair_mlp: ") + std::to_string(pairs) + " first ends but " +
+                     std::to_string(count(v)) + " second ends");
+  const Device dev = u.table.device();
+  auto index = [dev](const PairEnd& e, const char* name) -> std::shared_ptr<IndexList> {
+    if (!e.index) return nullptr;
+    for (size_t i = 0; i < e.index->size(); ++i)
+      if ((*e.index)[i] < 0 || (*e.index)[i] >= e.table.rows())
+        throw ShapeError(std::string("pair_mlp: ") + name + " index " +
+                         std::to_string((*e.index)[i]) + " at position " + std::to_string(i) +
+                         " is out of range for " + shape(e.table));
+    return std::make_shared<IndexList>(*e.index, dev);
+  };
+  const auto ui = index(u, "first end"), vi = index(v, "second end");
+  // The kernels' description of the op from the node's inputs: tables, weights, indices.
+  auto describe = [ui, vi, pairs](const Tensor& hu, const Tensor& hv, const Tensor& tw1,
+                                  const Tensor& tb1, const Tensor& tw2, const Tensor& tb2) {
+    kernels::PairMlp p;
+    p.hu = hu.view();
+    p.u = ui ? ui->data() : nullptr;
+    p.hv = hv.view();
+    p.v = vi ? vi->data() : nullptr;
+    p.pairs = pairs;
+    p.w1 = tw1.view();
+    p.b1 = tb1.data();
+    p.w2 = tw2.view();
+    p.b2 = tb2.data();
+    return p;
+  };
+  Tensor out = Tensor::uninitialized(pairs, c, dev);
+  kernels::pair_mlp_forward(
+      dev,
+      describe(u.table.value(), v.table.value(), w1.value(), b1.value(), w2.value(), b2.value()),
+      out.view());
+  return make_op(
+      std::move(out), {u.table, v.table, w1, b1, w2, b2},
+      [dev, describe](Node& n) {
+        const kernels::PairMlp p = describe(value_of(n, 0), value_of(n, 1), value_of(n, 2),
+                                            value_of(n, 3), value_of(n, 4), value_of(n, 5));
+        auto grad = [&n](size_t i) { return wants(n, i) ? grad_of(n, i).view() : MatView{}; };
+        // u and v may be one table: both gradients then land in its one buffer.
+        const MatView dhu = grad(0), dhv = grad(1), dw1 = grad(2), dw2 = grad(4);
+        float* db1 = wants(n, 3) ? grad_of(n, 3).data() : nullptr;
+        float* db2 = wants(n, 5) ? grad_of(n, 5).data() : nullptr;
+        kernels::pair_mlp_backward(dev, p, std::as_const(n.grad).view(), dhu, dhv, dw1, db1, dw2,
+                                   db2);
+      },
+      "pair_mlp");
+}
+
 std::vector<int32_t> topk_rows(const Tensor& scores, int64_t k) {
   if (scores.cols() != 1)
     throw ShapeError("topk_rows: scores " + scores.shape_str() + " must be one column");

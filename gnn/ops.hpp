@@ -3,6 +3,7 @@
 // value through kernels/ (so it runs on the tensor's device) and records its backward.
 // Graph ops (aggregate) live in gnn/graph_view.hpp; losses in gnn/loss.hpp.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "gnn/autograd.hpp"
@@ -58,6 +59,18 @@ Var dot_rows(const Var& a, const Var& b);
 Var add_scalar(const Var& x, float s);
 // 1 - x element-wise (a gate's complement).
 Var one_minus(const Var& x);
+// One end of every scored pair: rows `index[i]` of `table`, or, with no index, row i itself
+// (a table of one row per pair, e.g. rows fetched from other ranks).
+struct PairEnd {
+  Var table;
+  std::optional<std::vector<int32_t>> index;
+};
+// The link-prediction head as one op: for pair i with end rows h_u, h_v,
+// relu([h_u | h_v | h_u * h_v] w1 + b1) w2 + b2 (pairs x w2.cols()), the same numbers as those
+// ops one after another (up to rounding) without materialising any pair-sized intermediate on
+// the CPU (kernels::pair_mlp_forward). u and v may share one table.
+Var pair_mlp(const PairEnd& u, const PairEnd& v, const Var& w1, const Var& b1, const Var& w2,
+             const Var& b2);
 // The row indices of the k largest entries of an N x 1 score column, largest first; equal
 // scores keep the lower row first and NaN ranks below everything. Not differentiable (an index
 // helper, e.g. for EvolveGCN-H's top-k summary: gather_rows with these indices is).

@@ -257,21 +257,26 @@ Prediction predict(const PartitionCounts& counts, const std::vector<LayerShape>&
     pr.max_peers = std::max(pr.max_peers, c.peers);
   }
 
-  double compute_mean_s = 0, wait_s = 0, halo_s = 0;
+  double compute_mean_s = 0, wait_s = 0, halo_s = 0, pack_s = 0;
   // One phase: every rank computes `work(c)` seconds, of which `hidden(c)` can run while its
   // exchange of `width` columns travels. The phase ends when the slowest rank is done.
   auto phase = [&](auto work, auto hidden, int64_t width) {
-    double slowest = 0, slowest_compute = 0, sum = 0;
+    double slowest = 0, slowest_compute = 0, slowest_pack = 0, sum = 0;
     for (int r = 0; r < P; ++r) {
       const PartCounts& c = counts.per_part[r];
       const double w = work(c);
-      double t = w;
+      double t = w, pack = 0;
       if (width > 0 && P > 1 && c.peers > 0) {
         const int64_t bytes = std::max(c.send_rows, c.halo_rows) * width * 4;
         const double xfer = c.peers * net.latency_s + double(bytes) / net.bandwidth_Bps;
         t += opt.overlap ? std::max(0.0, xfer - hidden(c)) : xfer;
+        // Packing the rows to send and placing (forward) or adding (backward) the received
+        // ones: copies before the messages leave and after they arrive, never overlapped.
+        pack = double(c.send_rows + c.halo_rows) * double(width) / (rates.elementwise * scale);
+        t += pack;
         rank_bytes[r] += c.send_rows * width * 4;
       }
+      if (t > slowest) slowest_pack = pack;
       slowest = std::max(slowest, t);
       slowest_compute = std::max(slowest_compute, w);
       sum += w;
@@ -280,6 +285,8 @@ Prediction predict(const PartitionCounts& counts, const std::vector<LayerShape>&
     compute_mean_s += mean;
     wait_s += slowest_compute - mean;
     halo_s += slowest - slowest_compute;
+    pack_s += slowest_pack;
+    if (width > 0 && P > 1) wait_s += rates.sync_s;
   };
 
   for (int dir = 0; dir < 2; ++dir) {  // 0: forward, layer by layer; 1: backward, reversed
@@ -321,6 +328,7 @@ Prediction predict(const PartitionCounts& counts, const std::vector<LayerShape>&
   if (P > 1) {
     allreduce_s = 2.0 * (P - 1) / P * param_bytes / net.bandwidth_Bps +
                   2.0 * std::ceil(std::log2(double(P))) * net.latency_s;
+    wait_s += rates.sync_s;
     for (int64_t& b : rank_bytes) b += (params + 1) * 4;
   }
   const double adam_s = double(params) * 8 / (rates.elementwise * scale);
@@ -329,6 +337,7 @@ Prediction predict(const PartitionCounts& counts, const std::vector<LayerShape>&
   pr.compute_ms = compute_mean_s * 1e3;
   pr.wait_ms = wait_s * 1e3;
   pr.halo_ms = halo_s * 1e3;
+  pr.pack_ms = pack_s * 1e3;
   pr.allreduce_ms = allreduce_s * 1e3;
   pr.comm_ms = pr.halo_ms + pr.allreduce_ms;
   pr.epoch_ms = pr.compute_ms + pr.wait_ms + pr.comm_ms;

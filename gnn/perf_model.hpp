@@ -67,6 +67,9 @@ struct Rates {
   std::map<int64_t, double> spmm;  // aggregated width -> SpMM entries x width per second
   std::map<std::pair<int64_t, int64_t>, double> gemm_fwd, gemm_bwd;  // (k, n) -> flop/s
   double elementwise = 1e9;        // floats per second (read + write each)
+  // What one synchronisation of the ranks (an exchange, the all-reduce) costs beyond the data:
+  // the wait for the slowest, as the ranks' threads are scheduled on a shared node.
+  double sync_s = 0;
   int threads = 1;
   double spmm_rate(int64_t width) const;  // the nearest measured width when not measured
   double gemm_fwd_rate(int64_t k, int64_t n) const;
@@ -94,6 +97,7 @@ struct Prediction {
   double comm_ms = 0;     // halo exchange not hidden by the overlap, plus the all-reduce
   double wait_ms = 0;     // load imbalance: slowest rank's compute minus the mean, per phase
   double halo_ms = 0, allreduce_ms = 0;  // comm_ms = halo_ms + allreduce_ms
+  double pack_ms = 0;  // of halo_ms: packing and placing the rows exchanged (the slowest rank's)
   int64_t bytes_per_epoch = 0;  // sent, summed over ranks (as `dgnn train --log-json` counts)
   int64_t max_rank_bytes = 0;   // sent by the busiest rank
   int64_t halo_rows_total = 0;  // rows received per exchange, summed over ranks
@@ -102,9 +106,10 @@ struct Prediction {
 };
 
 // One training step: per layer forward then backward, each phase a barrier (the halo exchange),
-// phase time = max over ranks (compute + exchange not hidden by the overlap); then the gradient
-// all-reduce (Rabenseifner: 2 (P-1)/P x bytes / bandwidth + 2 ceil(log2 P) latencies) and the
-// optimizer step.
+// phase time = max over ranks (compute + packing and unpacking the halo rows + exchange not
+// hidden by the overlap) + the cost of a synchronisation; then the gradient all-reduce
+// (Rabenseifner: 2 (P-1)/P x bytes / bandwidth + 2 ceil(log2 P) latencies, and a
+// synchronisation) and the optimizer step.
 Prediction predict(const PartitionCounts& counts, const std::vector<LayerShape>& layers,
                    const Rates& rates, const Network& net, const PlanOptions& opt = {});
 

@@ -395,13 +395,17 @@ Var PairClassifier::forward(ForwardContext& ctx, const Var& x) {
   return lin2_.forward(ctx, relu(lin1_.forward(ctx, x)));
 }
 
+Var PairClassifier::score(ForwardContext&, const PairEnd& u, const PairEnd& v) {
+  return pair_mlp(u, v, lin1_.weight(), *lin1_.bias(), lin2_.weight(), *lin2_.bias());
+}
+
 Var PairClassifier::score(ForwardContext& ctx, const Var& h, const std::vector<int32_t>& src,
                           const std::vector<int32_t>& dst) {
-  return score_rows(ctx, gather_rows(h, src), gather_rows(h, dst));
+  return score(ctx, PairEnd{h, src}, PairEnd{h, dst});
 }
 
 Var PairClassifier::score_rows(ForwardContext& ctx, const Var& hu, const Var& hv) {
-  return forward(ctx, concat_cols({hu, hv, mul(hu, hv)}));
+  return score(ctx, PairEnd{hu, std::nullopt}, PairEnd{hv, std::nullopt});
 }
 
 FactoredPairs PairClassifier::factor(const Tensor& h) {

@@ -15,6 +15,7 @@
 
 #include "gnn/layers.hpp"
 #include "gnn/module.hpp"
+#include "gnn/ops.hpp"
 
 namespace dgnn {
 
@@ -63,10 +64,13 @@ struct FactoredPairs {
 // Scores vertex pairs from embeddings: an MLP on [h_u | h_v | h_u * h_v], giving `classes`
 // logits per pair (1 for link prediction). EvolveGCN's classifier sees [h_u | h_v] only; the
 // element-wise product lets a small MLP express "u and v are alike", which a concatenation
-// alone learns slowly.
+// alone learns slowly. Scoring is one fused op (pair_mlp) over the MLP's parameters; forward()
+// runs the same MLP as ops on features already concatenated.
 class PairClassifier : public Module {
  public:
   PairClassifier(int64_t emb_dim, int64_t hidden, int64_t classes);
+  // Logits for pairs of rows: u's i-th end and v's i-th end.
+  Var score(ForwardContext& ctx, const PairEnd& u, const PairEnd& v);
   // Logits for pairs (src[i], dst[i]) of rows of h.
   Var score(ForwardContext& ctx, const Var& h, const std::vector<int32_t>& src,
             const std::vector<int32_t>& dst);

@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "common/hash_rng.hpp"
+#include "common/key_set.hpp"
 #include "common/timer.hpp"
 #include "gnn/loss.hpp"
 #include "gnn/metrics.hpp"
@@ -194,11 +195,15 @@ LinkPredictionTrainer::Batch LinkPredictionTrainer::batch_for(int step, int nega
   if (opt_.task == TemporalTask::edge) return edge_batch(step);
   const SnapshotEvents& ev = g_.events[size_t(step + 1)];
   Batch b;
-  std::unordered_set<uint64_t> edges;
+  KeySet edges(ev.src.size() * (g_.directed ? 1 : 2));
   auto key = [](int64_t u, int64_t v) { return uint64_t(u) << 32 | uint64_t(v); };
+  const size_t most = ev.src.size() * size_t(1 + negatives);
+  b.src.reserve(most);
+  b.dst.reserve(most);
+  b.target.reserve(most);
   for (size_t i = 0; i < ev.src.size(); ++i) {
     const int32_t u = ev.src[i], v = ev.dst[i];
-    if (u == v || !edges.insert(key(u, v)).second) continue;
+    if (u == v || !edges.insert(key(u, v))) continue;
     if (!g_.directed) edges.insert(key(v, u));
     b.src.push_back(u);
     b.dst.push_back(v);
@@ -212,7 +217,7 @@ LinkPredictionTrainer::Batch LinkPredictionTrainer::batch_for(int step, int nega
     for (int k = 0; k < negatives; ++k) {
       uint64_t h = hash_combine(hash_combine(opt_.seed ^ salt, uint64_t(step)), i * 1315423911u + k);
       int32_t w = int32_t(h % uint64_t(n));
-      for (int tries = 0; (w == u || edges.count(key(u, w))) && tries < 16; ++tries)
+      for (int tries = 0; (w == u || edges.contains(key(u, w))) && tries < 16; ++tries)
         w = int32_t((h = mix64(h)) % uint64_t(n));
       b.src.push_back(u);
       b.dst.push_back(w);
@@ -262,9 +267,13 @@ LinkPredictionTrainer::Batch LinkPredictionTrainer::local_part(const Batch& full
 }
 
 Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch& local) {
+  // One process: both ends are rows of h. Several: the second end's rows are fetched from
+  // their owners (a differentiable all-to-all), one row per pair.
+  if (comm_.size() == 1) return head_.score(ctx, h, local.src, local.dst);
   std::vector<int32_t> rows(local.src.size());
   for (size_t i = 0; i < rows.size(); ++i) rows[i] = dir_.local[size_t(local.src[i])];
-  return head_.score_rows(ctx, gather_rows(h, rows), fetch_rows(comm_, dir_, h, local.dst));
+  return head_.score(ctx, PairEnd{h, std::move(rows)},
+                     PairEnd{fetch_rows(comm_, dir_, h, local.dst), std::nullopt});
 }
 
 

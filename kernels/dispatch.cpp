@@ -11,6 +11,7 @@
 #include "kernels/cuda/cuda_kernels.hpp"
 #endif
 #include "kernels/kernels.hpp"
+#include "kernels/pair_mlp_composed.hpp"
 #include "kernels/sample_block.hpp"
 
 namespace dgnn::kernels {
@@ -536,6 +537,78 @@ void scatter_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, M
 #endif
   }
   no_backend(dev, "scatter_rows");
+}
+
+// ---- pair scoring ------------------------------------------------------------------------
+
+namespace {
+
+void check_pair_mlp(const char* fn, const PairMlp& p) {
+  check_count(fn, p.pairs);
+  check_view(fn, "hu", p.hu);
+  check_view(fn, "hv", p.hv);
+  check_view(fn, "W1", p.w1);
+  check_view(fn, "W2", p.w2);
+  const int64_t d = p.hu.cols;
+  if (p.hv.cols != d) mismatch(fn, "hv", shape(p.hv), "hu", shape(p.hu), "one width for both ends");
+  if (p.w1.rows != 3 * d)
+    mismatch(fn, "W1", shape(p.w1), "hu", shape(p.hu), "W1 has 3 x the ends' width rows");
+  if (p.w2.rows != p.w1.cols)
+    mismatch(fn, "W2", shape(p.w2), "W1", shape(p.w1), "W2 has W1's columns as rows");
+  if (!p.u && p.hu.rows != p.pairs)
+    mismatch(fn, "hu", shape(p.hu), "the pairs", shape(p.pairs, d), "one row per pair without u");
+  if (!p.v && p.hv.rows != p.pairs)
+    mismatch(fn, "hv", shape(p.hv), "the pairs", shape(p.pairs, d), "one row per pair without v");
+  if (p.pairs > 0 && (!p.b1 || !p.b2))
+    throw ShapeError(std::string("kernels::") + fn + ": the biases b1 and b2 need data");
+}
+
+}  // namespace
+
+void pair_mlp_forward(Device dev, const PairMlp& p, MatView logits) {
+  check_pair_mlp("pair_mlp_forward", p);
+  check_view("pair_mlp_forward", "logits", logits);
+  if (logits.rows != p.pairs || logits.cols != p.w2.cols)
+    mismatch("pair_mlp_forward", "logits", shape(logits), "pairs x W2's columns",
+             shape(p.pairs, p.w2.cols), "one row of logits per pair");
+  if (p.pairs == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::pair_mlp_forward(p, logits);
+    case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return pair_mlp_forward_composed(dev, p, logits);
+#else
+      break;
+#endif
+  }
+  no_backend(dev, "pair_mlp_forward");
+}
+
+void pair_mlp_backward(Device dev, const PairMlp& p, ConstMatView dlogits, MatView dhu, MatView dhv,
+                       MatView dw1, float* db1, MatView dw2, float* db2) {
+  const char* fn = "pair_mlp_backward";
+  check_pair_mlp(fn, p);
+  check_view(fn, "dlogits", dlogits);
+  if (dlogits.rows != p.pairs || dlogits.cols != p.w2.cols)
+    mismatch(fn, "dlogits", shape(dlogits), "pairs x W2's columns", shape(p.pairs, p.w2.cols),
+             "one row per pair");
+  if (dhu.data) check_same(fn, "dhu", dhu, "hu", p.hu);
+  if (dhv.data) check_same(fn, "dhv", dhv, "hv", p.hv);
+  if (dw1.data) check_same(fn, "dW1", dw1, "W1", p.w1);
+  if (dw2.data) check_same(fn, "dW2", dw2, "W2", p.w2);
+  if (p.pairs == 0) return;
+  switch (dev) {
+    case Device::cpu:
+      return cpu::pair_mlp_backward(p, dlogits, dhu, dhv, dw1, db1, dw2, db2);
+    case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return pair_mlp_backward_composed(dev, p, dlogits, dhu, dhv, dw1, db1, dw2, db2);
+#else
+      break;
+#endif
+  }
+  no_backend(dev, "pair_mlp_backward");
 }
 
 // ---- dropout -----------------------------------------------------------------------------

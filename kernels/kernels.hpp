@@ -83,6 +83,31 @@ void scatter_add_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t 
 // targets must be distinct (which of two writes to one row wins is not defined).
 void scatter_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
 
+// ---- pair scoring (the link-prediction head) ---------------------------------------------
+// An MLP on vertex pairs that never materialises the pair features: pair i's endpoints are
+// row u[i] of hu and row v[i] of hv (a null index: row i itself), its input
+// x = [hu | hv | hu * hv] (3D), a = relu(x W1 + b1) (H wide), logit = a W2 + b2 (C wide).
+// W1 (3D x H) is three D-row blocks, so x W1 = (hu W1a)[u] + (hv W1b)[v] + (hu * hv) W1c: the
+// first two are products over the tables' rows (fewer than the pairs), only the third is per pair.
+struct PairMlp {
+  ConstMatView hu;             // Nu x D
+  const int32_t* u = nullptr;  // pairs entries in [0, Nu), or null (Nu = pairs)
+  ConstMatView hv;             // Nv x D
+  const int32_t* v = nullptr;
+  int64_t pairs = 0;
+  ConstMatView w1;            // 3D x H
+  const float* b1 = nullptr;  // H
+  ConstMatView w2;            // H x C
+  const float* b2 = nullptr;  // C
+};
+// logits (pairs x C) = the MLP's output.
+void pair_mlp_forward(Device dev, const PairMlp& p, MatView logits);
+// The gradients given dlogits (pairs x C), added (+=) to dhu, dhv (which may be one buffer when
+// hu and hv are one table), dw1, db1, dw2, db2; an output with null data is not computed.
+// Deterministic: the same sums in the same order for any thread count.
+void pair_mlp_backward(Device dev, const PairMlp& p, ConstMatView dlogits, MatView dhu, MatView dhv,
+                       MatView dw1, float* db1, MatView dw2, float* db2);
+
 // ---- dropout -----------------------------------------------------------------------------
 // The mask, shared by every backend so that their masks agree bit for bit. One 64-bit hash
 // per (row, 4 columns) gives four 16-bit uniforms: 4x cheaper than a hash per element, and

@@ -40,6 +40,10 @@ void gather_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
 void scatter_add_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
 void scatter_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
 
+void pair_mlp_forward(const PairMlp& p, MatView logits);
+void pair_mlp_backward(const PairMlp& p, ConstMatView dlogits, MatView dhu, MatView dhv,
+                       MatView dw1, float* db1, MatView dw2, float* db2);
+
 void dropout(ConstMatView x, float p, uint64_t key, const int64_t* row_ids, MatView y,
              uint8_t* mask);
 void dropout_backward(ConstMatView dy, const uint8_t* mask, float p, MatView dx, bool accumulate);

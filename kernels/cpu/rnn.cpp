@@ -1,9 +1,11 @@
 // Fused LSTM and GRU cells. Rows are independent, so they are split between threads; each
 // element's arithmetic is the same whatever the split, so results do not depend on the thread
-// count. Backward recomputes the activations (see kernels/kernels.hpp for why).
-#include <cmath>
+// count. Backward recomputes the activations (see kernels/kernels.hpp for why). The activations
+// are kernels/cpu/fast_math.hpp's, inline so that each row's loop runs in vector registers.
+#include <vector>
 
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/fast_math.hpp"
 
 namespace dgnn::kernels::cpu {
 
@@ -11,19 +13,16 @@ namespace {
 
 constexpr int64_t kParallelMin = 1 << 14;  // elements (N x H) below which threads cost more
 
-// exp(-|x|) never overflows, so saturated gates stay exactly finite.
-inline float sigmoid(float x) {
-  const float e = std::exp(-std::fabs(x));
-  return x >= 0.f ? 1.f / (1.f + e) : e / (1.f + e);
-}
-
-// out (+)= v; `out` may be null (an output nobody wants).
-inline void put(float* out, int64_t j, float v, bool accumulate) {
+// out (+)= v over a row of n; `out` may be null (an output nobody wants).
+inline void put_row(float* out, const float* v, int64_t n, bool accumulate) {
   if (!out) return;
-  if (accumulate)
-    out[j] += v;
-  else
-    out[j] = v;
+  if (accumulate) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) out[j] += v[j];
+  } else {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) out[j] = v[j];
+  }
 }
 
 }  // namespace
@@ -36,12 +35,13 @@ void lstm_cell_forward(ConstMatView gates, ConstMatView c_prev, MatView h, MatVi
     const float* cp = c_prev.row(r);
     float* hr = h.row(r);
     float* cr = c.row(r);
+#pragma omp simd
     for (int64_t j = 0; j < hid; ++j) {
-      const float i = sigmoid(a[j]), f = sigmoid(a[hid + j]);
-      const float g = std::tanh(a[2 * hid + j]), o = sigmoid(a[3 * hid + j]);
+      const float i = fast_sigmoid(a[j]), f = fast_sigmoid(a[hid + j]);
+      const float g = fast_tanh(a[2 * hid + j]), o = fast_sigmoid(a[3 * hid + j]);
       const float cn = f * cp[j] + i * g;
       cr[j] = cn;
-      hr[j] = o * std::tanh(cn);
+      hr[j] = o * fast_tanh(cn);
     }
   }
 }
@@ -49,28 +49,34 @@ void lstm_cell_forward(ConstMatView gates, ConstMatView c_prev, MatView h, MatVi
 void lstm_cell_backward(ConstMatView gates, ConstMatView c_prev, ConstMatView dh, ConstMatView dc,
                         MatView dgates, MatView dc_prev, bool accumulate) {
   const int64_t n = c_prev.rows, hid = c_prev.cols;
-#pragma omp parallel for if (n * hid >= kParallelMin)
-  for (int64_t r = 0; r < n; ++r) {
-    const float* a = gates.row(r);
-    const float* cp = c_prev.row(r);
-    const float* dhr = dh.data ? dh.row(r) : nullptr;
-    const float* dcr = dc.data ? dc.row(r) : nullptr;
-    float* dg = dgates.data ? dgates.row(r) : nullptr;
-    float* dcp = dc_prev.data ? dc_prev.row(r) : nullptr;
-    for (int64_t j = 0; j < hid; ++j) {
-      const float i = sigmoid(a[j]), f = sigmoid(a[hid + j]);
-      const float g = std::tanh(a[2 * hid + j]), o = sigmoid(a[3 * hid + j]);
-      const float tc = std::tanh(f * cp[j] + i * g);
-      const float gh = dhr ? dhr[j] : 0.f;
-      // c reaches the loss directly (dc) and through h = o tanh(c).
-      const float gc = (dcr ? dcr[j] : 0.f) + gh * o * (1.f - tc * tc);
-      if (dg) {
-        put(dg, j, gc * g * i * (1.f - i), accumulate);
-        put(dg, hid + j, gc * cp[j] * f * (1.f - f), accumulate);
-        put(dg, 2 * hid + j, gc * i * (1.f - g * g), accumulate);
-        put(dg, 3 * hid + j, gh * tc * o * (1.f - o), accumulate);
+#pragma omp parallel if (n * hid >= kParallelMin)
+  {
+    // Per row: the four gate gradients and dc_prev, computed in one vectorised pass, then
+    // written (or added) where they are wanted. Absent dh / dc read as zeros.
+    std::vector<float> d(size_t(5 * hid)), zeros(size_t(hid), 0.f);
+#pragma omp for
+    for (int64_t r = 0; r < n; ++r) {
+      const float* a = gates.row(r);
+      const float* cp = c_prev.row(r);
+      const float* dhr = dh.data ? dh.row(r) : zeros.data();
+      const float* dcr = dc.data ? dc.row(r) : zeros.data();
+      float* out = d.data();
+#pragma omp simd
+      for (int64_t j = 0; j < hid; ++j) {
+        const float i = fast_sigmoid(a[j]), f = fast_sigmoid(a[hid + j]);
+        const float g = fast_tanh(a[2 * hid + j]), o = fast_sigmoid(a[3 * hid + j]);
+        const float tc = fast_tanh(f * cp[j] + i * g);
+        const float gh = dhr[j];
+        // c reaches the loss directly (dc) and through h = o tanh(c).
+        const float gc = dcr[j] + gh * o * (1.f - tc * tc);
+        out[j] = gc * g * i * (1.f - i);
+        out[hid + j] = gc * cp[j] * f * (1.f - f);
+        out[2 * hid + j] = gc * i * (1.f - g * g);
+        out[3 * hid + j] = gh * tc * o * (1.f - o);
+        out[4 * hid + j] = gc * f;
       }
-      put(dcp, j, gc * f, accumulate);
+      put_row(dgates.data ? dgates.row(r) : nullptr, out, 4 * hid, accumulate);
+      put_row(dc_prev.data ? dc_prev.row(r) : nullptr, out + 4 * hid, hid, accumulate);
     }
   }
 }
@@ -83,10 +89,11 @@ void gru_cell_forward(ConstMatView xg, ConstMatView hg, ConstMatView h_prev, Mat
     const float* s = hg.row(r);
     const float* hp = h_prev.row(r);
     float* out = h.row(r);
+#pragma omp simd
     for (int64_t j = 0; j < hid; ++j) {
-      const float rg = sigmoid(x[j] + s[j]);
-      const float z = sigmoid(x[hid + j] + s[hid + j]);
-      const float nn = std::tanh(x[2 * hid + j] + rg * s[2 * hid + j]);
+      const float rg = fast_sigmoid(x[j] + s[j]);
+      const float z = fast_sigmoid(x[hid + j] + s[hid + j]);
+      const float nn = fast_tanh(x[2 * hid + j] + rg * s[2 * hid + j]);
       out[j] = (1.f - z) * nn + z * hp[j];
     }
   }
@@ -95,31 +102,39 @@ void gru_cell_forward(ConstMatView xg, ConstMatView hg, ConstMatView h_prev, Mat
 void gru_cell_backward(ConstMatView xg, ConstMatView hg, ConstMatView h_prev, ConstMatView dh,
                        MatView dxg, MatView dhg, MatView dh_prev, bool accumulate) {
   const int64_t n = h_prev.rows, hid = h_prev.cols;
-#pragma omp parallel for if (n * hid >= kParallelMin)
-  for (int64_t r = 0; r < n; ++r) {
-    const float* x = xg.row(r);
-    const float* s = hg.row(r);
-    const float* hp = h_prev.row(r);
-    const float* g = dh.row(r);
-    float* dx = dxg.data ? dxg.row(r) : nullptr;
-    float* ds = dhg.data ? dhg.row(r) : nullptr;
-    float* dhp = dh_prev.data ? dh_prev.row(r) : nullptr;
-    for (int64_t j = 0; j < hid; ++j) {
-      const float rg = sigmoid(x[j] + s[j]);
-      const float z = sigmoid(x[hid + j] + s[hid + j]);
-      const float hn = s[2 * hid + j];
-      const float nn = std::tanh(x[2 * hid + j] + rg * hn);
-      const float dn = g[j] * (1.f - z) * (1.f - nn * nn);  // through n's pre-activation
-      const float dz = g[j] * (hp[j] - nn) * z * (1.f - z);
-      const float dr = dn * hn * rg * (1.f - rg);
-      // r and z see the sum xg + hg, so both get the same gradient; hn is scaled by r.
-      put(dx, j, dr, accumulate);
-      put(dx, hid + j, dz, accumulate);
-      put(dx, 2 * hid + j, dn, accumulate);
-      put(ds, j, dr, accumulate);
-      put(ds, hid + j, dz, accumulate);
-      put(ds, 2 * hid + j, dn * rg, accumulate);
-      put(dhp, j, g[j] * z, accumulate);
+#pragma omp parallel if (n * hid >= kParallelMin)
+  {
+    // Per row: [dr | dz | dn] of the input side, then the state side's [dr | dz | dn r], then
+    // dh_prev, in one vectorised pass.
+    std::vector<float> d(size_t(7 * hid));
+#pragma omp for
+    for (int64_t r = 0; r < n; ++r) {
+      const float* x = xg.row(r);
+      const float* s = hg.row(r);
+      const float* hp = h_prev.row(r);
+      const float* g = dh.row(r);
+      float* out = d.data();
+#pragma omp simd
+      for (int64_t j = 0; j < hid; ++j) {
+        const float rg = fast_sigmoid(x[j] + s[j]);
+        const float z = fast_sigmoid(x[hid + j] + s[hid + j]);
+        const float hn = s[2 * hid + j];
+        const float nn = fast_tanh(x[2 * hid + j] + rg * hn);
+        const float dn = g[j] * (1.f - z) * (1.f - nn * nn);  // through n's pre-activation
+        const float dz = g[j] * (hp[j] - nn) * z * (1.f - z);
+        const float dr = dn * hn * rg * (1.f - rg);
+        // r and z see the sum xg + hg, so both get the same gradient; hn is scaled by r.
+        out[j] = dr;
+        out[hid + j] = dz;
+        out[2 * hid + j] = dn;
+        out[3 * hid + j] = dr;
+        out[4 * hid + j] = dz;
+        out[5 * hid + j] = dn * rg;
+        out[6 * hid + j] = g[j] * z;
+      }
+      put_row(dxg.data ? dxg.row(r) : nullptr, out, 3 * hid, accumulate);
+      put_row(dhg.data ? dhg.row(r) : nullptr, out + 3 * hid, 3 * hid, accumulate);
+      put_row(dh_prev.data ? dh_prev.row(r) : nullptr, out + 6 * hid, hid, accumulate);
     }
   }
 }

@@ -1,5 +1,6 @@
 // Row movement (gather / scatter-add) and dropout: kernels that index rows, not elements.
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <vector>
 
@@ -59,31 +60,34 @@ void scatter_add_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView d
 
 void dropout(ConstMatView x, float p, uint64_t key, const int64_t* row_ids, MatView y,
              uint8_t* mask) {
-  const int64_t cols = x.cols;
+  const int64_t cols = x.cols, groups = (cols + 3) / 4;
   const float keep_scale = 1.f / (1.f - p);
   const uint32_t threshold = dropout_threshold(p);
-#pragma omp parallel for if (x.rows * cols >= kParallelMin)
-  for (int64_t r = 0; r < x.rows; ++r) {
-    // The mask depends on the row's identity, never on its position in this matrix, so ranks
-    // holding the same vertex in different places draw the same bits.
-    const uint64_t row_key = dropout_row_key(key, row_ids ? row_ids[r] : r);
-    const float* in = x.row(r);
-    float* out = y.row(r);
-    uint8_t* m = mask ? mask + r * cols : nullptr;
-    // Full groups of four share one hash; the tail repeats the rule one column at a time.
-    int64_t c = 0;
-    for (; c + 4 <= cols; c += 4) {
-      const uint64_t bits = mix64(row_key + uint64_t(c >> 2));
-      for (int k = 0; k < 4; ++k) {
-        const bool keep = ((bits >> (16 * k)) & 0xFFFF) >= threshold;
-        if (m) m[c + k] = keep;
-        out[c + k] = in[c + k] * (keep ? keep_scale : 0.f);
+#pragma omp parallel if (x.rows * cols >= kParallelMin)
+  {
+    // A row's 16-bit uniforms first (four per hash, as dropout_keep draws them), then the
+    // keep / scale pass as one vector loop: mixed with the hashing, the per-column decisions
+    // stayed scalar and were most of the kernel's time.
+    std::vector<uint16_t> u(size_t(groups * 4));
+#pragma omp for
+    for (int64_t r = 0; r < x.rows; ++r) {
+      // The mask depends on the row's identity, never on its position in this matrix, so ranks
+      // holding the same vertex in different places draw the same bits.
+      const uint64_t row_key = dropout_row_key(key, row_ids ? row_ids[r] : r);
+      for (int64_t g = 0; g < groups; ++g) {
+        const uint64_t bits = mix64(row_key + uint64_t(g));
+        for (int k = 0; k < 4; ++k) u[size_t(4 * g + k)] = uint16_t(bits >> (16 * k));
       }
-    }
-    for (; c < cols; ++c) {
-      const bool keep = dropout_keep(row_key, c, threshold);
-      if (m) m[c] = keep;
-      out[c] = in[c] * (keep ? keep_scale : 0.f);
+      const float* in = x.row(r);
+      float* out = y.row(r);
+      const uint16_t* ur = u.data();
+#pragma omp simd
+      for (int64_t c = 0; c < cols; ++c) out[c] = in[c] * (ur[c] >= threshold ? keep_scale : 0.f);
+      if (mask) {
+        uint8_t* m = mask + r * cols;
+#pragma omp simd
+        for (int64_t c = 0; c < cols; ++c) m[c] = ur[c] >= threshold;
+      }
     }
   }
 }
@@ -96,12 +100,17 @@ void dropout_backward(ConstMatView dy, const uint8_t* mask, float p, MatView dx,
     const float* g = dy.row(r);
     const uint8_t* m = mask + r * cols;
     float* out = dx.row(r);
+    // m ? g * scale : +0, as a bit mask rather than a select on the (random) mask bytes, which
+    // GCC left as a mispredicted branch per element.
+    auto kept = [keep_scale](float gc, uint8_t mc) {
+      return std::bit_cast<float>(std::bit_cast<uint32_t>(gc * keep_scale) & -uint32_t(mc));
+    };
     if (accumulate) {
 #pragma omp simd
-      for (int64_t c = 0; c < cols; ++c) out[c] += m[c] ? g[c] * keep_scale : 0.f;
+      for (int64_t c = 0; c < cols; ++c) out[c] += kept(g[c], m[c]);
     } else {
 #pragma omp simd
-      for (int64_t c = 0; c < cols; ++c) out[c] = m[c] ? g[c] * keep_scale : 0.f;
+      for (int64_t c = 0; c < cols; ++c) out[c] = kept(g[c], m[c]);
     }
   }
 }

@@ -95,6 +95,20 @@ std::vector<GradCase> all_cases() {
        2.f},
       // An input used twice: both paths' gradients must add up.
       {"mul(x, x) + 2x", {{3, 3}}, [](auto& v) { return add(mul(v[0], v[0]), scale(v[0], 2)); }},
+      // The fused pair-scoring head: both ends from one table (their gradients meet in it), and
+      // ends from two tables, the first unindexed (one row per pair); two logits per pair.
+      {"pair_mlp one table",
+       {{5, 3}, {9, 4}, {1, 4}, {4, 2}, {1, 2}},
+       [](auto& v) {
+         return pair_mlp({v[0], std::vector<int32_t>{0, 1, 4, 4, 2, 0}},
+                         {v[0], std::vector<int32_t>{1, 1, 3, 0, 2, 4}}, v[1], v[2], v[3], v[4]);
+       }},
+      {"pair_mlp two tables",
+       {{4, 3}, {6, 3}, {9, 5}, {1, 5}, {5, 1}, {1, 1}},
+       [](auto& v) {
+         return pair_mlp({v[0], std::nullopt}, {v[1], std::vector<int32_t>{5, 0, 2, 2}}, v[2], v[3],
+                         v[4], v[5]);
+       }},
       // A small network: every gradient flows through several recorded nodes.
       {"mlp",
        {{6, 3}, {3, 4}, {1, 4}, {4, 3}},
@@ -176,7 +190,7 @@ TEST_CASE("ops: every op's backward matches central finite differences", "[gnn][
   std::istringstream ops(
       "matmul add sub mul scale add_bias relu leaky_relu sigmoid tanh concat_cols slice_cols "
       "slice_rows gather_rows sum mean dropout cross_entropy row_sum dot_rows add_scalar one_minus "
-      "bce_with_logits lstm_cell gru_cell");
+      "bce_with_logits lstm_cell gru_cell pair_mlp");
   for (std::string op; ops >> op;) {
     INFO("op " << op);
     CHECK(covered.count(op) == 1);

@@ -77,10 +77,10 @@ std::vector<LayerShape> one_layer() {
 }
 Rates unit_rates() {
   Rates r;
-  r.spmm[10] = 1e6;             // entries x width per second
-  r.gemm_fwd[{10, 5}] = 1e6;    // flop/s
+  r.spmm[10] = 1e6;           // entries x width per second
+  r.gemm_fwd[{10, 5}] = 1e6;  // flop/s
   r.gemm_bwd[{10, 5}] = 1e6;
-  r.elementwise = 1e9;
+  r.elementwise = 1e6;  // floats per second
   return r;
 }
 const Network kNet{"test", 1e-3, 1e6};  // 1 ms per message, 1 MB/s
@@ -89,27 +89,36 @@ const Network kNet{"test", 1e-3, 1e6};  // 1 ms per message, 1 MB/s
 
 TEST_CASE("plan model: one step's time, split and bytes by hand", "[perf]") {
   // Per rank: forward SpMM 1000 x 10 / 1e6 = 10 ms, GEMM 2 x 100 x 10 x 5 / 1e6 = 10 ms;
-  // backward SpMM 10 ms, GEMM (dW and dX) 20 ms; Adam 55 x 8 / 1e9. Exchange: 1 ms latency +
-  // 50 x 10 x 4 B / 1 MB/s = 3 ms, each way. All-reduce of 56 floats on 2 ranks (Rabenseifner):
-  // 2 (1/2) 224 / 1e6 s + 2 x 1 ms = 2.224 ms.
-  const double compute = 20 + 30 + 55 * 8 / 1e9 * 1e3;
+  // backward SpMM 10 ms, GEMM (dW and dX) 20 ms; Adam 55 x 8 / 1e6 = 0.44 ms. Exchange: 1 ms
+  // latency + 50 x 10 x 4 B / 1 MB/s = 3 ms, each way; packing 50 rows and placing 50, 10
+  // columns each: 1000 floats / 1e6 per s = 1 ms, each way. All-reduce of 56 floats on 2 ranks
+  // (Rabenseifner): 2 (1/2) 224 / 1e6 s + 2 x 1 ms = 2.224 ms.
+  const double compute = 20 + 30 + 0.44;
   PlanOptions no_overlap;
   no_overlap.overlap = false;
   const Prediction p = predict(two_parts(), one_layer(), unit_rates(), kNet, no_overlap);
   CHECK(p.compute_ms == Approx(compute));
-  CHECK(p.halo_ms == Approx(6));
+  CHECK(p.halo_ms == Approx(2 * (3 + 1)));
+  CHECK(p.pack_ms == Approx(2));
   CHECK(p.allreduce_ms == Approx(2.224));
   CHECK(p.wait_ms == Approx(0).margin(1e-12));
-  CHECK(p.epoch_ms == Approx(compute + 6 + 2.224));
+  CHECK(p.epoch_ms == Approx(compute + 8 + 2.224));
   CHECK(p.bytes_per_epoch == 2 * (2000 + 2000 + 56 * 4));
   CHECK(p.max_rank_bytes == 2000 + 2000 + 56 * 4);
 
   // Overlapped: 600 interior entries (6 ms) hide the 3 ms forward exchange, 900 owned-row
-  // entries of the transpose (9 ms) the backward one.
+  // entries of the transpose (9 ms) the backward one; the packing stays exposed.
   const Prediction o = predict(two_parts(), one_layer(), unit_rates(), kNet);
-  CHECK(o.halo_ms == Approx(0).margin(1e-12));
-  CHECK(o.epoch_ms == Approx(compute + 2.224));
+  CHECK(o.halo_ms == Approx(2));
+  CHECK(o.epoch_ms == Approx(compute + 2 + 2.224));
   CHECK(o.bytes_per_epoch == p.bytes_per_epoch);
+
+  // A synchronisation of 0.5 ms at each of the two exchanges and at the all-reduce: waiting.
+  Rates synced = unit_rates();
+  synced.sync_s = 0.5e-3;
+  const Prediction w = predict(two_parts(), one_layer(), synced, kNet, no_overlap);
+  CHECK(w.wait_ms == Approx(1.5));
+  CHECK(w.epoch_ms == Approx(p.epoch_ms + 1.5));
 
   // Rank 1 with half the edges: mean compute drops, the difference is waiting.
   PartitionCounts uneven = two_parts();
@@ -120,18 +129,20 @@ TEST_CASE("plan model: one step's time, split and bytes by hand", "[perf]") {
   CHECK(u.wait_ms == Approx(5));
   CHECK(u.epoch_ms == Approx(p.epoch_ms));
 
-  // Ranks sharing cores: half the rate, twice the compute; communication unchanged.
+  // Ranks sharing cores: half the rate, twice the compute and packing; the wire unchanged.
   no_overlap.compute_scale = 0.5;
   const Prediction s = predict(two_parts(), one_layer(), unit_rates(), kNet, no_overlap);
   CHECK(s.compute_ms == Approx(2 * compute));
-  CHECK(s.comm_ms == Approx(p.comm_ms));
+  CHECK(s.pack_ms == Approx(2 * p.pack_ms));
+  CHECK(s.comm_ms == Approx(p.comm_ms + p.pack_ms));
 
-  // One rank: no exchange, no all-reduce, no bytes.
+  // One rank: no exchange, no all-reduce, no synchronisation, no bytes.
   PartitionCounts one;
   one.per_part = {two_parts().per_part[0]};
   one.per_part[0].peers = 0, one.per_part[0].halo_rows = one.per_part[0].send_rows = 0;
-  const Prediction single = predict(one, one_layer(), unit_rates(), kNet);
+  const Prediction single = predict(one, one_layer(), synced, kNet);
   CHECK(single.comm_ms == 0);
+  CHECK(single.wait_ms == 0);
   CHECK(single.bytes_per_epoch == 0);
   CHECK(single.epoch_ms == Approx(compute));
 }
