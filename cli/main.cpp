@@ -10,6 +10,9 @@
 #include "dgnn_config.hpp"
 
 int main(int argc, char** argv) {
+  // Line-buffered even into a pipe (`dgnn train | tee log`, mpirun's forwarding): each epoch's
+  // line shows when it is printed, not when the run ends.
+  std::setvbuf(stdout, nullptr, _IOLBF, 1 << 16);
   CLI::App app{"dgnn " DGNN_VERSION ": graph neural network training on static and dynamic graphs",
                "dgnn"};
   app.set_version_flag("--version", DGNN_VERSION);
