@@ -75,9 +75,9 @@ std::string describe_moves(const SnapshotMoves& m, int ranks) {
   char buf[320];
   const double saved = m.whole_bytes > 0 ? 100.0 * (1.0 - double(m.bytes) / double(m.whole_bytes)) : 0;
   std::snprintf(buf, sizeof buf,
-                "snapshots to %d other ranks: %lld sent, %lld as differences: %.2f MB instead of "
-                "%.2f MB whole (%.1f%% less); events and ids %.2f MB",
-                ranks - 1, (long long)m.snapshots, (long long)m.as_difference, double(m.bytes) / 1e6,
+                "snapshots to %d other rank%s: %lld sent, %lld as differences: %.2f MB instead "
+                "of %.2f MB whole (%.1f%% less); events and ids %.2f MB",
+                ranks - 1, ranks == 2 ? "" : "s", (long long)m.snapshots, (long long)m.as_difference, double(m.bytes) / 1e6,
                 double(m.whole_bytes) / 1e6, saved, double(m.meta_bytes) / 1e6);
   return buf;
 }
