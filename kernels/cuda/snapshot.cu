@@ -103,11 +103,14 @@ void apply_structure_diff(int64_t rows, const int64_t* off, const int32_t* idx,
                           const int32_t* add_src, const int32_t* add_dst, int64_t na,
                           const int32_t* del_src, const int32_t* del_dst, int64_t nd,
                           int64_t* out_off, int32_t* out_idx) {
-  if (rows == 0) return;
+  if (rows == 0) {
+    DGNN_CUDA_CHECK(cudaMemsetAsync(out_off, 0, sizeof(int64_t), stream()));
+    return;
+  }
   const auto policy = thrust::cuda::par.on(stream());
   // Where each row's additions and deletions start in the (dst, src)-sorted lists.
   Scratch<int64_t> add_start(rows + 1), del_start(rows + 1);
-  const thrust::counting_iterator<int32_t> first(0), last(int32_t(rows + 1));
+  const thrust::counting_iterator<int64_t> first(0), last(rows + 1);
   thrust::lower_bound(policy, add_dst, add_dst + na, first, last, add_start.get());
   thrust::lower_bound(policy, del_dst, del_dst + nd, first, last, del_start.get());
   diff_lengths_kernel<<<grid_for(rows), kBlock, 0, stream()>>>(rows, off, add_start.get(),
@@ -121,7 +124,11 @@ void apply_structure_diff(int64_t rows, const int64_t* off, const int32_t* idx,
 
 void gcn_adjacency(int64_t rows, const int64_t* off, const int32_t* idx, int64_t* out_off,
                    int32_t* out_idx, float* out_val, int32_t* out_off32) {
-  if (rows == 0) return;
+  if (rows == 0) {
+    DGNN_CUDA_CHECK(cudaMemsetAsync(out_off, 0, sizeof(int64_t), stream()));
+    if (out_off32) DGNN_CUDA_CHECK(cudaMemsetAsync(out_off32, 0, sizeof(int32_t), stream()));
+    return;
+  }
   const auto policy = thrust::cuda::par.on(stream());
   gcn_lengths_kernel<<<grid_for(rows), kBlock, 0, stream()>>>(rows, off, idx, out_off);
   DGNN_CUDA_LAUNCHED("gcn_lengths_kernel");
