@@ -13,7 +13,7 @@
 # PEERS_VENV=DIR reuses another venv. A side that cannot run prints why and the row goes on.
 # THREADS (default: all cores) is both sides' thread count (OMP_NUM_THREADS / torch threads).
 # Sizes: EPOCHS_CORA (200), EPOCHS_BIG (5), EPOCHS_TEMPORAL (3), EVO_VERTICES (10000).
-# ROWS (default: cora,big,btc,evo) picks the workloads to run, e.g. ROWS=evo for GCRN alone.
+# ROWS (default: cora,gat,big,btc,evo) picks the workloads to run, e.g. ROWS=evo for GCRN alone.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$here/build}" && pwd)"
@@ -23,7 +23,7 @@ threads="${THREADS:-$(nproc)}"
 export OMP_NUM_THREADS="$threads"
 ep_cora="${EPOCHS_CORA:-200}" ep_big="${EPOCHS_BIG:-5}" ep_temp="${EPOCHS_TEMPORAL:-3}"
 evo_n="${EVO_VERTICES:-10000}"
-rows=",${ROWS:-cora,big,btc,evo},"
+rows=",${ROWS:-cora,gat,big,btc,evo},"
 want() { [[ "$rows" == *",$1,"* ]]; }
 venv="${PEERS_VENV:-$build/peers-venv}"
 work="$(mktemp -d)"
@@ -81,6 +81,12 @@ want cora && run_dgnn cora --graph "$cora" --model gcn --hidden 16 --dropout 0.5
   --weight-decay 5e-4 --epochs "$ep_cora"
 want cora && run_pyg cora gcn "$cora" "$ep_cora" 16 0.5 0.01 5e-4 "$threads"
 
+# 1b. GAT on Cora: hidden 64 = 4 heads of 16, one output head, dropout 0.6 on features and on
+#     attention coefficients, ReLU between the layers on both sides.
+want gat && run_dgnn gat --graph "$cora" --model gat --hidden 64 --dropout 0.6 --lr 0.005 \
+  --weight-decay 5e-4 --epochs "$ep_cora"
+want gat && run_pyg gat gat "$cora" "$ep_cora" 64 0.6 0.005 5e-4 "$threads"
+
 # 2. GCN on a generated 100k-vertex SBM; the split is written into the folder so both sides
 #    read the same train / val / test ids.
 big="$work/sbm100k"
@@ -125,6 +131,7 @@ def get(name, side):
     e = os.path.join(work, f"{name}.{side}.err")
     return None, open(e).read().strip() if os.path.exists(e) else "did not run"
 rows = [("cora", "GCN, Cora (Planetoid split)", "test_acc"),
+        ("gat", "GAT, Cora (4 heads x 16)", "test_acc"),
         ("big", "GCN, SBM 100k x 128, hidden 128", "test_acc"),
         ("btc", "EvolveGCN-O, bitcoin-alpha", "test_auc"),
         ("evo", "GCRN, evolving SBM", "test_auc")]

@@ -2,7 +2,7 @@
 hyperparameters as the `dgnn train` run it is compared with. Prints one JSON line at the end
 (median training epoch ms, and test accuracy or test AUC).
 
-  python peers_pyg.py gcn DIR EPOCHS HIDDEN DROPOUT LR WD THREADS
+  python peers_pyg.py gcn|gat DIR EPOCHS HIDDEN DROPOUT LR WD THREADS
       GCNConv x2 (dropout before each layer, input included; ReLU between), Adam with weight
       decay on the weights only (as dgnn), full-graph; DIR is a dataset folder with edges.txt,
       features.npy, labels.txt and train/val/test.txt. Test accuracy at the best validation
@@ -60,8 +60,8 @@ def undirected(src, dst, n):
     return torch.from_numpy(np.stack([key // n, key % n]))
 
 
-def run_gcn(argv):
-    from torch_geometric.nn import GCNConv
+def run_gcn(argv, kind="gcn"):
+    from torch_geometric.nn import GATConv, GCNConv
     d, epochs, hidden, dropout, lr, wd, threads = argv
     epochs, hidden, threads = int(epochs), int(hidden), int(threads)
     dropout, lr, wd = float(dropout), float(lr), float(wd)
@@ -81,6 +81,12 @@ def run_gcn(argv):
     class GCN(torch.nn.Module):
         def __init__(self):
             super().__init__()
+            if kind == "gat":
+                # dgnn's built-in GAT: 4 heads of hidden / 4 concatenated, then one head; the
+                # attention coefficients dropped with the same probability (GATConv's dropout).
+                self.c1 = GATConv(x.size(1), hidden // 4, heads=4, dropout=dropout)
+                self.c2 = GATConv(hidden, classes, heads=1, dropout=dropout)
+                return
             # cached: the normalised adjacency is computed once (dgnn also builds it once).
             self.c1 = GCNConv(x.size(1), hidden, cached=True)
             self.c2 = GCNConv(hidden, classes, cached=True)
@@ -324,7 +330,8 @@ def run_temporal(model_name, argv):
 def main():
     import torch_geometric
     mode = sys.argv[1]
-    out = run_gcn(sys.argv[2:]) if mode == "gcn" else run_temporal(mode, sys.argv[2:])
+    out = (run_gcn(sys.argv[2:], mode) if mode in ("gcn", "gat")
+           else run_temporal(mode, sys.argv[2:]))
     out.update(pyg=torch_geometric.__version__, torch=torch.__version__,
                threads=torch.get_num_threads())
     print(json.dumps(out))
