@@ -148,14 +148,8 @@ void run_train_temporal(TrainArgs& a) {
   std::unique_ptr<SnapshotRank> snap_data;
   std::vector<Var> features;
   if (by_snapshot && plan) {
-    if (comm.rank() == 0) {  // rank 0 keeps the whole graph; its own steps become `held` too
-      in.held.assign(size_t(g.num_snapshots()), Csr{});
-      SnapshotCursor cur(g);
-      do
-        if (cur.index() < plan->num_steps() && plan->owner[size_t(cur.index())] == 0)
-          in.held[size_t(cur.index())] = cur.current();
-      while (cur.next());
-    }
+    // Rank 0 keeps the whole graph; its own steps become `held` too.
+    if (comm.rank() == 0) in.held = owned_snapshots(g, *plan, 0);
     features = snapshot_features(g, in.held, static_features, static_dim, &feature_dim);
     snap_data = make_snapshot_rank(std::move(*plan), in.held, features, comm.rank());
     std::vector<Csr>().swap(in.held);  // the views hold their own copies

@@ -200,13 +200,18 @@ std::unique_ptr<SnapshotRank> make_snapshot_rank(const TemporalGraph& g,
     while (cur.next());
   }
   SnapshotPlan plan = snapshot_strategy_plan(g, nnz, opt, ranks);
+  const std::vector<Csr> held = owned_snapshots(g, plan, rank);
+  return make_snapshot_rank(std::move(plan), held, features, rank);
+}
+
+std::vector<Csr> owned_snapshots(const TemporalGraph& g, const SnapshotPlan& plan, int rank) {
   std::vector<Csr> held(size_t(g.num_snapshots()));
   SnapshotCursor cur(g);
   do {
     const int s = cur.index();
     if (s < plan.num_steps() && plan.owner[size_t(s)] == rank) held[size_t(s)] = cur.current();
   } while (cur.next());
-  return make_snapshot_rank(std::move(plan), held, features, rank);
+  return held;
 }
 
 }  // namespace dgnn

@@ -87,6 +87,10 @@ std::unique_ptr<SnapshotRank> make_snapshot_rank(const TemporalGraph& g,
 SnapshotPlan snapshot_strategy_plan(const TemporalGraph& g, const std::vector<int64_t>& nnz,
                                     const TemporalOptions& opt, int ranks);
 
+// Snapshot s of g for each step `rank` owns under `plan`, an empty Csr elsewhere (the form
+// move_snapshots leaves on the other ranks).
+std::vector<Csr> owned_snapshots(const TemporalGraph& g, const SnapshotPlan& plan, int rank);
+
 // This rank's share when its snapshots came from move_snapshots: `held[s]` for each step it owns
 // under `plan`; `features` one matrix, or one per snapshot (owned ones only need be defined).
 std::unique_ptr<SnapshotRank> make_snapshot_rank(SnapshotPlan plan, const std::vector<Csr>& held,

@@ -27,21 +27,7 @@ TemporalGraph graph(SnapshotMode mode) {
   cfg.classes = 4;
   cfg.avg_degree = 6;
   cfg.seed = 5;
-  const TemporalGraph w = generate_evolving_sbm(cfg).to_temporal();
-  if (mode == SnapshotMode::window) return w;
-  EdgeList e;
-  for (int t = 0; t < w.num_snapshots(); ++t)
-    for (size_t i = 0; i < w.events[size_t(t)].src.size(); ++i) {
-      e.src.push_back(w.original_ids[size_t(w.events[size_t(t)].src[i])]);
-      e.dst.push_back(w.original_ids[size_t(w.events[size_t(t)].dst[i])]);
-      e.time.push_back(t);
-    }
-  EdgeListOptions opt;
-  opt.time_col = 2;
-  SnapshotOptions snap;
-  snap.count = w.num_snapshots();
-  snap.mode = mode;
-  return build_temporal(e, opt, snap, "generated");
+  return generate_evolving_sbm(cfg).to_temporal(mode);
 }
 
 }  // namespace

@@ -12,8 +12,8 @@ using namespace dgnn;
 
 namespace {
 
-// Cumulative snapshots (each the previous plus new edges) and weighted window snapshots (each a
-// different edge set), from one generated event stream.
+// Cumulative snapshots (each the previous plus new edges) and window snapshots (each a different
+// edge set) of one generated graph, unweighted (EvolvingSbm::to_temporal) or with weights 1..3.
 TemporalGraph graph(SnapshotMode mode, bool weighted) {
   EvolvingSbmConfig cfg;
   cfg.vertices = 200;
@@ -21,24 +21,23 @@ TemporalGraph graph(SnapshotMode mode, bool weighted) {
   cfg.classes = 3;
   cfg.avg_degree = 4;
   cfg.seed = 11;
-  const TemporalGraph w = generate_evolving_sbm(cfg).to_temporal();
+  const EvolvingSbm sbm = generate_evolving_sbm(cfg);
+  if (!weighted) return sbm.to_temporal(mode);
   EdgeList e;
-  for (int t = 0; t < w.num_snapshots(); ++t) {
-    const SnapshotEvents& ev = w.events[size_t(t)];
-    for (size_t i = 0; i < ev.src.size(); ++i) {
-      e.src.push_back(w.original_ids[size_t(ev.src[i])]);
-      e.dst.push_back(w.original_ids[size_t(ev.dst[i])]);
+  for (int t = 0; t < sbm.num_snapshots(); ++t)
+    for (int64_t i = sbm.step_offsets[size_t(t)]; i < sbm.step_offsets[size_t(t) + 1]; ++i) {
+      e.src.push_back(sbm.src[size_t(i)]);
+      e.dst.push_back(sbm.dst[size_t(i)]);
       e.time.push_back(t);
-      if (weighted) e.weight.push_back(float(1 + (i + size_t(t)) % 3));
+      e.weight.push_back(float(1 + (i + t) % 3));
     }
-  }
   EdgeListOptions opt;
   opt.time_col = 2;
-  opt.weight_col = weighted ? 3 : -1;
+  opt.weight_col = 3;
   SnapshotOptions snap;
-  snap.count = w.num_snapshots();
+  snap.seconds = 1;
   snap.mode = mode;
-  return build_temporal(e, opt, snap, "generated");
+  return build_temporal(e, opt, snap, "generated", sbm.num_vertices());
 }
 
 void require_equal(const Csr& a, const Csr& b) {
