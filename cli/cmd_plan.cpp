@@ -17,6 +17,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/plan_args.hpp"
 #include "cli/plan_calibration.hpp"
 #include "common/error.hpp"
 #include "common/timer.hpp"
@@ -29,24 +30,7 @@ namespace dgnn::cli {
 
 namespace {
 
-struct PlanArgs {
-  DatasetOptions data;
-  std::string model = "gcn";
-  int layers = 2;
-  int64_t hidden = 16;
-  std::string ranks;
-  std::string partitioners = "metis";
-  std::string network = "infiniband-hdr";
-  double latency_us = NAN, bandwidth_gbs = NAN;  // NAN: the --network's
-  int threads_per_rank = 0;  // 0: see threads_for
-  int cores = 0;
-  int max_partition = 256;
-  bool no_overlap = false;
-  uint64_t seed = 0;
-  std::string calibration;
-  bool recalibrate = false;
-  bool json = false;
-};
+
 
 Dataset load_or_generate(const PlanArgs& a) {
   if (!a.data.graph.empty()) return load_dataset(a.data);
@@ -99,6 +83,14 @@ std::vector<perf::PartitionCounts> counts_for(const Dataset& d, Partitioner meth
 
 void run(PlanArgs& a) {
   const std::vector<int> ranks = parse_ranks(a.ranks, 1 << 20);
+  if (!a.data.graph.empty() && !std::filesystem::exists(a.data.graph))
+    throw OptionError("--graph " + a.data.graph + ": no such file or directory");
+  if (is_temporal_input(a.data.graph, a.data.edges, a.snapshots))
+    return run_plan_temporal(a, ranks);
+  if (a.temporal_options_given)
+    throw OptionError("--strategies, --task, --bptt and --neg-train are for temporal graphs (a "
+                      "--time-col, or a dataset directory with snapshots.txt)");
+  if (a.model.empty()) a.model = "gcn";
   std::vector<Partitioner> methods;
   std::vector<std::string> names = split_list(a.partitioners, "--partitioners");
   for (const std::string& n : names) {
@@ -109,8 +101,6 @@ void run(PlanArgs& a) {
     }
   }
   const ModelKind kind = parse_model_kind(a.model);  // its error names --model
-  if (!a.data.graph.empty() && !std::filesystem::exists(a.data.graph))
-    throw OptionError("--graph " + a.data.graph + ": no such file or directory");
   if (a.threads_per_rank < 0)
     throw OptionError("--threads-per-rank must be >= 1, got " + std::to_string(a.threads_per_rank));
   if (a.cores < 0) throw OptionError("--cores must be >= 1, got " + std::to_string(a.cores));
@@ -118,17 +108,7 @@ void run(PlanArgs& a) {
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1, got " + std::to_string(a.hidden));
   if (a.max_partition < 2)
     throw OptionError("--max-partition must be >= 2, got " + std::to_string(a.max_partition));
-  perf::Network net = perf::named_network(a.network);
-  if (!std::isnan(a.latency_us)) {
-    if (!(a.latency_us >= 0 && a.latency_us < 1e9))
-      throw OptionError("--latency-us must be >= 0, got " + std::to_string(a.latency_us));
-    net.latency_s = a.latency_us * 1e-6, net.name = "custom";
-  }
-  if (!std::isnan(a.bandwidth_gbs)) {
-    if (!(a.bandwidth_gbs > 0 && a.bandwidth_gbs < 1e9))
-      throw OptionError("--bandwidth-gbs must be > 0, got " + std::to_string(a.bandwidth_gbs));
-    net.bandwidth_Bps = a.bandwidth_gbs * 1e9, net.name = "custom";
-  }
+  const perf::Network net = plan_network(a);
   a.data.seed = a.seed;
 
   Timer load;
@@ -141,54 +121,9 @@ void run(PlanArgs& a) {
   const std::vector<perf::LayerShape> layers =
       perf::model_layers(kind, d.feature_dim, a.hidden, d.num_classes, a.layers);
 
-  // Threads per rank and how much the ranks' compute shrinks when they share too few cores.
-  const int node_cores = omp_get_num_procs();
-  auto threads_for = [&](int p) {
-    if (a.threads_per_rank > 0) return a.threads_per_rank;
-    return a.cores > 0 ? std::max(1, a.cores / p) : node_cores;
-  };
-  // Ranks that share the node (--cores) share its memory bandwidth, and its cores with whatever
-  // else runs there: each kernel is also timed with as many single-threaded copies at once as
-  // the node runs threads (P x threads, at most one per core), and a rank's rate is its threads'
-  // rate alone times the slowdown the other ranks' threads add (the per-copy rate at that many
-  // copies over the one at the rank's own thread count). Past one thread per core, ranks add no
-  // throughput (MPI polls while a rank waits, so a waiting rank keeps its share of the cores):
-  // their rates shrink by the share of the cores each gets. A synchronisation costs what it was
-  // measured to cost with every core busy (validated on 2 cores with 2, 4 and 8 ranks: README).
-  auto copies_for = [&](int p) {
-    return a.cores > 0 ? std::max(1, std::min(p * threads_for(p), a.cores)) : 1;
-  };
-  auto scale_for = [&](int p) {
-    const int t = threads_for(p);
-    return a.cores > 0 && p * t > a.cores ? double(a.cores) / double(p * t) : 1.0;
-  };
-
-  const std::string cache = a.calibration.empty() ? default_calibration_file() : a.calibration;
-  std::map<std::pair<int, int>, Calibration> cal;  // (threads, copies)
-  auto calibration = [&](int t, int c) -> const Calibration& {
-    auto it = cal.find({t, c});
-    if (it == cal.end())
-      it = cal.emplace(std::pair{t, c}, calibrate(d.graph.in, layers, t, c, cache, a.recalibrate))
-               .first;
-    return it->second;
-  };
-  auto rates_for = [&](int p) {
-    const int t = threads_for(p), c = copies_for(p);
-    perf::Rates r = calibration(t, 1).rates;
-    if (c <= t) return r;
-    const perf::Rates& busy = calibration(1, c).rates;
-    const perf::Rates& own = calibration(1, t).rates;
-    for (auto& [w, v] : r.spmm) v *= busy.spmm_rate(w) / own.spmm_rate(w);
-    for (auto& [s, v] : r.gemm_fwd)
-      v *= busy.gemm_fwd_rate(s.first, s.second) / own.gemm_fwd_rate(s.first, s.second);
-    for (auto& [s, v] : r.gemm_bwd)
-      v *= busy.gemm_bwd_rate(s.first, s.second) / own.gemm_bwd_rate(s.first, s.second);
-    r.elementwise *= busy.elementwise / own.elementwise;
-    r.sync_s = busy.sync_s;
-    return r;
-  };
+  RankRates rr(a, d.graph.in, layers);
   std::map<int, perf::Rates> rates;
-  for (int p : ranks) rates[p] = rates_for(p);
+  for (int p : ranks) rates[p] = rr.rates_for(p);
 
   perf::PlanOptions opt;
   opt.overlap = !a.no_overlap;
@@ -197,9 +132,9 @@ void run(PlanArgs& a) {
   for (size_t m = 0; m < methods.size(); ++m) {
     const auto counts = counts_for(d, methods[m], ranks, a, &fitted);
     for (size_t i = 0; i < ranks.size(); ++i) {
-      opt.compute_scale = scale_for(ranks[i]);
+      opt.compute_scale = rr.scale_for(ranks[i]);
       rows.push_back({names[m], perf::predict(counts[i], layers, rates[ranks[i]], net, opt),
-                      threads_for(ranks[i]), copies_for(ranks[i]), opt.compute_scale});
+                      rr.threads_for(ranks[i]), rr.copies_for(ranks[i]), opt.compute_scale});
     }
   }
   const Row* best = &rows.front();
@@ -217,7 +152,7 @@ void run(PlanArgs& a) {
                     {"bandwidth_gbs", net.bandwidth_Bps / 1e9}};
     j["overlap"] = opt.overlap;
     j["cores"] = a.cores;
-    for (auto& [tc, c] : cal) {
+    for (auto& [tc, c] : rr.calibrations()) {
       nlohmann::json cj = {{"threads", tc.first},
                            {"copies", tc.second},
                            {"cached", c.cached},
@@ -227,7 +162,7 @@ void run(PlanArgs& a) {
       for (auto& [w, v] : c.rates.spmm) cj["spmm_entries_x_width_per_s"][std::to_string(w)] = v;
       j["calibration"].push_back(cj);
     }
-    j["calibration_file"] = cache;
+    j["calibration_file"] = rr.cache();
     if (!fitted.empty()) j["extrapolated_from"] = fitted;
     for (const Row& r : rows)
       j["rows"].push_back({{"ranks", r.p.ranks},
@@ -261,7 +196,7 @@ void run(PlanArgs& a) {
   std::printf("network   %s: latency %.2f us, bandwidth %.2f GB/s per direction; overlap %s\n",
               net.name.c_str(), net.latency_s * 1e6, net.bandwidth_Bps / 1e9,
               opt.overlap ? "on" : "off");
-  for (auto& [tc, c] : cal) {
+  for (auto& [tc, c] : rr.calibrations()) {
     const int t = tc.first;
     std::printf("rates     %d thread%s", t, t == 1 ? "" : "s");
     if (tc.second > 1) std::printf(" x %d at once", tc.second);
@@ -271,7 +206,7 @@ void run(PlanArgs& a) {
     for (auto& [s, v] : c.rates.gemm_fwd) gf = std::max(gf, v);
     std::printf(" GEMM up to %.1f GFLOP/s", gf / 1e9);
     if (tc.second > 1) std::printf(", a synchronisation %.2f ms", c.rates.sync_s * 1e3);
-    std::printf(" (%s)\n", c.cached ? ("cached in " + cache).c_str() : "measured now");
+    std::printf(" (%s)\n", c.cached ? ("cached in " + rr.cache()).c_str() : "measured now");
   }
   if (a.cores > 0)
     std::printf(
@@ -313,12 +248,25 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--graph", a.data.graph,
                   "Edge-list file or dataset directory (default: the generated SBM of train)")
 ;
-  cmd->add_option("--model", a.model, "gcn, sage or gin")->capture_default_str();
+  cmd->add_option("--model", a.model,
+                  "gcn, sage or gin (default gcn); on a temporal graph evolvegcn-o (default), "
+                  "evolvegcn-h, gcrn or tgcn");
   cmd->add_option("--layers", a.layers, "Number of GNN layers")->capture_default_str();
   cmd->add_option("--hidden", a.hidden, "Hidden width")->capture_default_str();
   cmd->add_option("--ranks", a.ranks, "Rank counts, e.g. 128 or 1,2,4,8")->required();
   cmd->add_option("--partitioners", a.partitioners,
                   "Comma-separated: metis, random, hash, range (the best is named)")
+      ->capture_default_str();
+  cmd->add_option("--strategies", a.strategies,
+                  "Temporal graphs: comma-separated vertex, snapshot (the best is named)")
+      ->capture_default_str();
+  cmd->add_option("--task", a.task, "Temporal graphs: link (prediction) or edge (classification)")
+      ->capture_default_str();
+  cmd->add_option("--bptt", a.bptt,
+                  "Temporal graphs: steps per BPTT window, as train (0 = the whole training span)")
+      ->capture_default_str();
+  cmd->add_option("--neg-train", a.neg_train,
+                  "Temporal graphs: sampled non-edges per edge in training, as train")
       ->capture_default_str();
   cmd->add_option("--network", a.network, "Interconnect (latency, bandwidth per direction): " + nets)
       ->capture_default_str();
@@ -342,6 +290,11 @@ void register_plan(CLI::App& app) {
   cmd->add_flag("--recalibrate", a.recalibrate, "Time the kernels again even if cached");
   cmd->add_flag("--json", a.json, "Print the table as JSON");
   add_dataset_options(cmd, a.data);
+  add_snapshot_options(cmd, a.snapshots);
+  for (const char* frac : {"--train-frac", "--val-frac"})
+    cmd->get_option(frac)->each([args](const std::string&) { args->step_fracs_given = true; });
+  for (const char* t : {"--strategies", "--task", "--bptt", "--neg-train"})
+    cmd->get_option(t)->each([args](const std::string&) { args->temporal_options_given = true; });
   cmd->callback([args] { run(*args); });
 }
 

@@ -5,6 +5,7 @@
 // many threads run each kernel at once on their shares of the rows, as ranks sharing a node do: the
 // rates are then per copy, with the node's memory bandwidth (and whatever else runs there) shared.
 #include "cli/plan_calibration.hpp"
+#include "cli/plan_args.hpp"
 
 #include <omp.h>
 #include <unistd.h>
@@ -310,6 +311,69 @@ Calibration calibrate(const Csr& in, const std::vector<perf::LayerShape>& layers
     }
   }
   return c;
+}
+
+double sustained_seconds(const std::function<void()>& f) {
+  return mean_seconds(1, [&](int) { f(); });
+}
+
+perf::Network plan_network(const PlanArgs& a) {
+  perf::Network net = perf::named_network(a.network);
+  if (!std::isnan(a.latency_us)) {
+    if (!(a.latency_us >= 0 && a.latency_us < 1e9))
+      throw OptionError("--latency-us must be >= 0, got " + std::to_string(a.latency_us));
+    net.latency_s = a.latency_us * 1e-6, net.name = "custom";
+  }
+  if (!std::isnan(a.bandwidth_gbs)) {
+    if (!(a.bandwidth_gbs > 0 && a.bandwidth_gbs < 1e9))
+      throw OptionError("--bandwidth-gbs must be > 0, got " + std::to_string(a.bandwidth_gbs));
+    net.bandwidth_Bps = a.bandwidth_gbs * 1e9, net.name = "custom";
+  }
+  return net;
+}
+
+RankRates::RankRates(const PlanArgs& a, const Csr& in, const std::vector<perf::LayerShape>& layers)
+    : a_(a),
+      in_(in),
+      layers_(layers),
+      node_cores_(omp_get_num_procs()),
+      cache_(a.calibration.empty() ? default_calibration_file() : a.calibration) {}
+
+int RankRates::threads_for(int p) const {
+  if (a_.threads_per_rank > 0) return a_.threads_per_rank;
+  return a_.cores > 0 ? std::max(1, a_.cores / p) : node_cores_;
+}
+
+int RankRates::copies_for(int p) const {
+  return a_.cores > 0 ? std::max(1, std::min(p * threads_for(p), a_.cores)) : 1;
+}
+
+double RankRates::scale_for(int p) const {
+  const int t = threads_for(p);
+  return a_.cores > 0 && p * t > a_.cores ? double(a_.cores) / double(p * t) : 1.0;
+}
+
+const Calibration& RankRates::calibration(int t, int c) {
+  auto it = cal_.find({t, c});
+  if (it == cal_.end())
+    it = cal_.emplace(std::pair{t, c}, calibrate(in_, layers_, t, c, cache_, a_.recalibrate)).first;
+  return it->second;
+}
+
+perf::Rates RankRates::rates_for(int p) {
+  const int t = threads_for(p), c = copies_for(p);
+  perf::Rates r = calibration(t, 1).rates;
+  if (c <= t) return r;
+  const perf::Rates& busy = calibration(1, c).rates;
+  const perf::Rates& own = calibration(1, t).rates;
+  for (auto& [w, v] : r.spmm) v *= busy.spmm_rate(w) / own.spmm_rate(w);
+  for (auto& [s, v] : r.gemm_fwd)
+    v *= busy.gemm_fwd_rate(s.first, s.second) / own.gemm_fwd_rate(s.first, s.second);
+  for (auto& [s, v] : r.gemm_bwd)
+    v *= busy.gemm_bwd_rate(s.first, s.second) / own.gemm_bwd_rate(s.first, s.second);
+  r.elementwise *= busy.elementwise / own.elementwise;
+  r.sync_s = busy.sync_s;
+  return r;
 }
 
 }  // namespace dgnn::cli

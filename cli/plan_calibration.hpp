@@ -2,6 +2,7 @@
 // `dgnn plan`'s calibration: this machine's SpMM, GEMM and element-wise rates on the shapes of
 // one graph and model, for a given number of threads per rank, cached in a JSON file so that
 // repeated plans skip the timing.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct Calibration {
 // copies running at once on their shares of the rows. Timed when `file` has no entry for this
 // machine, graph size, shapes, threads and copies (or `recalibrate`); the entry is then written
 // to `file` (atomically; an unwritable file only means no caching). Empty `file`: no cache.
+// Seconds per call of f, sustained: the mean over a fifth of a second of calls after a warm-up,
+// on this thread (its kernels use the OpenMP threads set by the caller).
+double sustained_seconds(const std::function<void()>& f);
+
 Calibration calibrate(const Csr& in, const std::vector<perf::LayerShape>& layers, int threads,
                       int copies, const std::string& file, bool recalibrate);
 

@@ -71,6 +71,15 @@ struct Rates {
   // the wait for the slowest, as the ranks' threads are scheduled on a shared node.
   double sync_s = 0;
   int threads = 1;
+  // Temporal models' fused ops, timed by `dgnn plan` on a temporal graph (0: not timed, then
+  // estimated from the element-wise rate): LSTM and GRU cells in rows x hidden per second, the
+  // pair scorer (gnn/ops.hpp pair_mlp) in pairs per second at the model's widths.
+  double lstm_fwd = 0, lstm_bwd = 0, gru_fwd = 0, gru_bwd = 0, pair_fwd = 0, pair_bwd = 0;
+  // The pair scorer when the second ends are a table of their own, one row per pair (the vertex
+  // strategy fetches them so), in pairs per second.
+  double pair_fetched_fwd = 0, pair_fetched_bwd = 0;
+  // Rows gathered or scattered by index (fetching pair ends), in floats per second.
+  double gather = 0;
   double spmm_rate(int64_t width) const;  // the nearest measured width when not measured
   double gemm_fwd_rate(int64_t k, int64_t n) const;
   double gemm_bwd_rate(int64_t k, int64_t n) const;
@@ -88,6 +97,9 @@ const std::vector<Network>& named_networks();
 struct PlanOptions {
   bool overlap = true;         // interior rows aggregate while the halo travels (dgnn's default)
   double compute_scale = 1.0;  // < 1: ranks share cores (oversubscribed), rates shrink by it
+  // Temporal plans: a measured step's time over the sum of its kernels' (tensor allocation,
+  // copies and the tape, which the kernels leave out); every kernel's time is multiplied by it.
+  double overhead = 1.0;
 };
 
 struct Prediction {

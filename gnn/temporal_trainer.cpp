@@ -45,6 +45,8 @@ Tensor degree_features(const Csr& a, int64_t n, bool directed) {
 
 }  // namespace
 
+int64_t degree_feature_dim(const TemporalGraph& g) { return g.directed ? 2 * kBuckets : kBuckets; }
+
 std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<float>& features,
                                       int64_t feature_dim, int64_t* out_dim) {
   std::vector<Var> out;
@@ -54,7 +56,7 @@ std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<flo
     out.emplace_back(Tensor::from_host(features.data(), n, feature_dim));
     return out;  // one tensor: the same features at every step
   }
-  *out_dim = g.directed ? 2 * kBuckets : kBuckets;
+  *out_dim = degree_feature_dim(g);
   SnapshotCursor cur(g);
   do out.emplace_back(degree_features(cur.current(), n, g.directed));
   while (cur.next());
@@ -66,7 +68,7 @@ std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<Csr
                                    int64_t* out_dim) {
   if (feature_dim > 0) return snapshot_features(g, features, feature_dim, out_dim);
   DGNN_CHECK(int(held.size()) == g.num_snapshots(), ShapeError, "need a slot per snapshot");
-  *out_dim = g.directed ? 2 * kBuckets : kBuckets;
+  *out_dim = degree_feature_dim(g);
   std::vector<Var> out(held.size());
   for (size_t s = 0; s < held.size(); ++s)
     if (held[s].rows == g.num_vertices) out[s] = Var(degree_features(held[s], g.num_vertices, g.directed));
@@ -190,53 +192,13 @@ LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifie
 
 LinkPredictionTrainer::~LinkPredictionTrainer() = default;
 
-LinkPredictionTrainer::Batch LinkPredictionTrainer::batch_for(int step, int negatives,
-                                                              uint64_t salt) const {
-  if (opt_.task == TemporalTask::edge) return edge_batch(step);
-  const SnapshotEvents& ev = g_.events[size_t(step + 1)];
-  Batch b;
-  KeySet edges(ev.src.size() * (g_.directed ? 1 : 2));
-  auto key = [](int64_t u, int64_t v) { return uint64_t(u) << 32 | uint64_t(v); };
-  const size_t most = ev.src.size() * size_t(1 + negatives);
-  b.src.reserve(most);
-  b.dst.reserve(most);
-  b.target.reserve(most);
-  for (size_t i = 0; i < ev.src.size(); ++i) {
-    const int32_t u = ev.src[i], v = ev.dst[i];
-    if (u == v || !edges.insert(key(u, v))) continue;
-    if (!g_.directed) edges.insert(key(v, u));
-    b.src.push_back(u);
-    b.dst.push_back(v);
-  }
-  const size_t n_pos = b.src.size();
-  b.target.assign(n_pos, 1.f);
-  // Each positive (u, v) gets `negatives` corrupted pairs (u, w): MRR ranks v among them.
-  const int64_t n = g_.num_vertices;
-  for (size_t i = 0; i < n_pos; ++i) {
-    const int32_t u = b.src[i];
-    for (int k = 0; k < negatives; ++k) {
-      uint64_t h = hash_combine(hash_combine(opt_.seed ^ salt, uint64_t(step)), i * 1315423911u + k);
-      int32_t w = int32_t(h % uint64_t(n));
-      for (int tries = 0; (w == u || edges.contains(key(u, w))) && tries < 16; ++tries)
-        w = int32_t((h = mix64(h)) % uint64_t(n));
-      b.src.push_back(u);
-      b.dst.push_back(w);
-      b.target.push_back(0.f);
-    }
-  }
-  const size_t n_neg = b.src.size() - n_pos;
-  b.weight.resize(b.src.size());
-  for (size_t i = 0; i < b.src.size(); ++i)
-    b.weight[i] = i < n_pos ? 0.5f / float(std::max<size_t>(n_pos, 1))
-                            : 0.5f / float(std::max<size_t>(n_neg, 1));
-  return b;
-}
+namespace {
 
 // The edges of snapshot `step`, target 1 for a negative weight (the minority class in signed
 // networks such as bitcoin ratings), weighted so that both classes count equally.
-LinkPredictionTrainer::Batch LinkPredictionTrainer::edge_batch(int step) const {
-  const SnapshotEvents& ev = g_.events[size_t(step)];
-  Batch b;
+PairBatch edge_pairs(const TemporalGraph& g, int step) {
+  const SnapshotEvents& ev = g.events[size_t(step)];
+  PairBatch b;
   size_t neg = 0;
   for (size_t i = 0; i < ev.src.size(); ++i) {
     if (ev.src[i] == ev.dst[i]) continue;
@@ -250,6 +212,50 @@ LinkPredictionTrainer::Batch LinkPredictionTrainer::edge_batch(int step) const {
   for (float t : b.target)
     b.weight.push_back(t > 0 ? 0.5f / float(std::max<size_t>(neg, 1))
                              : 0.5f / float(std::max<size_t>(pos, 1)));
+  return b;
+}
+
+}  // namespace
+
+PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int negatives,
+                     uint64_t seed, uint64_t salt) {
+  if (task == TemporalTask::edge) return edge_pairs(g, step);
+  const SnapshotEvents& ev = g.events[size_t(step + 1)];
+  PairBatch b;
+  KeySet edges(ev.src.size() * (g.directed ? 1 : 2));
+  auto key = [](int64_t u, int64_t v) { return uint64_t(u) << 32 | uint64_t(v); };
+  const size_t most = ev.src.size() * size_t(1 + negatives);
+  b.src.reserve(most);
+  b.dst.reserve(most);
+  b.target.reserve(most);
+  for (size_t i = 0; i < ev.src.size(); ++i) {
+    const int32_t u = ev.src[i], v = ev.dst[i];
+    if (u == v || !edges.insert(key(u, v))) continue;
+    if (!g.directed) edges.insert(key(v, u));
+    b.src.push_back(u);
+    b.dst.push_back(v);
+  }
+  const size_t n_pos = b.src.size();
+  b.target.assign(n_pos, 1.f);
+  // Each positive (u, v) gets `negatives` corrupted pairs (u, w): MRR ranks v among them.
+  const int64_t n = g.num_vertices;
+  for (size_t i = 0; i < n_pos; ++i) {
+    const int32_t u = b.src[i];
+    for (int k = 0; k < negatives; ++k) {
+      uint64_t h = hash_combine(hash_combine(seed ^ salt, uint64_t(step)), i * 1315423911u + k);
+      int32_t w = int32_t(h % uint64_t(n));
+      for (int tries = 0; (w == u || edges.contains(key(u, w))) && tries < 16; ++tries)
+        w = int32_t((h = mix64(h)) % uint64_t(n));
+      b.src.push_back(u);
+      b.dst.push_back(w);
+      b.target.push_back(0.f);
+    }
+  }
+  const size_t n_neg = b.src.size() - n_pos;
+  b.weight.resize(b.src.size());
+  for (size_t i = 0; i < b.src.size(); ++i)
+    b.weight[i] = i < n_pos ? 0.5f / float(std::max<size_t>(n_pos, 1))
+                            : 0.5f / float(std::max<size_t>(n_neg, 1));
   return b;
 }
 
@@ -294,7 +300,7 @@ double LinkPredictionTrainer::train_epoch(int epoch) {
       Var h = model_.step(ctx, x);
       // Every rank builds the whole batch (same samples, same weights as one process) and
       // scores its share; skipping is decided on the whole batch so all ranks agree.
-      const Batch full = batch_for(s, opt_.neg_train, uint64_t(epoch) * 0x9e3779b9u + 1);
+      const Batch full = batch_for(s, opt_.neg_train, train_salt(epoch));
       if (full.src.empty()) continue;
       const Batch b = local_part(full);
       Var logits = score(ctx, h, b);
@@ -488,7 +494,7 @@ double LinkPredictionTrainer::train_epoch_snapshots(int epoch) {
     Var loss;
     for (int s = w.own_begin(); s < w.own_end(); ++s) {
       if (!has_targets_[size_t(s)]) continue;
-      const Batch b = batch_for(s, opt_.neg_train, uint64_t(epoch) * 0x9e3779b9u + 1);
+      const Batch b = batch_for(s, opt_.neg_train, train_salt(epoch));
       Var logits = head_.score(w.ctx(s), h[size_t(s - w.own_begin())], b.src, b.dst);
       Var l = bce_with_logits(logits, b.target, 1.0, b.weight);
       loss = loss.defined() ? add(loss, l) : l;

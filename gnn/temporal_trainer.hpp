@@ -32,6 +32,8 @@ namespace dgnn {
 // degree bucket in that snapshot (in- and out-degree for directed graphs).
 std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<float>& features,
                                       int64_t feature_dim, int64_t* out_dim);
+// The width of the degree-bucket features snapshot_features makes when no static ones are given.
+int64_t degree_feature_dim(const TemporalGraph& g);
 // The same on a rank that holds some snapshots only (`held[s]`, an empty Csr elsewhere, as
 // move_snapshots leaves them): steps not held get an undefined Var.
 std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<Csr>& held,
@@ -83,6 +85,19 @@ TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt)
 // same way. The snapshot strategy gives each rank a block of every window.
 std::vector<int> temporal_windows(const TemporalGraph& g, const TemporalOptions& opt);
 
+// The pairs one step scores, with their targets and loss weights: link prediction, the distinct
+// edges of snapshot step + 1 (no self loops; an undirected edge once) against `negatives`
+// corrupted pairs (u, w) each, drawn by (seed, salt, step); edge classification, the edges of
+// snapshot `step`, target 1 for a negative weight. Both classes weigh half of the loss.
+struct PairBatch {
+  std::vector<int32_t> src, dst;
+  std::vector<float> target, weight;
+};
+PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int negatives,
+                     uint64_t seed, uint64_t salt);
+// The salt of training epoch `epoch`'s negatives (from 1), as the trainer draws them.
+inline uint64_t train_salt(int epoch) { return uint64_t(epoch) * 0x9e3779b9u + 1; }
+
 struct LinkMetrics {
   double auc = 0, map = 0, mrr = 0;  // means over the steps of a split (link prediction)
   double f1 = 0, macro_f1 = 0;       // edge classification, over all edges of a split
@@ -133,12 +148,10 @@ class LinkPredictionTrainer {
   int train_steps() const { return n_train_; }
 
  private:
-  struct Batch {
-    std::vector<int32_t> src, dst;
-    std::vector<float> target, weight;
-  };
-  Batch batch_for(int step, int negatives, uint64_t salt) const;
-  Batch edge_batch(int step) const;
+  using Batch = PairBatch;
+  Batch batch_for(int step, int negatives, uint64_t salt) const {
+    return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt);
+  }
   // The pairs of a (global) batch this rank scores: those whose first vertex it owns.
   Batch local_part(const Batch& full) const;
   // Logits of a local batch; collective (every rank calls it, even with no pairs).

@@ -176,3 +176,105 @@ TEST_CASE("cli plan: bad options are one line naming the option", "[cli]") {
     CHECK_THAT(r.out, Contains(option));
   }
 }
+
+// ---- temporal graphs: both strategies of `dgnn train --strategy` ----------------------------
+
+namespace {
+
+fs::path evolving_graph(const fs::path& dir) {
+  const fs::path g = dir / "evo";
+  if (!fs::exists(g / "snapshots.txt")) {
+    const Result r = run("generate evolving-sbm --vertices 2000 --snapshots 12 --classes 4 "
+                         "--avg-degree 6 --seed 1 --out " + g.string());
+    REQUIRE(r.code == 0);
+  }
+  return g;
+}
+
+const json& trow(const json& j, int ranks, const std::string& strategy) {
+  for (const json& r : j.at("rows"))
+    if (r.at("ranks") == ranks && r.at("strategy") == strategy) return r;
+  FAIL("no row for " << ranks << " ranks, " << strategy);
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("cli plan: a temporal graph gets a row per rank count and strategy", "[cli]") {
+  const fs::path d = scratch("plan_temporal");
+  const fs::path g = evolving_graph(d);
+  const json j = plan_json(d, "--graph " + g.string() + " --model gcrn --bptt 3 --ranks 1,2,4 "
+                              "--network ethernet-10g");
+  CHECK(j.at("graph").at("snapshots") == 12);
+  CHECK(j.at("graph").at("train_steps") == 7);  // 11 steps predict a next snapshot: 70% train
+  CHECK(j.at("graph").at("windows") == 3);       // 3 + 3 + 1
+  CHECK(j.at("model").at("name") == "gcrn");
+  REQUIRE(j.at("rows").size() == 6);
+  for (const char* s : {"vertex", "snapshot"}) {
+    INFO(s);
+    const json& one = trow(j, 1, s);
+    CHECK(one.at("bytes_per_epoch") == 0);
+    CHECK(one.at("comm_ms").get<double>() == 0);
+    CHECK(one.at("epoch_ms").get<double>() == Approx(one.at("compute_ms").get<double>()));
+    const json& two = trow(j, 2, s);
+    const json& four = trow(j, 4, s);
+    CHECK(two.at("bytes_per_epoch").get<int64_t>() > 0);
+    CHECK(four.at("bytes_per_epoch").get<int64_t>() > two.at("bytes_per_epoch").get<int64_t>());
+    CHECK(two.at("comm_ms").get<double>() > 0);
+  }
+  // One rank runs the same kernels under both strategies.
+  CHECK(trow(j, 1, "vertex").at("epoch_ms").get<double>() ==
+        Approx(trow(j, 1, "snapshot").at("epoch_ms").get<double>()));
+  // GCRN's snapshot strategy moves N x width per step and window; the vertex strategy the halo
+  // of every snapshot and the pairs' second ends: more here.
+  CHECK(trow(j, 2, "vertex").at("bytes_per_epoch").get<int64_t>() >
+        trow(j, 2, "snapshot").at("bytes_per_epoch").get<int64_t>());
+  const json& best = j.at("best");
+  CHECK(best.at("epoch_ms").get<double>() ==
+        Approx(trow(j, best.at("ranks"), best.at("strategy")).at("epoch_ms").get<double>()));
+  CHECK(j.at("step_probe").at(0).at("overhead").get<double>() > 0);
+}
+
+TEST_CASE("cli plan: temporal strategies that cannot run are rows that say why", "[cli]") {
+  const fs::path d = scratch("plan_temporal_rows");
+  const fs::path g = evolving_graph(d);
+  // EvolveGCN-H's summary spans all vertices: no vertex strategy on several ranks; 16 ranks are
+  // more than the 12 snapshots.
+  const json j = plan_json(d, "--graph " + g.string() + " --model evolvegcn-h --ranks 1,2,16");
+  CHECK(trow(j, 1, "vertex").at("feasible") == true);
+  CHECK(trow(j, 2, "vertex").at("feasible") == false);
+  CHECK_THAT(trow(j, 2, "vertex").at("why").get<std::string>(), Contains("top-k"));
+  CHECK(trow(j, 2, "snapshot").at("feasible") == true);
+  CHECK(trow(j, 16, "snapshot").at("feasible") == false);
+  CHECK_THAT(trow(j, 16, "snapshot").at("why").get<std::string>(), Contains("12 snapshots"));
+  CHECK(j.at("best").at("strategy") != "");
+  // The table prints them as rows too, and names the best.
+  const Result r = run("plan --graph " + g.string() + " --model evolvegcn-h --ranks 2 "
+                       "--calibration " + (d / "calibration.json").string());
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("cannot run: evolvegcn-h's top-k summary spans all vertices"));
+  CHECK_THAT(r.out, Contains("best      2 ranks, snapshot strategy"));
+}
+
+TEST_CASE("cli plan: bad temporal options are one line naming the option", "[cli]") {
+  const fs::path d = scratch("plan_temporal_bad");
+  const fs::path g = evolving_graph(d);
+  const std::string cal = " --calibration " + (d / "calibration.json").string();
+  const std::string graph = " --graph " + g.string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--ranks 2 --strategies vertex,edge" + graph, "--strategies"},
+      {"--ranks 2 --model gcn" + graph, "--model"},
+      {"--ranks 2 --task node" + graph, "--task"},
+      {"--ranks 2 --bptt -1" + graph, "--bptt"},
+      {"--ranks 2 --neg-train -1" + graph, "--neg-train"},
+      {"--ranks 5000" + graph, "--ranks"},  // more ranks than vertices
+      {"--ranks 2 --strategies snapshot", "--strategies"},  // a static graph
+  };
+  for (const auto& [args, option] : cases) {
+    const Result r = run("plan " + args + cal);
+    INFO(args << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(count_lines(r.out) == 1);
+    CHECK_THAT(r.out, Contains(option));
+  }
+}

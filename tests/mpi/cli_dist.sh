@@ -124,6 +124,31 @@ for ref, got in (("t1", "s-gcrn"), ("h1", "s-evolvegcn-h")):
     assert 0 < mv["snapshots"] < s["snapshots"] and 0 < mv["bytes"] <= mv["whole_bytes"], mv
 print("temporal link prediction, snapshot strategy, on 2 ranks matches one process")
 PY
+# `dgnn plan` on the same temporal graph predicts the bytes those 2-rank runs sent: the snapshot
+# strategy's every epoch, the vertex strategy's first (later epochs draw other negatives).
+for m in gcrn evolvegcn-h; do
+  "$dgnn" plan --graph "$work/evo" --model $m --hidden 8 --bptt 3 --ranks 2 --network shm \
+    --threads-per-rank 1 --calibration "$work/plan-cal.json" --json > "$work/plan-$m.json"
+done
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+def epochs(name):
+    return [json.loads(l) for l in open(f"{work}/{name}.jsonl") if not json.loads(l).get("final")]
+def predicted(model, strategy):
+    rows = json.load(open(f"{work}/plan-{model}.json"))["rows"]
+    return next(r for r in rows if r["ranks"] == 2 and r["strategy"] == strategy)
+snap = predicted("gcrn", "snapshot")
+assert all(e["bytes_sent"] == snap["bytes_per_epoch"] for e in epochs("s-gcrn")), (snap, epochs("s-gcrn"))
+vert = predicted("gcrn", "vertex")
+assert epochs("t2")[0]["bytes_sent"] == vert["bytes_per_epoch"], (vert, epochs("t2")[0])
+h = predicted("evolvegcn-h", "snapshot")
+assert all(e["bytes_sent"] == h["bytes_per_epoch"] for e in epochs("s-evolvegcn-h")), h
+hv = predicted("evolvegcn-h", "vertex")
+assert not hv["feasible"] and "top-k" in hv["why"], hv
+print(f"dgnn plan predicts the temporal runs' bytes exactly: vertex {vert['bytes_per_epoch']}, "
+      f"snapshot {snap['bytes_per_epoch']} (GCRN), {h['bytes_per_epoch']} (EvolveGCN-H)")
+PY
 set +e
 out=$(timeout 60 mpiexec -n 3 --oversubscribe "$dgnn" train --graph "$work/evo" --snapshots 2 \
   --strategy snapshot --epochs 1 2>&1)

@@ -1,0 +1,471 @@
+// `dgnn plan` on a temporal graph: the predicted training epoch of a temporal model on P ranks
+// under each strategy of `dgnn train --strategy` (and partitioner, for the vertex strategy), from
+// the snapshots as train cuts them, the partition's per-snapshot halo counts, the snapshot plan,
+// kernel rates measured here and a network. The arithmetic is gnn/perf_temporal.hpp.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <map>
+#include <vector>
+
+#include "cli/options.hpp"
+#include "cli/plan_args.hpp"
+#include "cli/train_args.hpp"
+#include "common/error.hpp"
+#include "common/timer.hpp"
+#include "kernels/kernels.hpp"
+#include "gnn/graph_view.hpp"
+#include "gnn/loss.hpp"
+#include "gnn/perf_temporal.hpp"
+#include "gnn/temporal_dist.hpp"
+#include "gnn/temporal_trainer.hpp"
+#include "graph/npy.hpp"
+#include "partition/partition.hpp"
+
+namespace dgnn::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+perf::TModel tmodel(TemporalKind k) {
+  switch (k) {
+    case TemporalKind::evolvegcn_o: return perf::TModel::evolvegcn_o;
+    case TemporalKind::evolvegcn_h: return perf::TModel::evolvegcn_h;
+    case TemporalKind::gcrn: return perf::TModel::gcrn;
+    case TemporalKind::tgcn: return perf::TModel::tgcn;
+  }
+  return perf::TModel::gcrn;
+}
+
+// The features train would read: features.npy of the dataset directory or --features (their
+// width), else the degree buckets of each snapshot.
+int64_t feature_dim(const PlanArgs& a, const TemporalGraph& g) {
+  std::string file = a.data.features;
+  if (file.empty() && fs::is_directory(a.data.graph) &&
+      fs::exists(fs::path(a.data.graph) / "features.npy"))
+    file = (fs::path(a.data.graph) / "features.npy").string();
+  return file.empty() ? degree_feature_dim(g) : read_npy(file).cols;
+}
+
+// This machine's rates of the temporal models' fused ops at `threads` OpenMP threads: LSTM and
+// GRU cells on `rows` x `h` states, and the pair scorer on `pairs` pairs of an `n` x `e` table
+// (hidden `ch`), forward and backward, the kernels training calls.
+perf::Rates time_fused_ops(int threads, int64_t n, int64_t rows, int64_t h, int64_t e, int64_t ch,
+                           int64_t pairs) {
+  set_threads(threads);
+  const Device cpu = Device::cpu;
+  auto filled = [](int64_t r, int64_t c, uint64_t seed) {
+    Tensor t(r, c);
+    uint64_t x = seed;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      t.data()[i] = float(int64_t(x >> 40) % 2001 - 1000) / 500.f;  // both signs, |x| <= 2
+    }
+    return t;
+  };
+  perf::Rates r;
+  {
+    const Tensor gates = filled(rows, 4 * h, 1), c0 = filled(rows, h, 2), dh = filled(rows, h, 3);
+    Tensor hh(rows, h), c(rows, h), dg(rows, 4 * h), dc(rows, h);
+    const double x = double(rows * h);
+    r.lstm_fwd = x / sustained_seconds([&] {
+      kernels::lstm_cell_forward(cpu, gates.view(), c0.view(), hh.view(), c.view());
+    });
+    r.lstm_bwd = x / sustained_seconds([&] {
+      kernels::lstm_cell_backward(cpu, gates.view(), c0.view(), dh.view(), dh.view(), dg.view(),
+                                  dc.view(), false);
+    });
+  }
+  {
+    const Tensor xg = filled(rows, 3 * h, 4), hg = filled(rows, 3 * h, 5), h0 = filled(rows, h, 6);
+    Tensor out(rows, h), dx(rows, 3 * h), dhg(rows, 3 * h), dh0(rows, h);
+    const double x = double(rows * h);
+    r.gru_fwd = x / sustained_seconds(
+                        [&] { kernels::gru_cell_forward(cpu, xg.view(), hg.view(), h0.view(), out.view()); });
+    r.gru_bwd = x / sustained_seconds([&] {
+      kernels::gru_cell_backward(cpu, xg.view(), hg.view(), h0.view(), out.view(), dx.view(),
+                                 dhg.view(), dh0.view(), false);
+    });
+  }
+  {
+    const Tensor table = filled(n, e, 7), w1 = filled(3 * e, ch, 8), b1 = filled(1, ch, 9),
+                 w2 = filled(ch, 1, 10), b2 = filled(1, 1, 11), dl = filled(pairs, 1, 12);
+    std::vector<int32_t> u(static_cast<size_t>(pairs)), v(static_cast<size_t>(pairs));
+    uint64_t x = 13;
+    for (int64_t i = 0; i < pairs; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      u[size_t(i)] = int32_t((x >> 33) % uint64_t(n));
+      v[size_t(i)] = int32_t((x >> 13) % uint64_t(n));
+    }
+    kernels::PairMlp p;
+    p.hu = p.hv = table.view();
+    p.u = u.data(), p.v = v.data(), p.pairs = pairs;
+    p.w1 = w1.view(), p.b1 = b1.data(), p.w2 = w2.view(), p.b2 = b2.data();
+    Tensor logits(pairs, 1), dtable(n, e), dw1(3 * e, ch), db1(1, ch), dw2(ch, 1), db2(1, 1);
+    r.pair_fwd = double(pairs) / sustained_seconds([&] { kernels::pair_mlp_forward(cpu, p, logits.view()); });
+    // The vertex strategy's form: the second ends a table of their own, one row per pair.
+    Tensor fetched = filled(pairs, e, 14), dfetched(pairs, e);
+    kernels::PairMlp q = p;
+    q.hv = fetched.view(), q.v = nullptr;
+    r.pair_fetched_fwd =
+        double(pairs) / sustained_seconds([&] { kernels::pair_mlp_forward(cpu, q, logits.view()); });
+    r.pair_fetched_bwd = double(pairs) / sustained_seconds([&] {
+      kernels::pair_mlp_backward(cpu, q, dl.view(), dtable.view(), dfetched.view(), dw1.view(),
+                                 db1.data(), dw2.view(), db2.data());
+    });
+    // Fetching pair ends: rows gathered by index, then scatter-added into the pair order.
+    Tensor rows_out(pairs, e);
+    r.gather = 2.0 * double(pairs * e) / sustained_seconds([&] {
+      kernels::gather_rows(cpu, table.view(), v.data(), pairs, rows_out.view());
+      kernels::scatter_add_rows(cpu, rows_out.view(), u.data(), pairs, dtable.view());
+    });
+    r.pair_bwd = double(pairs) / sustained_seconds([&] {
+      kernels::pair_mlp_backward(cpu, p, dl.view(), dtable.view(), dtable.view(), dw1.view(),
+                                 db1.data(), dw2.view(), db2.data());
+    });
+  }
+  return r;
+}
+
+// Seconds of one real training step of the model at `threads` threads (forward on snapshot `snap`,
+// the pair scorer on `pb`, backward), as the trainer runs it; random features of its width.
+double time_real_step(TemporalKind kind, const std::vector<int64_t>& dims, int64_t hidden,
+                      const Csr& snap, const PairBatch& pb, uint64_t seed, int threads) {
+  set_threads(threads);
+  auto model = make_temporal_model(kind, dims);
+  PairClassifier head(model->out_dim(), hidden, 1);
+  model->reset_parameters(seed);
+  head.reset_parameters(seed + 1);
+  const GraphView view(snap);
+  Tensor xt(snap.rows, dims.front());
+  uint64_t r = seed + 17;
+  for (int64_t i = 0; i < xt.numel(); ++i) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    xt.data()[i] = float(r >> 40) / float(1 << 24);
+  }
+  const Var x(std::move(xt));
+  return sustained_seconds([&] {
+    ForwardContext ctx{view, true, seed, 1};
+    model->reset_state();
+    const Var h = model->step(ctx, x);
+    bce_with_logits(head.score(ctx, h, pb.src, pb.dst), pb.target, 1.0, pb.weight).backward();
+  });
+}
+
+struct Row {
+  std::string partitioner;  // vertex strategy; "-" for snapshot
+  perf::TemporalPrediction p;
+  int threads = 1, copies = 1;
+  double compute_scale = 1;
+};
+
+}  // namespace
+
+void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
+  const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "evolvegcn-o" : a.model);
+  if (a.model.empty()) a.model = temporal_kind_name(kind);
+  const TemporalTask task = parse_temporal_task(a.task);
+  if (a.layers < 1) throw OptionError("--layers must be >= 1, got " + std::to_string(a.layers));
+  if (a.hidden < 1) throw OptionError("--hidden must be >= 1, got " + std::to_string(a.hidden));
+  if (a.threads_per_rank < 0)
+    throw OptionError("--threads-per-rank must be >= 1, got " + std::to_string(a.threads_per_rank));
+  if (a.cores < 0) throw OptionError("--cores must be >= 1, got " + std::to_string(a.cores));
+  if (a.neg_train < 0)
+    throw OptionError("--neg-train must be >= 0, got " + std::to_string(a.neg_train));
+  bool want_vertex = false, want_snapshot = false;
+  for (const std::string& s : split_list(a.strategies, "--strategies")) {
+    if (s == "vertex") want_vertex = true;
+    else if (s == "snapshot") want_snapshot = true;
+    else throw OptionError("--strategies: unknown strategy '" + s + "' (expected vertex or snapshot)");
+  }
+  std::vector<std::string> names = split_list(a.partitioners, "--partitioners");
+  std::vector<Partitioner> methods;
+  for (const std::string& n : names) {
+    try {
+      methods.push_back(parse_partitioner(n));
+    } catch (const OptionError& e) {
+      throw OptionError(std::string("--partitioners: ") + e.what());
+    }
+  }
+  const perf::Network net = plan_network(a);
+
+  const TemporalGraph g = load_temporal(a.data.graph, a.data.edges, a.snapshots);
+  TemporalOptions opt;
+  opt.task = task;
+  opt.bptt = a.bptt;
+  opt.neg_train = a.neg_train;
+  if (a.step_fracs_given) {
+    opt.train_frac = a.data.train_frac;
+    opt.val_frac = a.data.val_frac;
+  }
+  const TemporalSplit split = temporal_split(g, opt);  // OptionError when the options do not fit
+  const std::vector<int> bounds = temporal_windows(g, opt);
+  const int64_t n = g.num_vertices;
+  if (ranks.back() > n)
+    throw OptionError("--ranks " + std::to_string(ranks.back()) + " exceeds the " +
+                      std::to_string(n) + " vertices of the graph");
+
+  // The training steps: their snapshots, windows and pairs.
+  perf::TemporalSteps steps;
+  steps.vertices = n;
+  for (int b : bounds)
+    if (b <= split.train) steps.windows.push_back(b);
+  std::vector<Csr> snaps;
+  std::vector<int64_t> nnz;
+  {
+    SnapshotCursor cur(g);
+    do {
+      nnz.push_back(cur.current().nnz());
+      if (cur.index() < split.train) snaps.push_back(cur.current());
+    } while (cur.next());
+  }
+  // Epoch 1's pairs, drawn (and timed) by the trainer's own code.
+  std::vector<PairBatch> batches;
+  size_t largest = 0;
+  int64_t most_pairs = 1;
+  for (int s = 0; s < split.train; ++s) {
+    Timer t;
+    batches.push_back(step_pairs(g, task, s, opt.neg_train, a.seed, train_salt(1)));
+    steps.batch_s.push_back(t.ms() / 1e3);
+    steps.entries.push_back(snaps[size_t(s)].nnz());
+    steps.pairs.push_back(int64_t(batches.back().src.size()));
+    most_pairs = std::max(most_pairs, steps.pairs.back());
+    if (snaps[size_t(s)].nnz() > snaps[largest].nnz()) largest = size_t(s);
+  }
+
+  const int64_t in_dim = feature_dim(a, g);
+  std::vector<int64_t> dims{in_dim};
+  for (int i = 0; i < a.layers; ++i) dims.push_back(a.hidden);
+  const perf::TemporalShape shape = perf::temporal_shape(tmodel(kind), dims, a.hidden);
+  // Rates timed on the largest training snapshot, at every width and shape the model uses.
+  const std::vector<perf::LayerShape> cal_shapes = perf::calibration_shapes(shape);
+  RankRates rr(a, snaps[largest], cal_shapes);
+  std::map<int, perf::Rates> fused;  // by threads per rank
+  // One rank's threads alone on the node, with the fused ops' rates at that thread count.
+  auto alone = [&](int P) {
+    perf::Rates r = rr.alone(P);
+    const int t = rr.threads_for(P);
+    auto it = fused.find(t);
+    if (it == fused.end())
+      it = fused.emplace(t, time_fused_ops(t, n, std::min<int64_t>(n, 200'000), a.hidden,
+                                           shape.embedding, shape.scorer_hidden,
+                                           std::min<int64_t>(most_pairs, 400'000)))
+               .first;
+    const perf::Rates& f = it->second;
+    r.lstm_fwd = f.lstm_fwd, r.lstm_bwd = f.lstm_bwd, r.gru_fwd = f.gru_fwd, r.gru_bwd = f.gru_bwd;
+    r.pair_fwd = f.pair_fwd, r.pair_bwd = f.pair_bwd, r.gather = f.gather;
+    r.pair_fetched_fwd = f.pair_fetched_fwd, r.pair_fetched_bwd = f.pair_fetched_bwd;
+    return r;
+  };
+  // P ranks sharing the node slow the fused ops down as they do the element-wise kernels.
+  auto rates_for = [&](int P) {
+    perf::Rates r = rr.rates_for(P);
+    const perf::Rates f = alone(P);
+    const double shared = r.elementwise / f.elementwise;
+    r.lstm_fwd = f.lstm_fwd * shared, r.lstm_bwd = f.lstm_bwd * shared;
+    r.gru_fwd = f.gru_fwd * shared, r.gru_bwd = f.gru_bwd * shared;
+    r.pair_fwd = f.pair_fwd * shared, r.pair_bwd = f.pair_bwd * shared;
+    r.gather = f.gather * shared;
+    r.pair_fetched_fwd = f.pair_fetched_fwd * shared;
+    r.pair_fetched_bwd = f.pair_fetched_bwd * shared;
+    return r;
+  };
+  // The kernels leave out what a step spends around them (allocating and zeroing tensors,
+  // copies, the tape): one real step on the largest training snapshot, timed, against the
+  // kernels' sum for that step at the same threads, gives the factor every kernel time is
+  // multiplied by.
+  std::map<int, std::pair<double, double>> probes;  // threads -> (measured, kernels) seconds
+  auto overhead_for = [&](int P) {
+    const int t = rr.threads_for(P);
+    auto it = probes.find(t);
+    if (it == probes.end()) {
+      const perf::Rates r = alone(P);
+      const double real =
+          time_real_step(kind, dims, a.hidden, snaps[largest], batches[largest], a.seed, t);
+      perf::TemporalSteps one;
+      one.vertices = n;
+      one.windows = {0, 1};
+      one.entries = {snaps[largest].nnz()};
+      one.pairs = {steps.pairs[largest]};
+      perf::TemporalShape bare = shape;
+      bare.parameters = 0;  // the probe runs no optimizer step
+      const perf::TemporalPrediction k = perf::predict_snapshot(bare, one, {{0}, {n}}, r, net);
+      it = probes.emplace(t, std::pair{real, k.epoch_ms / 1e3}).first;
+    }
+    return std::clamp(it->second.first / it->second.second, 0.25, 8.0);
+  };
+  perf::PlanOptions popt;
+  popt.overlap = !a.no_overlap;
+  std::vector<Row> rows;
+  for (int P : ranks) {
+    const perf::Rates rates = rates_for(P);
+    popt.compute_scale = rr.scale_for(P);
+    popt.overhead = overhead_for(P);
+    const Row base{"", {}, rr.threads_for(P), rr.copies_for(P), popt.compute_scale};
+    if (want_vertex) {
+      for (size_t m = 0; m < methods.size(); ++m) {
+        Row row = base;
+        row.partitioner = names[m];
+        if (P > 1 && kind == TemporalKind::evolvegcn_h) {
+          row.p.strategy = "vertex";
+          row.p.ranks = P;
+          row.p.feasible = false;
+          row.p.why = "evolvegcn-h's top-k summary spans all vertices";
+          rows.push_back(row);
+          continue;
+        }
+        std::vector<int32_t> part(static_cast<size_t>(n), 0);
+        if (P > 1) {
+          PartitionOptions po;
+          po.method = methods[m];
+          po.parts = P;
+          po.seed = a.seed;
+          part = partition_temporal(g, po);
+        }
+        std::vector<perf::VertexStep> counts;
+        for (int s = 0; s < split.train; ++s) {
+          perf::VertexStep vs;
+          vs.graph = perf::partition_counts(snaps[size_t(s)], part, P);
+          vs.pairs.assign(size_t(P), 0.0);
+          vs.fetched.assign(size_t(P), 0.0);
+          vs.served.assign(size_t(P), 0.0);
+          // Each pair is scored by its first vertex's owner, which fetches the second vertex's
+          // row from its owner (epoch 1's pairs; later epochs draw other negatives).
+          const PairBatch& pb = batches[size_t(s)];
+          for (size_t i = 0; i < pb.src.size(); ++i) {
+            const int r = part[size_t(pb.src[i])], q = part[size_t(pb.dst[i])];
+            vs.pairs[size_t(r)] += 1;
+            if (q != r) vs.fetched[size_t(r)] += 1, vs.served[size_t(q)] += 1;
+          }
+          counts.push_back(std::move(vs));
+        }
+        row.p = perf::predict_vertex(shape, steps, counts, rates, net, popt);
+        rows.push_back(row);
+      }
+    }
+    if (want_snapshot) {
+      Row row = base;
+      row.partitioner = "-";
+      if (P > g.num_snapshots()) {
+        row.p.strategy = "snapshot";
+        row.p.ranks = P;
+        row.p.feasible = false;
+        row.p.why = "more ranks than the " + std::to_string(g.num_snapshots()) + " snapshots";
+        rows.push_back(row);
+      } else {
+        const SnapshotPlan plan = snapshot_strategy_plan(g, nnz, opt, P);
+        perf::SnapshotAssignment as;
+        as.owner.assign(plan.owner.begin(), plan.owner.begin() + split.train);
+        for (int q = 0; q < P; ++q)
+          as.block.push_back(plan.vertex_begin[size_t(q) + 1] - plan.vertex_begin[size_t(q)]);
+        row.p = perf::predict_snapshot(shape, steps, as, rates, net, popt);
+        rows.push_back(row);
+      }
+    }
+  }
+  const Row* best = nullptr;
+  for (const Row& r : rows)
+    if (r.p.feasible && (!best || r.p.epoch_ms < best->p.epoch_ms)) best = &r;
+  if (!best) throw OptionError("no strategy can run these rank counts (see --strategies, --ranks)");
+
+  const int windows = int(steps.windows.size()) - 1;
+  if (a.json) {
+    nlohmann::json j;
+    j["graph"] = {{"name", a.data.graph}, {"vertices", n}, {"snapshots", g.num_snapshots()},
+                  {"train_steps", split.train}, {"windows", windows}, {"features", in_dim}};
+    double batch_ms = 0;
+    for (double x : steps.batch_s) batch_ms += x * 1e3;
+    j["pairs_ms_per_epoch"] = batch_ms;
+    j["model"] = {{"name", a.model}, {"layers", a.layers}, {"hidden", a.hidden},
+                  {"parameters", shape.parameters}, {"task", a.task}};
+    j["network"] = {{"name", net.name}, {"latency_us", net.latency_s * 1e6},
+                    {"bandwidth_gbs", net.bandwidth_Bps / 1e9}};
+    j["overlap"] = popt.overlap;
+    j["cores"] = a.cores;
+    j["calibration_file"] = rr.cache();
+    for (auto& [t, pr] : probes)
+      j["step_probe"].push_back({{"threads", t}, {"measured_ms", pr.first * 1e3},
+                                 {"kernels_ms", pr.second * 1e3},
+                                 {"overhead", std::clamp(pr.first / pr.second, 0.25, 8.0)}});
+    for (auto& [tc, c] : rr.calibrations())
+      j["calibration"].push_back({{"threads", tc.first},
+                                  {"copies", tc.second},
+                                  {"cached", c.cached},
+                                  {"seconds", c.seconds},
+                                  {"sync_ms", c.rates.sync_s * 1e3}});
+    for (const Row& r : rows) {
+      nlohmann::json o = {{"ranks", r.p.ranks},
+                          {"strategy", r.p.strategy},
+                          {"partitioner", r.partitioner},
+                          {"feasible", r.p.feasible}};
+      if (!r.p.feasible) {
+        o["why"] = r.p.why;
+      } else {
+        o.update({{"epoch_ms", r.p.epoch_ms},
+                  {"compute_ms", r.p.compute_ms},
+                  {"comm_ms", r.p.comm_ms},
+                  {"wait_ms", r.p.wait_ms},
+                  {"allreduce_ms", r.p.allreduce_ms},
+                  {"pack_ms", r.p.pack_ms},
+                  {"bytes_per_epoch", r.p.bytes_per_epoch},
+                  {"max_rank_bytes", r.p.max_rank_bytes},
+                  {"threads_per_rank", r.threads},
+                  {"copies", r.copies},
+                  {"compute_scale", r.compute_scale}});
+      }
+      j["rows"].push_back(o);
+    }
+    j["best"] = {{"ranks", best->p.ranks}, {"strategy", best->p.strategy},
+                 {"partitioner", best->partitioner}, {"epoch_ms", best->p.epoch_ms}};
+    std::printf("%s\n", j.dump(1).c_str());
+    return;
+  }
+  std::printf("graph     %s: %lld vertices, %d snapshots (%d training steps in %d window%s), "
+              "%lld features\n",
+              a.data.graph.c_str(), (long long)n, g.num_snapshots(), split.train, windows,
+              windows == 1 ? "" : "s", (long long)in_dim);
+  std::printf("model     %s, %d layers, hidden %lld (%lld parameters with the pair scorer), task "
+              "%s\n",
+              a.model.c_str(), a.layers, (long long)a.hidden, (long long)shape.parameters,
+              a.task.c_str());
+  std::printf("network   %s: latency %.2f us, bandwidth %.2f GB/s per direction; overlap %s\n",
+              net.name.c_str(), net.latency_s * 1e6, net.bandwidth_Bps / 1e9,
+              popt.overlap ? "on" : "off");
+  for (auto& [tc, c] : rr.calibrations()) {
+    std::printf("rates     %d thread%s", tc.first, tc.first == 1 ? "" : "s");
+    if (tc.second > 1) std::printf(" x %d at once", tc.second);
+    std::printf(": timed on the largest training snapshot (%lld entries)", (long long)snaps[largest].nnz());
+    if (tc.second > 1) std::printf(", a synchronisation %.2f ms", c.rates.sync_s * 1e3);
+    std::printf(" (%s)\n", c.cached ? ("cached in " + rr.cache()).c_str() : "measured now");
+  }
+  for (auto& [t, pr] : probes)
+    std::printf("step      one real step on it, %d thread%s: %.2f ms, its kernels %.2f ms: kernel "
+                "times x %.2f (tensors, copies, the tape)\n",
+                t, t == 1 ? "" : "s", pr.first * 1e3, pr.second * 1e3,
+                std::clamp(pr.first / pr.second, 0.25, 8.0));
+  double batch_ms = 0;
+  for (double x : steps.batch_s) batch_ms += x * 1e3;
+  std::printf("pairs     drawing each step's pairs: %.1f ms per epoch (every rank under the vertex "
+              "strategy, the step's owner under the snapshot strategy)\n", batch_ms);
+  std::printf("\n%6s %-9s %-11s %10s %9s %9s %9s %10s %11s\n", "ranks", "strategy", "partitioner",
+              "epoch ms", "compute", "comm", "wait", "MB/epoch", "max MB/rank");
+  for (const Row& r : rows) {
+    if (!r.p.feasible) {
+      std::printf("%6d %-9s %-11s %s\n", r.p.ranks, r.p.strategy.c_str(), r.partitioner.c_str(),
+                  ("cannot run: " + r.p.why).c_str());
+      continue;
+    }
+    std::printf("%6d %-9s %-11s %10.2f %9.2f %9.2f %9.2f %10.2f %11.2f\n", r.p.ranks,
+                r.p.strategy.c_str(), r.partitioner.c_str(), r.p.epoch_ms, r.p.compute_ms,
+                r.p.comm_ms, r.p.wait_ms, r.p.bytes_per_epoch / 1e6, r.p.max_rank_bytes / 1e6);
+  }
+  std::printf("\nbest      %d ranks, %s strategy%s: %.2f ms per epoch\n", best->p.ranks,
+              best->p.strategy.c_str(),
+              best->p.strategy == "vertex" ? (" with " + best->partitioner).c_str() : "",
+              best->p.epoch_ms);
+}
+
+}  // namespace dgnn::cli
