@@ -43,8 +43,9 @@ class DeviceSampler final : public BatchSampler {
 std::unique_ptr<BatchSampler> make_device_sampler(const Csr& in, const Tensor& features,
                                                   SamplerOptions opt) {
   if (features.device() == Device::cpu)
-    throw DeviceError("make_device_sampler: the features are in CPU memory; sampling on the CPU "
-                      "is make_local_store's");
+    throw DeviceError(
+        "make_device_sampler: the features are in CPU memory; sampling on the CPU "
+        "is make_local_store's");
   DGNN_CHECK(features.rows() == in.rows, ShapeError,
              "features have " + std::to_string(features.rows()) + " rows for " +
                  std::to_string(in.rows) + " vertices");

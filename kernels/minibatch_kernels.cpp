@@ -66,11 +66,15 @@ BlockAdjacency block_adjacency_cpu(const DeviceBlock& b, BlockNorm norm) {
     int32_t* oi = f_idx.as<int32_t>() + fo[v];
     float* ov = f_val.as<float>() + fo[v];
     switch (norm) {
-      case BlockNorm::gcn: block_norm::gcn_row(idx + off[v], len, v, deg, oi, ov); break;
+      case BlockNorm::gcn:
+        block_norm::gcn_row(idx + off[v], len, v, deg, oi, ov);
+        break;
       case BlockNorm::sum:
         block_norm::sum_row(idx + off[v], w ? w + off[v] : nullptr, len, v, deg, ov);
         break;
-      case BlockNorm::mean: block_norm::mean_row(len, ov); break;
+      case BlockNorm::mean:
+        block_norm::mean_row(len, ov);
+        break;
     }
     if (norm != BlockNorm::gcn)
       for (int64_t e = 0; e < len; ++e) oi[e] = idx[off[v] + e];
@@ -96,8 +100,9 @@ BlockAdjacency block_adjacency(Device dev, const DeviceBlock& b, BlockNorm norm)
              "kernels::block_adjacency: a block of " + std::to_string(b.n_dst) + " destinations, " +
                  std::to_string(b.n_src) + " sources and " + std::to_string(b.nnz) +
                  " entries with arrays of other sizes");
-  DGNN_CHECK(b.offsets.device() == dev && b.src_degree.device() == dev, DeviceError,
-             std::string("kernels::block_adjacency: the block is not in ") + device_name(dev) + " memory");
+  DGNN_CHECK(
+      b.offsets.device() == dev && b.src_degree.device() == dev, DeviceError,
+      std::string("kernels::block_adjacency: the block is not in ") + device_name(dev) + " memory");
   if (dev == Device::cpu) return block_adjacency_cpu(b, norm);
 #if DGNN_HAVE_CUDA
   return cuda::block_adjacency(b, norm);

@@ -82,8 +82,8 @@ __global__ void transpose_fill_kernel(int64_t nnz, const int32_t* __restrict__ p
 }
 
 // The transpose of a rows x cols matrix with nnz entries (offsets from 0).
-DeviceCsr transpose(int64_t rows, int64_t cols, int64_t nnz, const int64_t* off,
-                    const int32_t* idx, const float* val) {
+DeviceCsr transpose(int64_t rows, int64_t cols, int64_t nnz, const int64_t* off, const int32_t* idx,
+                    const float* val) {
   Buffer t_off(Device::cuda, size_t(cols + 1) * sizeof(int64_t));
   Buffer t_idx(Device::cuda, size_t(nnz) * sizeof(int32_t));
   Buffer t_val(Device::cuda, size_t(nnz) * sizeof(float));
@@ -166,7 +166,8 @@ void gather_rows_by_id(ConstMatView src, const int64_t* ids, int64_t n, MatView 
   const float* s = src.data;
   float* d = dst.data;
   const int64_t sld = src.ld, dld = dst.ld;
-  each2d(n, src.cols, [=] __device__(int64_t i, int64_t c) { d[i * dld + c] = s[ids[i] * sld + c]; });
+  each2d(n, src.cols,
+         [=] __device__(int64_t i, int64_t c) { d[i * dld + c] = s[ids[i] * sld + c]; });
 }
 
 void bind_thread() { DGNN_CUDA_CHECK(cudaSetDevice(context().device)); }

@@ -99,8 +99,9 @@ TEST_CASE("a GPU mini-batch step gives the CPU's loss and gradients (GraphSAGE, 
     for (bool replace : {false, true}) {
       INFO(model_kind_name(kind) << ", replace " << replace);
       MiniBatchOptions mo = options({4, 3}, replace);
-      mo.norms = {kind == ModelKind::gcn ? Norm::gcn
-                                         : kind == ModelKind::sage ? Norm::mean : Norm::sum};
+      mo.norms = {kind == ModelKind::gcn    ? Norm::gcn
+                  : kind == ModelKind::sage ? Norm::mean
+                                            : Norm::sum};
       Side cpu(data, kind, Device::cpu, mo, opt);
       Side gpu(data, kind, Device::cuda, mo, opt);
       for (int64_t step : {0, 3}) {

@@ -86,8 +86,8 @@ TEST_CASE("a device block's adjacencies equal the host block's, bit for bit") {
           const kernels::DeviceBlock dev = to_device(Device::cpu, b);
           for (Norm norm : {Norm::sum, Norm::mean, Norm::gcn}) {
             INFO("norm " << int(norm));
-            const auto m = kernels::block_adjacency(Device::cpu, dev,
-                                                    kernels::BlockNorm(uint8_t(norm)));
+            const auto m =
+                kernels::block_adjacency(Device::cpu, dev, kernels::BlockNorm(uint8_t(norm)));
             const GraphView::Adjacency& want = host.adjacency(norm);
             require_same(m.forward.view(), want.forward);
             require_same(m.backward.view(), want.backward());
@@ -104,8 +104,7 @@ TEST_CASE("block_adjacency and gather_rows_by_id refuse what they cannot take") 
   Tensor x(3, 2);
   Tensor y(1, 2);
   const int64_t bad = 3;
-  CHECK_THROWS_AS(kernels::gather_rows_by_id(Device::cpu, x.view(), &bad, 1, y.view()),
-                  ShapeError);
+  CHECK_THROWS_AS(kernels::gather_rows_by_id(Device::cpu, x.view(), &bad, 1, y.view()), ShapeError);
   const int64_t good = 2;
   x.at(2, 1) = 5.f;
   kernels::gather_rows_by_id(Device::cpu, x.view(), &good, 1, y.view());
@@ -172,9 +171,9 @@ TEST_CASE("device-block views train exactly as host-block views (CPU)") {
     mo.sampler.fanouts = {4, 3};
     mo.sampler.seed = 6;
     MiniBatchLoader host(*store, ids, labels, mo, comm);
-    MiniBatchLoader dev(std::make_unique<DeviceViewSampler>(data.graph.in,
-                                                            task.features.value(), mo.sampler),
-                        ids, labels, mo, comm);
+    MiniBatchLoader dev(
+        std::make_unique<DeviceViewSampler>(data.graph.in, task.features.value(), mo.sampler), ids,
+        labels, mo, comm);
     REQUIRE(host.steps_per_epoch() == dev.steps_per_epoch());
     TrainOptions opt;
     opt.seed = 9;
