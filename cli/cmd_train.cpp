@@ -20,6 +20,7 @@
 #include "common/error.hpp"
 #include "common/timer.hpp"
 #include "datasets/sbm.hpp"
+#include "gnn/device_minibatch.hpp"
 #include "gnn/dist_sampler.hpp"
 #include "gnn/distributed.hpp"
 #include "gnn/layers.hpp"
@@ -227,11 +228,14 @@ void run_train(TrainArgs& a) {
   const ModelKind kind = parse_model_kind(a.model.empty() ? "gcn" : a.model);
   parse_partitioner(a.partitioner);
   std::optional<MiniBatchOptions> mb = minibatch_options(a);
-  if (mb && a.device != "cpu")
-    throw OptionError("--batch-size with --device cuda: mini-batch training runs on the CPU so far "
-                      "(the GPU sampler exists, sampler/device_sampler.hpp, but the trainer does "
-                      "not take device blocks yet); use --device cpu");
+  if (mb && a.device != "cpu" && kind == ModelKind::gat)
+    throw OptionError("--model gat with --device cuda --batch-size: attention over GPU-sampled "
+                      "blocks is not supported yet; use --device cpu, or full-graph training");
   Communicator& comm = world();
+  if (mb && a.device != "cpu" && comm.size() > 1)
+    throw OptionError("--batch-size with --device cuda under mpirun: GPU mini-batches are "
+                      "single-process so far (distributed sampling runs on the CPU); use "
+                      "--device cpu, or one process");
   std::unique_ptr<DeviceComm> device_link;  // declared before everything that uses it
   const Device dev = train_device(a, comm, &device_link);
   const bool root = comm.rank() == 0;
@@ -297,7 +301,7 @@ void run_train(TrainArgs& a) {
           std::printf("note: MPI gives no MPI_THREAD_MULTIPLE: sampling without prefetch\n");
       }
       store = make_dist_store(*setup->graph, part.global_vertices, task.features, *sample_comm);
-    } else {
+    } else if (dev == Device::cpu) {
       store = make_local_store(setup->graph->structure(), task.features.value());
     }
     std::vector<int64_t> train_ids;
@@ -306,8 +310,17 @@ void run_train(TrainArgs& a) {
       train_ids.push_back(part.global_ids[size_t(r)]);
       train_labels.push_back(task.labels[size_t(r)]);
     }
-    loader = std::make_unique<MiniBatchLoader>(
-        *store, std::move(train_ids), std::move(train_labels), *mb, comm, sample_comm.get());
+    if (store) {
+      loader = std::make_unique<MiniBatchLoader>(*store, std::move(train_ids),
+                                                 std::move(train_labels), *mb, comm,
+                                                 sample_comm.get());
+    } else {
+      // One GPU: the structure is uploaded once, blocks are sampled and normalised there and
+      // the input rows gathered from the features already there (make_rank_setup put them).
+      loader = std::make_unique<MiniBatchLoader>(
+          make_device_sampler(setup->graph->structure(), task.features.value(), mb->sampler),
+          std::move(train_ids), std::move(train_labels), *mb, comm);
+    }
     settings["prefetch"] = loader->options().prefetch;
     settings["steps_per_epoch"] = loader->steps_per_epoch();
     trainer.set_minibatch(loader.get());

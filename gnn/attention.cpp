@@ -14,6 +14,9 @@ namespace dgnn {
 // ---- the structure -------------------------------------------------------------------------
 
 const GraphView::AttentionGraph& GraphView::attention() const {
+  DGNN_CHECK(!block_, OptionError,
+             "attention (GAT) over a GPU-sampled block is not supported: its entries are built "
+             "from the block's host structure");
   const Adjacency& gcn = adjacency(Norm::gcn);  // takes adj_mutex_ itself
   std::lock_guard<std::mutex> lock(adj_mutex_);
   if (!attention_) {

@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "gnn/ops.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/minibatch_kernels.hpp"
 
 namespace dgnn {
 
@@ -59,7 +60,45 @@ GraphView::GraphView(Bipartite, Csr block_in, int64_t n_dst, std::vector<int64_t
              "a block needs the whole graph's in-degree of every source vertex");
 }
 
+GraphView::GraphView(Bipartite, kernels::DeviceBlock block)
+    : n_owned_(block.n_dst),
+      n_halo_(block.n_src - block.n_dst),
+      n_interior_(block.n_dst),
+      bipartite_(true),
+      dev_(block.offsets.device()),
+      block_(std::make_unique<kernels::DeviceBlock>(std::move(block))) {
+  DGNN_CHECK(n_owned_ >= 0 && n_halo_ >= 0, ShapeError,
+             "a block needs n_src >= n_dst >= 0, got " + std::to_string(block_->n_dst) +
+                 " destinations and " + std::to_string(block_->n_src) + " sources");
+  DGNN_CHECK(block_->src.bytes() == size_t(block_->n_src) * sizeof(int64_t), ShapeError,
+             "a device block needs one global id per source vertex");
+  in_.rows = n_owned_;
+  in_.cols = block_->n_src;
+}
+
+const Csr& GraphView::structure() const {
+  DGNN_CHECK(!block_, Error,
+             "GraphView::structure: a device-sampled block has no host structure");
+  return in_;
+}
+
+const int64_t* GraphView::global_ids() const {
+  if (!block_) return global_ids_.data();
+  DGNN_CHECK(dev_ == Device::cpu, Error,
+             "GraphView::global_ids: a device block's ids are in device memory (global_ids_on)");
+  return block_->src.as<const int64_t>();
+}
+
 namespace {
+
+kernels::BlockNorm block_norm(Norm n) {
+  switch (n) {
+    case Norm::sum: return kernels::BlockNorm::sum;
+    case Norm::mean: return kernels::BlockNorm::mean;
+    case Norm::gcn: return kernels::BlockNorm::gcn;
+  }
+  return kernels::BlockNorm::sum;
+}
 
 int64_t non_self_entries(const Csr& in, int64_t v) {
   int64_t d = 0;
@@ -163,6 +202,12 @@ Csr mean_adjacency(const Csr& in) {
 const GraphView::Adjacency& GraphView::adjacency(Norm norm) const {
   std::lock_guard<std::mutex> lock(adj_mutex_);
   auto& slot = adj_[int(norm)];
+  if (!slot && block_) {
+    auto a = std::make_unique<Adjacency>();
+    kernels::BlockAdjacency m = kernels::block_adjacency(dev_, *block_, block_norm(norm));
+    a->adopt_both(dev_, std::move(m.forward), std::move(m.backward));
+    slot = std::move(a);
+  }
   if (!slot) {
     auto a = std::make_unique<Adjacency>();
     switch (norm) {
@@ -188,6 +233,12 @@ const GraphView::Adjacency& GraphView::adjacency(Norm norm) const {
 }
 
 const int64_t* GraphView::global_ids_on(Device dev) const {
+  if (block_) {
+    DGNN_CHECK(dev == dev_, DeviceError,
+               std::string("GraphView::global_ids_on(") + device_name(dev) +
+                   "): this block lives on " + device_name(dev_));
+    return block_->src.as<const int64_t>();
+  }
   if (dev == Device::cpu) return global_ids_.data();
   std::lock_guard<std::mutex> lock(adj_mutex_);
   if (ids_on_device_.bytes() == 0 && !global_ids_.empty())
@@ -199,6 +250,9 @@ const kernels::DeviceCsr& GraphView::Adjacency::on(Device dev, bool backward_dir
   if (symmetric) backward_dir = false;  // one copy serves both directions
   std::lock_guard<std::mutex> lock(mutex_);
   auto& slot = copies_[backward_dir ? 1 : 0][int(dev)];
+  if (!slot && device_only_)
+    throw DeviceError(std::string("GraphView: a device block's adjacency is not on ") +
+                      device_name(dev));
   if (!slot)
     slot = std::make_unique<kernels::DeviceCsr>(dev,
                                                 (backward_dir ? backward() : forward).view());
@@ -210,6 +264,16 @@ void GraphView::Adjacency::adopt_forward(Device dev, std::unique_ptr<kernels::De
              "adopt_forward: a copy on that GPU");
   std::lock_guard<std::mutex> lock(mutex_);
   copies_[0][int(dev)] = std::move(copy);
+}
+
+void GraphView::Adjacency::adopt_both(Device dev, kernels::DeviceCsr forward,
+                                      kernels::DeviceCsr backward) const {
+  DGNN_CHECK(forward.device() == dev && backward.device() == dev, ShapeError,
+             "adopt_both: both copies on that device");
+  std::lock_guard<std::mutex> lock(mutex_);
+  copies_[0][int(dev)] = std::make_unique<kernels::DeviceCsr>(std::move(forward));
+  copies_[1][int(dev)] = std::make_unique<kernels::DeviceCsr>(std::move(backward));
+  device_only_ = true;
 }
 
 namespace {

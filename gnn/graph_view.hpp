@@ -15,6 +15,7 @@
 #include "gnn/autograd.hpp"
 #include "graph/csr.hpp"
 #include "kernels/device_csr.hpp"
+#include "kernels/sample_block.hpp"
 
 namespace dgnn {
 
@@ -43,6 +44,11 @@ class GraphView {
   struct Bipartite {};
   GraphView(Bipartite, Csr block_in, int64_t n_dst, std::vector<int64_t> global_ids,
             std::vector<int64_t> src_degree, Device dev = Device::cpu);
+  // The same block left where it was sampled (sampler/device_sampler.hpp): its structure, ids
+  // and degrees stay in the block's memory and its adjacencies are built there
+  // (kernels::block_adjacency, the same values as the host's). No host structure: structure()
+  // and attention() are not available, global_ids() only on the CPU.
+  GraphView(Bipartite, kernels::DeviceBlock block);
 
   int64_t n_owned() const { return n_owned_; }
   // Owned rows [0, n_interior) have no halo in-neighbour: they are aggregated while the halo
@@ -58,9 +64,9 @@ class GraphView {
   // Rows of the x that aggregate() takes: n_owned, or every source of a block.
   int64_t n_input_rows() const { return bipartite_ ? n_owned_ + n_halo_ : n_owned_; }
   Device device() const { return dev_; }
-  const Csr& structure() const { return in_; }
+  const Csr& structure() const;
   // Global id per local vertex ([owned | halo]); keys for dropout masks.
-  const int64_t* global_ids() const { return global_ids_.data(); }
+  const int64_t* global_ids() const;
   // The same ids in `dev`'s memory (copied there on first use): dropout masks on a GPU.
   const int64_t* global_ids_on(Device dev) const;
   HaloExchange* halo() const { return halo_; }
@@ -80,10 +86,14 @@ class GraphView {
     // Takes a forward copy built on the device itself (snapshots by difference) instead of
     // uploading `forward` on first use; the caller guarantees it holds the same matrix.
     void adopt_forward(Device dev, std::unique_ptr<kernels::DeviceCsr> copy) const;
+    // Both directions built on `dev` with no host matrices behind them (a device block's):
+    // asking for them on another device is an error.
+    void adopt_both(Device dev, kernels::DeviceCsr forward, kernels::DeviceCsr backward) const;
 
    private:
     const kernels::DeviceCsr& on(Device dev, bool backward) const;
     mutable std::unique_ptr<kernels::DeviceCsr> copies_[2][2];  // [backward][device]
+    mutable bool device_only_ = false;
     mutable std::mutex mutex_;
   };
   const Adjacency& adjacency(Norm norm) const;
@@ -123,6 +133,7 @@ class GraphView {
   std::vector<int64_t> halo_in_degree_;  // a block: the degree of every source
   HaloExchange* halo_ = nullptr;
   Device dev_ = Device::cpu;
+  std::unique_ptr<kernels::DeviceBlock> block_;  // a device block: everything lives here
   mutable std::unique_ptr<Adjacency> adj_[3];
   mutable std::unique_ptr<AttentionGraph> attention_;
   mutable kernels::Buffer ids_on_device_;

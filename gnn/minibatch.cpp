@@ -46,6 +46,34 @@ class LocalStore final : public GraphStore {
   const Tensor& features_;
 };
 
+// Sampling on the CPU, through the store (local or distributed).
+class StoreSampler final : public BatchSampler {
+ public:
+  StoreSampler(GraphStore& store, SamplerOptions opt)
+      : store_(store), sampler_(store, [&] {
+          // The prefetch thread does not inherit omp_set_num_threads: fix the count here.
+          if (opt.threads <= 0) opt.threads = omp_get_max_threads();
+          return opt;
+        }()) {}
+  const SamplerOptions& options() const override { return sampler_.options(); }
+  void sample(MiniBatch& mb, const std::vector<Norm>& norms) override {
+    SampledBatch sb = sampler_.sample(mb.seeds, uint64_t(mb.epoch));
+    mb.edges = sb.edges();
+    mb.inputs = Var(store_.gather_features(sb.blocks.front().src));
+    for (Block& b : sb.blocks) {
+      mb.views.push_back(std::make_unique<GraphView>(GraphView::Bipartite{}, std::move(b.adj),
+                                                     b.n_dst, std::move(b.src),
+                                                     std::move(b.src_degree)));
+      if (b.n_dst > 0)
+        for (Norm n : norms) mb.views.back()->adjacency(n);
+    }
+  }
+
+ private:
+  GraphStore& store_;
+  NeighborSampler sampler_;
+};
+
 }  // namespace
 
 std::unique_ptr<GraphStore> make_local_store(const Csr& in, const Tensor& features) {
@@ -55,21 +83,23 @@ std::unique_ptr<GraphStore> make_local_store(const Csr& in, const Tensor& featur
 MiniBatchLoader::MiniBatchLoader(GraphStore& store, std::vector<int64_t> train_ids,
                                  std::vector<int32_t> train_labels, MiniBatchOptions opt,
                                  Communicator& comm, Communicator* sample_comm)
-    : store_(store),
+    : MiniBatchLoader(std::make_unique<StoreSampler>(store, opt.sampler), std::move(train_ids),
+                      std::move(train_labels), opt, comm, sample_comm) {}
+
+MiniBatchLoader::MiniBatchLoader(std::unique_ptr<BatchSampler> sampler,
+                                 std::vector<int64_t> train_ids,
+                                 std::vector<int32_t> train_labels, MiniBatchOptions opt,
+                                 Communicator& comm, Communicator* sample_comm)
+    : sampler_(std::move(sampler)),
       train_ids_(std::move(train_ids)),
       train_labels_(std::move(train_labels)),
       opt_(std::move(opt)),
-      sample_comm_(sample_comm),
-      sampler_(store, [&] {
-        // The prefetch thread does not inherit omp_set_num_threads: fix the count here.
-        SamplerOptions s = opt_.sampler;
-        if (s.threads <= 0) s.threads = omp_get_max_threads();
-        return s;
-      }()) {
+      sample_comm_(sample_comm) {
   if (opt_.batch_size < 1) throw OptionError("--batch-size must be >= 1");
+  DGNN_CHECK(sampler_ != nullptr, Error, "MiniBatchLoader: no sampler");
   DGNN_CHECK(train_ids_.size() == train_labels_.size(), ShapeError,
              "need one label per training vertex");
-  opt_.sampler = sampler_.options();
+  opt_.sampler = sampler_->options();
   const int p = comm.size();
   distributed_ = p > 1;
   DGNN_CHECK(!distributed_ || sample_comm_ != nullptr, OptionError,
@@ -122,16 +152,7 @@ MiniBatch MiniBatchLoader::make(int64_t epoch, int64_t step) {
       mb.labels.push_back(train_labels_[size_t(pos)]);
     }
   }
-  SampledBatch sb = sampler_.sample(mb.seeds, uint64_t(epoch));
-  mb.edges = sb.edges();
-  mb.inputs = Var(store_.gather_features(sb.blocks.front().src));
-  for (Block& b : sb.blocks) {
-    mb.views.push_back(std::make_unique<GraphView>(GraphView::Bipartite{}, std::move(b.adj),
-                                                   b.n_dst, std::move(b.src),
-                                                   std::move(b.src_degree)));
-    if (b.n_dst > 0)
-      for (Norm n : opt_.norms) mb.views.back()->adjacency(n);
-  }
+  sampler_->sample(mb, opt_.norms);
   mb.global_seeds = global_seeds_at(step);
   mb.sample_bytes = sample_comm_ ? sample_comm_->stats().bytes_sent - bytes0 : 0;
   mb.sample_ms = timer.ms();

@@ -50,6 +50,18 @@ struct MiniBatch {
   std::vector<const GraphView*> blocks() const;
 };
 
+// How a batch's seeds become its blocks and input rows: sampled on the CPU from a GraphStore
+// (what the loader builds from one), or on a GPU (gnn/device_minibatch.hpp). Called on the
+// loader's prefetch thread, one batch at a time.
+class BatchSampler {
+ public:
+  virtual ~BatchSampler() = default;
+  virtual const SamplerOptions& options() const = 0;
+  // Fills mb.views, mb.inputs and mb.edges for mb.seeds (keyed by mb.epoch), with the
+  // adjacencies of `norms` built (so the training step does not wait for them).
+  virtual void sample(MiniBatch& mb, const std::vector<Norm>& norms) = 0;
+};
+
 class MiniBatchLoader {
  public:
   // `train_ids` / `train_labels`: this rank's training vertices (global ids) and their classes.
@@ -58,6 +70,10 @@ class MiniBatchLoader {
   // sampler's traffic (a communicator of its own: it runs on the prefetch thread); null on one
   // process. The store and communicators must outlive the loader.
   MiniBatchLoader(GraphStore& store, std::vector<int64_t> train_ids,
+                  std::vector<int32_t> train_labels, MiniBatchOptions opt, Communicator& comm,
+                  Communicator* sample_comm = nullptr);
+  // The same with batches from `sampler` (opt.sampler is then the sampler's options).
+  MiniBatchLoader(std::unique_ptr<BatchSampler> sampler, std::vector<int64_t> train_ids,
                   std::vector<int32_t> train_labels, MiniBatchOptions opt, Communicator& comm,
                   Communicator* sample_comm = nullptr);
   ~MiniBatchLoader();
@@ -80,12 +96,11 @@ class MiniBatchLoader {
   void produce();
   int64_t global_seeds_at(int64_t step) const;
 
-  GraphStore& store_;
+  std::unique_ptr<BatchSampler> sampler_;
   std::vector<int64_t> train_ids_;
   std::vector<int32_t> train_labels_;
   MiniBatchOptions opt_;
   Communicator* sample_comm_;
-  NeighborSampler sampler_;
   std::vector<int64_t> rank_train_;  // training vertices per rank
   int64_t steps_ = 0;
   bool distributed_ = false;

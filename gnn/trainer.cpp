@@ -99,7 +99,7 @@ double Trainer::forward_backward(const MiniBatch& batch, uint64_t step) {
     std::vector<int32_t> rows(batch.seeds.size());
     for (size_t i = 0; i < rows.size(); ++i) rows[i] = int32_t(i);
     Var loss = cross_entropy(logits, rows, batch.labels, double(batch.global_seeds));
-    value = loss.value().data()[0];
+    value = loss.value().item();  // data()[0] would read device memory on a GPU
     loss.backward();
   }
   allreduce_gradients(comm_, params_, flat_, &value);

@@ -44,10 +44,45 @@ DeviceCsr::DeviceCsr(Device dev, int64_t rows, int64_t cols, std::vector<int64_t
              "DeviceCsr: adopted device arrays need a device and rows + 1 host offsets");
 }
 
+DeviceCsr::DeviceCsr(Device dev, int64_t rows, int64_t cols, int64_t nnz, Buffer offsets,
+                     Buffer indices, Buffer values)
+    : dev_(dev),
+      rows_(rows),
+      cols_(cols),
+      offsets_(std::move(offsets)),
+      indices_(std::move(indices)),
+      values_(std::move(values)) {
+  DGNN_CHECK(rows >= 0 && cols >= 0 && nnz >= 0 &&
+                 offsets_.bytes() == size_t(rows + 1) * sizeof(int64_t) &&
+                 indices_.bytes() == size_t(nnz) * sizeof(int32_t) &&
+                 values_.bytes() == size_t(nnz) * sizeof(float) && offsets_.device() == dev &&
+                 (nnz == 0 || (indices_.device() == dev && values_.device() == dev)),
+             ShapeError, "DeviceCsr: adopted arrays of rows + 1 offsets and nnz entries on one device");
+  if (dev_ == Device::cpu) {
+    host_ = CsrView{rows_, cols_, offsets_.as<const int64_t>(), indices_.as<const int32_t>(),
+                    values_.as<const float>()};
+    return;
+  }
+  whole_only_ = true;
+  nnz_ = nnz;
+}
+
 CsrView DeviceCsr::rows(int64_t begin, int64_t end) const {
   DGNN_CHECK(0 <= begin && begin <= end && end <= rows_, ShapeError,
              "DeviceCsr::rows: [" + std::to_string(begin) + ", " + std::to_string(end) +
                  ") is not inside " + std::to_string(rows_) + " rows");
+  if (whole_only_) {
+    DGNN_CHECK(begin == end || (begin == 0 && end == rows_), ShapeError,
+               "DeviceCsr::rows: a matrix whose offsets stay on the device is viewed whole");
+    CsrView v;
+    v.rows = end - begin;
+    v.cols = cols_;
+    v.offsets = offsets_.as<const int64_t>() + begin;
+    v.indices = indices_.as<const int32_t>();
+    v.values = values_.as<const float>();
+    v.device_nnz = begin == end ? 0 : nnz_;
+    return v;
+  }
   if (dev_ == Device::cpu) {
     CsrView v = host_;
     v.offsets += begin;

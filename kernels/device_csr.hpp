@@ -20,6 +20,12 @@ class DeviceCsr {
   // or empty), indices, values; `host_offsets` are the same offsets on the host (row slices).
   DeviceCsr(Device dev, int64_t rows, int64_t cols, std::vector<int64_t> host_offsets,
             Buffer offsets, Buffer offsets32, Buffer indices, Buffer values);
+  // Adopts arrays whose offsets the host never reads (a sampled block's adjacency, built on the
+  // device and used whole): only its entry count is known here, so only the whole matrix (or an
+  // empty slice) can be viewed, and there is no 32-bit copy. On the CPU the buffers are host
+  // memory and the matrix is an ordinary one.
+  DeviceCsr(Device dev, int64_t rows, int64_t cols, int64_t nnz, Buffer offsets, Buffer indices,
+            Buffer values);
 
   Device device() const { return dev_; }
   // The whole matrix.
@@ -33,7 +39,9 @@ class DeviceCsr {
   Device dev_ = Device::cpu;
   int64_t rows_ = 0, cols_ = 0;
   CsrView host_;
-  std::vector<int64_t> host_offsets_;  // GPU only
+  std::vector<int64_t> host_offsets_;  // GPU only; empty when whole_only_
+  bool whole_only_ = false;            // GPU offsets the host does not know: nnz_ entries
+  int64_t nnz_ = 0;
   Buffer offsets_, offsets32_, indices_, values_;
 };
 

@@ -101,4 +101,21 @@ SampledBatch to_host(const DeviceSampledBatch& batch) {
   return out;
 }
 
+kernels::DeviceBlock to_device(Device dev, const Block& b) {
+  DGNN_CHECK(b.adj.rows == b.n_dst && b.adj.cols == b.n_src() &&
+                 int64_t(b.adj.offsets.size()) == b.n_dst + 1 &&
+                 b.src_degree.size() == b.src.size(),
+             ShapeError, "to_device: an inconsistent block");
+  kernels::DeviceBlock d;
+  d.n_dst = b.n_dst;
+  d.n_src = b.n_src();
+  d.nnz = b.adj.nnz();
+  d.offsets = kernels::Buffer::upload(dev, b.adj.offsets);
+  d.indices = kernels::Buffer::upload(dev, b.adj.indices);
+  if (b.adj.weighted()) d.values = kernels::Buffer::upload(dev, b.adj.values);
+  d.src = kernels::Buffer::upload(dev, b.src);
+  d.src_degree = kernels::Buffer::upload(dev, b.src_degree);
+  return d;
+}
+
 }  // namespace dgnn

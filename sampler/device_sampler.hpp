@@ -37,5 +37,8 @@ class DeviceNeighborSampler {
 
 // The batch copied back in the CPU sampler's form (tests, logs).
 SampledBatch to_host(const DeviceSampledBatch& batch);
+// A host block copied into `dev`'s memory (on the CPU: into Buffers), the inverse of to_host:
+// tests build device-block views from the CPU sampler's blocks with it.
+kernels::DeviceBlock to_device(Device dev, const Block& block);
 
 }  // namespace dgnn

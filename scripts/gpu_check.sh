@@ -84,6 +84,17 @@ step "CLI: dgnn train --device cuda on the generated default"
 "$build/dgnn" train --device cuda --epochs 100 --log-json "$out/train_cuda.json" 2>&1 | tail -4
 "$build/dgnn" train --device cpu --epochs 100 --log-json "$out/train_cpu.json" 2>&1 | tail -2
 
+step "CLI: mini-batch training (--batch-size: sampled on the GPU) against the CPU"
+# The same seeds draw the same blocks on both devices: the losses differ only by summation order.
+for m in sage gcn; do
+  extra=()
+  [ "$m" = gcn ] && extra=(--no-prefetch)
+  for d in cuda cpu; do
+    "$build/dgnn" train --model "$m" --batch-size 256 --fanouts 5,10 --epochs 5 --device "$d" \
+      ${extra[@]+"${extra[@]}"} --log-json "$out/mb_${m}_$d.json" 2>&1 | tail -2
+  done
+done
+
 step "CLI: temporal link prediction (GCRN, EvolveGCN-H) on the GPU and on the CPU"
 "$build/dgnn" generate evolving-sbm --vertices 2000 --snapshots 12 --classes 4 --avg-degree 6 \
   --out "$build/evolving" >/dev/null
@@ -168,6 +179,11 @@ for t in ("mpi", "nccl"):
     m = re.search(r"(Passed|Skipped|Failed|Timeout|Not Run|Exception)", hit[-1]) if hit else None
     state = m.group(1) if m else "not run"
     rows.append((f"test_gpu_mpi over {t} (2 ranks)", state, "skipped = see gpu_tests.log for why"))
+for m in ("sage", "gcn"):
+    c, d = f"{out}/mb_{m}_cpu.json", f"{out}/mb_{m}_cuda.json"
+    rows.append((f"mini-batch {m} (--batch-size 256) test acc cpu / cuda",
+                 f"{fin(c).get('test_acc', '?')} / {fin(d).get('test_acc', '?')}",
+                 f"max rel loss diff {max_rel(losses(d), losses(c))} (target <= 1e-4)"))
 ref = losses(f"{out}/dist_cpu1.json")
 for path in sorted(glob.glob(f"{out}/dist_cuda2_*.json")):
     comm = fin(path).get("settings", {}).get("comm", "?")

@@ -1,0 +1,38 @@
+#pragma once
+// What mini-batch training on a device needs beyond kernels.hpp: a sampled block's normalised
+// adjacencies built where the block lives (so its structure never crosses the bus), the gather of
+// its input rows by global id, and the binding of the loader's background thread to the device.
+// CPU versions are the reference (the same per-row code, kernels/block_norm.hpp); CUDA ones are in
+// kernels/cuda/block_adjacency.cu. A header of its own rather than more of kernels.hpp: every
+// CUDA source includes that one.
+#include <cstdint>
+
+#include "kernels/device_csr.hpp"
+#include "kernels/sample_block.hpp"
+#include "kernels/views.hpp"
+
+namespace dgnn::kernels {
+
+// gnn's Norm, in its order: sum (edge weights, sampled entries scaled by degree / sampled),
+// mean (1 / entries), gcn (A + I, 1/sqrt(deg_u + 1) 1/sqrt(deg_v + 1), sampled entries scaled).
+enum class BlockNorm : uint8_t { sum, mean, gcn };
+
+// A block's adjacency (n_dst x n_src) and its transpose (n_src x n_dst, each row's entries in
+// ascending destination order, as Csr::transpose), on the block's device, with exactly the
+// entries and values gnn/graph_view.cpp gives the same block on the host. Whole matrices only
+// (their offsets stay on the device); no 32-bit offsets, so SpMM takes its own reproducible
+// kernel: a block's matrices serve one step, too short a life to time cuSPARSE against it.
+struct BlockAdjacency {
+  DeviceCsr forward, backward;
+};
+BlockAdjacency block_adjacency(Device dev, const DeviceBlock& block, BlockNorm norm);
+
+// dst[i] = src[ids[i]] for i < n; ids (64-bit, e.g. a block's source ids) in dev's memory, each
+// in [0, src.rows) (the caller's guarantee: the sampler numbers vertices of the graph).
+void gather_rows_by_id(Device dev, ConstMatView src, const int64_t* ids, int64_t n, MatView dst);
+
+// Makes the calling thread's kernels run on the process's device (a no-op on the CPU): a thread
+// other than the one that created the CUDA context starts on device 0.
+void bind_thread(Device dev);
+
+}  // namespace dgnn::kernels
