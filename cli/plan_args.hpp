@@ -32,7 +32,7 @@ struct PlanArgs {
   bool temporal_options_given = false;  // --strategies, --task, --bptt or --neg-train
   std::string network = "infiniband-hdr";
   double latency_us = NAN, bandwidth_gbs = NAN;  // NAN: the --network's
-  int threads_per_rank = 0;  // 0: see RankRates::threads_for
+  int threads_per_rank = 0;                      // 0: see RankRates::threads_for
   int cores = 0;
   int max_partition = 256;
   bool no_overlap = false;

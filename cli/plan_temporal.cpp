@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <map>
 #include <vector>
 
 #include "cli/options.hpp"
@@ -15,13 +15,13 @@
 #include "cli/train_args.hpp"
 #include "common/error.hpp"
 #include "common/timer.hpp"
-#include "kernels/kernels.hpp"
 #include "gnn/graph_view.hpp"
 #include "gnn/loss.hpp"
 #include "gnn/perf_temporal.hpp"
 #include "gnn/temporal_dist.hpp"
 #include "gnn/temporal_trainer.hpp"
 #include "graph/npy.hpp"
+#include "kernels/kernels.hpp"
 #include "partition/partition.hpp"
 
 namespace dgnn::cli {
@@ -32,10 +32,14 @@ namespace fs = std::filesystem;
 
 perf::TModel tmodel(TemporalKind k) {
   switch (k) {
-    case TemporalKind::evolvegcn_o: return perf::TModel::evolvegcn_o;
-    case TemporalKind::evolvegcn_h: return perf::TModel::evolvegcn_h;
-    case TemporalKind::gcrn: return perf::TModel::gcrn;
-    case TemporalKind::tgcn: return perf::TModel::tgcn;
+    case TemporalKind::evolvegcn_o:
+      return perf::TModel::evolvegcn_o;
+    case TemporalKind::evolvegcn_h:
+      return perf::TModel::evolvegcn_h;
+    case TemporalKind::gcrn:
+      return perf::TModel::gcrn;
+    case TemporalKind::tgcn:
+      return perf::TModel::tgcn;
   }
   return perf::TModel::gcrn;
 }
@@ -72,23 +76,24 @@ perf::Rates time_fused_ops(int threads, int64_t n, int64_t rows, int64_t h, int6
     Tensor hh(rows, h), c(rows, h), dg(rows, 4 * h), dc(rows, h);
     const double x = double(rows * h);
     r.lstm_fwd = x / sustained_seconds([&] {
-      kernels::lstm_cell_forward(cpu, gates.view(), c0.view(), hh.view(), c.view());
-    });
+                   kernels::lstm_cell_forward(cpu, gates.view(), c0.view(), hh.view(), c.view());
+                 });
     r.lstm_bwd = x / sustained_seconds([&] {
-      kernels::lstm_cell_backward(cpu, gates.view(), c0.view(), dh.view(), dh.view(), dg.view(),
-                                  dc.view(), false);
-    });
+                   kernels::lstm_cell_backward(cpu, gates.view(), c0.view(), dh.view(), dh.view(),
+                                               dg.view(), dc.view(), false);
+                 });
   }
   {
     const Tensor xg = filled(rows, 3 * h, 4), hg = filled(rows, 3 * h, 5), h0 = filled(rows, h, 6);
     Tensor out(rows, h), dx(rows, 3 * h), dhg(rows, 3 * h), dh0(rows, h);
     const double x = double(rows * h);
-    r.gru_fwd = x / sustained_seconds(
-                        [&] { kernels::gru_cell_forward(cpu, xg.view(), hg.view(), h0.view(), out.view()); });
+    r.gru_fwd = x / sustained_seconds([&] {
+                  kernels::gru_cell_forward(cpu, xg.view(), hg.view(), h0.view(), out.view());
+                });
     r.gru_bwd = x / sustained_seconds([&] {
-      kernels::gru_cell_backward(cpu, xg.view(), hg.view(), h0.view(), out.view(), dx.view(),
-                                 dhg.view(), dh0.view(), false);
-    });
+                  kernels::gru_cell_backward(cpu, xg.view(), hg.view(), h0.view(), out.view(),
+                                             dx.view(), dhg.view(), dh0.view(), false);
+                });
   }
   {
     const Tensor table = filled(n, e, 7), w1 = filled(3 * e, ch, 8), b1 = filled(1, ch, 9),
@@ -105,27 +110,18 @@ perf::Rates time_fused_ops(int threads, int64_t n, int64_t rows, int64_t h, int6
     p.u = u.data(), p.v = v.data(), p.pairs = pairs;
     p.w1 = w1.view(), p.b1 = b1.data(), p.w2 = w2.view(), p.b2 = b2.data();
     Tensor logits(pairs, 1), dtable(n, e), dw1(3 * e, ch), db1(1, ch), dw2(ch, 1), db2(1, 1);
-    r.pair_fwd = double(pairs) / sustained_seconds([&] { kernels::pair_mlp_forward(cpu, p, logits.view()); });
-    // The vertex strategy's form: the second ends a table of their own, one row per pair.
-    Tensor fetched = filled(pairs, e, 14), dfetched(pairs, e);
-    kernels::PairMlp q = p;
-    q.hv = fetched.view(), q.v = nullptr;
-    r.pair_fetched_fwd =
-        double(pairs) / sustained_seconds([&] { kernels::pair_mlp_forward(cpu, q, logits.view()); });
-    r.pair_fetched_bwd = double(pairs) / sustained_seconds([&] {
-      kernels::pair_mlp_backward(cpu, q, dl.view(), dtable.view(), dfetched.view(), dw1.view(),
-                                 db1.data(), dw2.view(), db2.data());
-    });
+    r.pair_fwd = double(pairs) /
+                 sustained_seconds([&] { kernels::pair_mlp_forward(cpu, p, logits.view()); });
     // Fetching pair ends: rows gathered by index, then scatter-added into the pair order.
     Tensor rows_out(pairs, e);
     r.gather = 2.0 * double(pairs * e) / sustained_seconds([&] {
-      kernels::gather_rows(cpu, table.view(), v.data(), pairs, rows_out.view());
-      kernels::scatter_add_rows(cpu, rows_out.view(), u.data(), pairs, dtable.view());
-    });
+                 kernels::gather_rows(cpu, table.view(), v.data(), pairs, rows_out.view());
+                 kernels::scatter_add_rows(cpu, rows_out.view(), u.data(), pairs, dtable.view());
+               });
     r.pair_bwd = double(pairs) / sustained_seconds([&] {
-      kernels::pair_mlp_backward(cpu, p, dl.view(), dtable.view(), dtable.view(), dw1.view(),
-                                 db1.data(), dw2.view(), db2.data());
-    });
+                   kernels::pair_mlp_backward(cpu, p, dl.view(), dtable.view(), dtable.view(),
+                                              dw1.view(), db1.data(), dw2.view(), db2.data());
+                 });
   }
   return r;
 }
@@ -177,9 +173,12 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
     throw OptionError("--neg-train must be >= 0, got " + std::to_string(a.neg_train));
   bool want_vertex = false, want_snapshot = false;
   for (const std::string& s : split_list(a.strategies, "--strategies")) {
-    if (s == "vertex") want_vertex = true;
-    else if (s == "snapshot") want_snapshot = true;
-    else throw OptionError("--strategies: unknown strategy '" + s + "' (expected vertex or snapshot)");
+    if (s == "vertex")
+      want_vertex = true;
+    else if (s == "snapshot")
+      want_snapshot = true;
+    else
+      throw OptionError("--strategies: unknown strategy '" + s + "' (expected vertex or snapshot)");
   }
   std::vector<std::string> names = split_list(a.partitioners, "--partitioners");
   std::vector<Partitioner> methods;
@@ -250,14 +249,14 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
     const int t = rr.threads_for(P);
     auto it = fused.find(t);
     if (it == fused.end())
-      it = fused.emplace(t, time_fused_ops(t, n, std::min<int64_t>(n, 200'000), a.hidden,
-                                           shape.embedding, shape.scorer_hidden,
-                                           std::min<int64_t>(most_pairs, 400'000)))
+      it = fused
+               .emplace(
+                   t, time_fused_ops(t, n, std::min<int64_t>(n, 200'000), a.hidden, shape.embedding,
+                                     shape.scorer_hidden, std::min<int64_t>(most_pairs, 400'000)))
                .first;
     const perf::Rates& f = it->second;
     r.lstm_fwd = f.lstm_fwd, r.lstm_bwd = f.lstm_bwd, r.gru_fwd = f.gru_fwd, r.gru_bwd = f.gru_bwd;
     r.pair_fwd = f.pair_fwd, r.pair_bwd = f.pair_bwd, r.gather = f.gather;
-    r.pair_fetched_fwd = f.pair_fetched_fwd, r.pair_fetched_bwd = f.pair_fetched_bwd;
     return r;
   };
   // P ranks sharing the node slow the fused ops down as they do the element-wise kernels.
@@ -269,8 +268,6 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
     r.gru_fwd = f.gru_fwd * shared, r.gru_bwd = f.gru_bwd * shared;
     r.pair_fwd = f.pair_fwd * shared, r.pair_bwd = f.pair_bwd * shared;
     r.gather = f.gather * shared;
-    r.pair_fetched_fwd = f.pair_fetched_fwd * shared;
-    r.pair_fetched_bwd = f.pair_fetched_bwd * shared;
     return r;
   };
   // The kernels leave out what a step spends around them (allocating and zeroing tensors,
@@ -332,12 +329,22 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
           vs.pairs.assign(size_t(P), 0.0);
           vs.fetched.assign(size_t(P), 0.0);
           vs.served.assign(size_t(P), 0.0);
-          // Each pair is scored by its first vertex's owner, which fetches the second vertex's
-          // row from its owner (epoch 1's pairs; later epochs draw other negatives).
+          // Each pair is scored by its first vertex's owner, which fetches each distinct second
+          // end once, from its owner (epoch 1's pairs; later epochs draw other negatives).
           const PairBatch& pb = batches[size_t(s)];
+          vs.ends.assign(size_t(P), 0.0);
+          std::vector<uint64_t> keys;  // (rank, second end), distinct
+          keys.reserve(pb.src.size());
           for (size_t i = 0; i < pb.src.size(); ++i) {
-            const int r = part[size_t(pb.src[i])], q = part[size_t(pb.dst[i])];
+            const int r = part[size_t(pb.src[i])];
             vs.pairs[size_t(r)] += 1;
+            keys.push_back(uint64_t(r) << 32 | uint32_t(pb.dst[i]));
+          }
+          std::sort(keys.begin(), keys.end());
+          keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+          for (uint64_t k : keys) {
+            const int r = int(k >> 32), q = part[size_t(uint32_t(k))];
+            vs.ends[size_t(r)] += 1;
             if (q != r) vs.fetched[size_t(r)] += 1, vs.served[size_t(q)] += 1;
           }
           counts.push_back(std::move(vs));
@@ -374,20 +381,26 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
   const int windows = int(steps.windows.size()) - 1;
   if (a.json) {
     nlohmann::json j;
-    j["graph"] = {{"name", a.data.graph}, {"vertices", n}, {"snapshots", g.num_snapshots()},
-                  {"train_steps", split.train}, {"windows", windows}, {"features", in_dim}};
+    j["graph"] = {
+        {"name", a.data.graph},       {"vertices", n},      {"snapshots", g.num_snapshots()},
+        {"train_steps", split.train}, {"windows", windows}, {"features", in_dim}};
     double batch_ms = 0;
     for (double x : steps.batch_s) batch_ms += x * 1e3;
     j["pairs_ms_per_epoch"] = batch_ms;
-    j["model"] = {{"name", a.model}, {"layers", a.layers}, {"hidden", a.hidden},
-                  {"parameters", shape.parameters}, {"task", a.task}};
-    j["network"] = {{"name", net.name}, {"latency_us", net.latency_s * 1e6},
+    j["model"] = {{"name", a.model},
+                  {"layers", a.layers},
+                  {"hidden", a.hidden},
+                  {"parameters", shape.parameters},
+                  {"task", a.task}};
+    j["network"] = {{"name", net.name},
+                    {"latency_us", net.latency_s * 1e6},
                     {"bandwidth_gbs", net.bandwidth_Bps / 1e9}};
     j["overlap"] = popt.overlap;
     j["cores"] = a.cores;
     j["calibration_file"] = rr.cache();
     for (auto& [t, pr] : probes)
-      j["step_probe"].push_back({{"threads", t}, {"measured_ms", pr.first * 1e3},
+      j["step_probe"].push_back({{"threads", t},
+                                 {"measured_ms", pr.first * 1e3},
                                  {"kernels_ms", pr.second * 1e3},
                                  {"overhead", std::clamp(pr.first / pr.second, 0.25, 8.0)}});
     for (auto& [tc, c] : rr.calibrations())
@@ -418,38 +431,45 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
       }
       j["rows"].push_back(o);
     }
-    j["best"] = {{"ranks", best->p.ranks}, {"strategy", best->p.strategy},
-                 {"partitioner", best->partitioner}, {"epoch_ms", best->p.epoch_ms}};
+    j["best"] = {{"ranks", best->p.ranks},
+                 {"strategy", best->p.strategy},
+                 {"partitioner", best->partitioner},
+                 {"epoch_ms", best->p.epoch_ms}};
     std::printf("%s\n", j.dump(1).c_str());
     return;
   }
-  std::printf("graph     %s: %lld vertices, %d snapshots (%d training steps in %d window%s), "
-              "%lld features\n",
-              a.data.graph.c_str(), (long long)n, g.num_snapshots(), split.train, windows,
-              windows == 1 ? "" : "s", (long long)in_dim);
-  std::printf("model     %s, %d layers, hidden %lld (%lld parameters with the pair scorer), task "
-              "%s\n",
-              a.model.c_str(), a.layers, (long long)a.hidden, (long long)shape.parameters,
-              a.task.c_str());
+  std::printf(
+      "graph     %s: %lld vertices, %d snapshots (%d training steps in %d window%s), "
+      "%lld features\n",
+      a.data.graph.c_str(), (long long)n, g.num_snapshots(), split.train, windows,
+      windows == 1 ? "" : "s", (long long)in_dim);
+  std::printf(
+      "model     %s, %d layers, hidden %lld (%lld parameters with the pair scorer), task "
+      "%s\n",
+      a.model.c_str(), a.layers, (long long)a.hidden, (long long)shape.parameters, a.task.c_str());
   std::printf("network   %s: latency %.2f us, bandwidth %.2f GB/s per direction; overlap %s\n",
               net.name.c_str(), net.latency_s * 1e6, net.bandwidth_Bps / 1e9,
               popt.overlap ? "on" : "off");
   for (auto& [tc, c] : rr.calibrations()) {
     std::printf("rates     %d thread%s", tc.first, tc.first == 1 ? "" : "s");
     if (tc.second > 1) std::printf(" x %d at once", tc.second);
-    std::printf(": timed on the largest training snapshot (%lld entries)", (long long)snaps[largest].nnz());
+    std::printf(": timed on the largest training snapshot (%lld entries)",
+                (long long)snaps[largest].nnz());
     if (tc.second > 1) std::printf(", a synchronisation %.2f ms", c.rates.sync_s * 1e3);
     std::printf(" (%s)\n", c.cached ? ("cached in " + rr.cache()).c_str() : "measured now");
   }
   for (auto& [t, pr] : probes)
-    std::printf("step      one real step on it, %d thread%s: %.2f ms, its kernels %.2f ms: kernel "
-                "times x %.2f (tensors, copies, the tape)\n",
-                t, t == 1 ? "" : "s", pr.first * 1e3, pr.second * 1e3,
-                std::clamp(pr.first / pr.second, 0.25, 8.0));
+    std::printf(
+        "step      one real step on it, %d thread%s: %.2f ms, its kernels %.2f ms: kernel "
+        "times x %.2f (tensors, copies, the tape)\n",
+        t, t == 1 ? "" : "s", pr.first * 1e3, pr.second * 1e3,
+        std::clamp(pr.first / pr.second, 0.25, 8.0));
   double batch_ms = 0;
   for (double x : steps.batch_s) batch_ms += x * 1e3;
-  std::printf("pairs     drawing each step's pairs: %.1f ms per epoch (every rank under the vertex "
-              "strategy, the step's owner under the snapshot strategy)\n", batch_ms);
+  std::printf(
+      "pairs     drawing each step's pairs: %.1f ms per epoch (every rank under the vertex "
+      "strategy, the step's owner under the snapshot strategy)\n",
+      batch_ms);
   std::printf("\n%6s %-9s %-11s %10s %9s %9s %9s %10s %11s\n", "ranks", "strategy", "partitioner",
               "epoch ms", "compute", "comm", "wait", "MB/epoch", "max MB/rank");
   for (const Row& r : rows) {

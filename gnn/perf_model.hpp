@@ -75,9 +75,6 @@ struct Rates {
   // estimated from the element-wise rate): LSTM and GRU cells in rows x hidden per second, the
   // pair scorer (gnn/ops.hpp pair_mlp) in pairs per second at the model's widths.
   double lstm_fwd = 0, lstm_bwd = 0, gru_fwd = 0, gru_bwd = 0, pair_fwd = 0, pair_bwd = 0;
-  // The pair scorer when the second ends are a table of their own, one row per pair (the vertex
-  // strategy fetches them so), in pairs per second.
-  double pair_fetched_fwd = 0, pair_fetched_bwd = 0;
   // Rows gathered or scattered by index (fetching pair ends), in floats per second.
   double gather = 0;
   double spmm_rate(int64_t width) const;  // the nearest measured width when not measured

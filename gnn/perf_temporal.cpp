@@ -48,8 +48,8 @@ TemporalShape temporal_shape(TModel model, const std::vector<int64_t>& dims,
           s.graph.push_back(t_gemm(a, 1, !first));
           s.graph.push_back(t_elementwise(2));  // the score column and its ranking
           s.summaries.emplace_back(b, a);
-          s.weights.push_back(t_gemm(b, 3 * b, true, a));  // summary^T Wx
-          s.weights.push_back(t_gemm(b, 3 * b, true, a));  // W_{t-1} Wh
+          s.weights.push_back(t_gemm(b, 3 * b, true, a));        // summary^T Wx
+          s.weights.push_back(t_gemm(b, 3 * b, true, a));        // W_{t-1} Wh
           s.weights.push_back(t_elementwise(3 * b + 3 * b, a));  // biases
           s.weights.push_back(t_cell(TOp::gru, b, a));
           param(a, b), param(a, 1), param(b, 3 * b), param(1, 3 * b), param(b, 3 * b),
@@ -72,8 +72,8 @@ TemporalShape temporal_shape(TModel model, const std::vector<int64_t>& dims,
         param(g[i], g[i + 1]), param(1, g[i + 1]);
       }
       const int64_t h = dims.back(), in = g.back();
-      s.recurrent = {t_gemm(in, 4 * h, true), t_gemm(h, 4 * h, true),
-                     t_elementwise(4 * h + 4 * h), t_cell(TOp::lstm, h)};  // add, bias, cell
+      s.recurrent = {t_gemm(in, 4 * h, true), t_gemm(h, 4 * h, true), t_elementwise(4 * h + 4 * h),
+                     t_cell(TOp::lstm, h)};  // add, bias, cell
       param(in, 4 * h), param(h, 4 * h), param(1, 4 * h);
       s.reshard_in = in;
       s.reshard_out = h;
@@ -134,11 +134,16 @@ namespace {
 class Timeline {
  public:
   Timeline(int ranks, const Rates& rates, const Network& net, const PlanOptions& opt,
-           int64_t scorer_hidden, bool fetched_pairs = false)
-      : fetched_(fetched_pairs), p_(ranks), rates_(rates), net_(net), scale_(opt.compute_scale / opt.overhead),
-        copy_scale_(opt.compute_scale), overlap_(opt.overlap),
+           int64_t scorer_hidden)
+      : p_(ranks),
+        rates_(rates),
+        net_(net),
+        scale_(opt.compute_scale / opt.overhead),
+        copy_scale_(opt.compute_scale),
+        overlap_(opt.overlap),
         scorer_hidden_(scorer_hidden),
-        work_(size_t(ranks), 0.0), bytes_(size_t(ranks), 0) {}
+        work_(size_t(ranks), 0.0),
+        bytes_(size_t(ranks), 0) {}
 
   int ranks() const { return p_; }
   const Network& net() const { return net_; }
@@ -172,9 +177,7 @@ class Timeline {
         return v > 0 ? x / (v * scale_) : x * 8 * (fwd ? 1 : 2) / (rates_.elementwise * scale_);
       }
       case TOp::pair_mlp: {
-        // The vertex strategy scores against a fetched table of second ends, one row per pair.
-        const double fetched = fwd ? rates_.pair_fetched_fwd : rates_.pair_fetched_bwd;
-        const double v = fetched_ && fetched > 0 ? fetched : fwd ? rates_.pair_fwd : rates_.pair_bwd;
+        const double v = fwd ? rates_.pair_fwd : rates_.pair_bwd;
         if (v > 0) return r / (v * scale_);
         const double e = double(o.floats), h = double(scorer_hidden_);
         const double f = 2.0 * r * e * h * (fwd ? 1 : 2);
@@ -189,9 +192,7 @@ class Timeline {
     const double v = rates_.gather > 0 ? rates_.gather : rates_.elementwise / 4;
     return rows * double(width) / (v * copy_scale_);
   }
-  double copy_seconds(double floats) const {
-    return floats / (rates_.elementwise * copy_scale_);
-  }
+  double copy_seconds(double floats) const { return floats / (rates_.elementwise * copy_scale_); }
 
   void add(int r, double s) { work_[size_t(r)] += s; }
   void add_bytes(int r, int64_t b) { bytes_[size_t(r)] += b; }
@@ -203,8 +204,8 @@ class Timeline {
     double slowest = 0, slowest_work = 0, sum = 0, slowest_pack = 0;
     for (int r = 0; r < p_; ++r) {
       const double w = work_[size_t(r)];
-      const double exposed = overlap_ ? std::max(0.0, xfer[size_t(r)] - hidden[size_t(r)])
-                                      : xfer[size_t(r)];
+      const double exposed =
+          overlap_ ? std::max(0.0, xfer[size_t(r)] - hidden[size_t(r)]) : xfer[size_t(r)];
       const double t = w + exposed + pack[size_t(r)];
       if (t > slowest) slowest_pack = pack[size_t(r)];
       slowest = std::max(slowest, t);
@@ -216,11 +217,12 @@ class Timeline {
     close(slowest, slowest_work, sum, p_ > 1 && slowest_work > 0 ? rates_.sync_s : 0.0);
     pack_ += slowest_pack;
   }
-  // A collective moving `sent[r]` bytes from each rank (received[r] into it) over `messages`
-  // latencies, its copies in and out at the element-wise rate.
+  // A collective moving `sent[r]` bytes from each rank (received[r] into it), paying `latencies`
+  // message latencies, its copies in and out (`pack`) at the element-wise rate.
   void collective(const std::vector<int64_t>& sent, const std::vector<int64_t>& received,
                   double latencies, bool pack) {
-    std::vector<double> xfer(static_cast<size_t>(p_)), none(static_cast<size_t>(p_), 0.0), packs(static_cast<size_t>(p_), 0.0);
+    std::vector<double> xfer(static_cast<size_t>(p_)), none(static_cast<size_t>(p_), 0.0),
+        packs(static_cast<size_t>(p_), 0.0);
     for (int r = 0; r < p_; ++r) {
       xfer[size_t(r)] = latencies * net_.latency_s +
                         double(std::max(sent[size_t(r)], received[size_t(r)])) / net_.bandwidth_Bps;
@@ -244,7 +246,6 @@ class Timeline {
   // has, then the stages run one after another, `handoffs` transfers of `bytes` between them.
   void serial(const std::vector<double>& stages, int handoffs, int64_t bytes,
               const std::vector<int>& senders) {
-    std::vector<double> none(static_cast<size_t>(p_), 0.0);
     if (p_ > 1) {  // no exchange: the chain's first stage waits for nothing but its own work
       double slowest = 0, sum = 0;
       for (double w : work_) slowest = std::max(slowest, w), sum += w;
@@ -298,7 +299,6 @@ class Timeline {
     std::fill(work_.begin(), work_.end(), 0.0);
   }
 
-  bool fetched_;
   int p_;
   const Rates& rates_;
   const Network& net_;
@@ -327,11 +327,12 @@ TemporalPrediction predict_vertex(const TemporalShape& shape, const TemporalStep
   DGNN_CHECK(counts.size() == steps.entries.size(), Error,
              "temporal plan: need the vertex strategy's counts of every training step");
   const int P = counts.empty() ? 1 : counts.front().graph.parts;
-  Timeline tl(P, rates, net, opt, shape.scorer_hidden, P > 1);
+  Timeline tl(P, rates, net, opt, shape.scorer_hidden);
   std::vector<double> zero(static_cast<size_t>(P), 0.0);
   // An aggregation's exchange: the step's halo rows, as for a static graph.
   auto exchange = [&](const VertexStep& c, const TOp& o, bool fwd) {
-    std::vector<double> xfer(static_cast<size_t>(P), 0.0), hidden(static_cast<size_t>(P), 0.0), pack(static_cast<size_t>(P), 0.0);
+    std::vector<double> xfer(static_cast<size_t>(P), 0.0), hidden(static_cast<size_t>(P), 0.0),
+        pack(static_cast<size_t>(P), 0.0);
     for (int r = 0; r < P; ++r) {
       const PartCounts& pc = c.graph.per_part[size_t(r)];
       if (pc.peers == 0) continue;
@@ -356,16 +357,17 @@ TemporalPrediction predict_vertex(const TemporalShape& shape, const TemporalStep
       if (o.kind == TOp::aggregate && P > 1 && (fwd || o.backward)) exchange(c, o, fwd);
     }
   };
-  // The second ends' embeddings: request counts (a P x P all-reduce) and row ids, then the rows;
-  // backward, their gradients back to the owners. Every pair's row goes through the all-to-all
-  // (a local one to itself): gathered by its owner, scattered into the pair order, and back.
+  // The second ends' embeddings, each distinct end once: request counts (a P x P all-reduce)
+  // and row ids, then the rows; backward, their gradients back to the owners. Every end's row
+  // goes through the all-to-all (a local one to itself): gathered by its owner, scattered into
+  // the ends' order, and the reverse backward.
   auto fetch = [&](const VertexStep& c, bool fwd) {
     if (P == 1) return;
     const int64_t e = shape.embedding;
     for (int r = 0; r < P; ++r) {
-      const double pairs = c.pairs[size_t(r)];
-      const double mine = c.served[size_t(r)] + pairs - c.fetched[size_t(r)];
-      tl.add(r, tl.gather_seconds(pairs + mine, e));
+      const double ends = c.ends[size_t(r)];
+      const double mine = c.served[size_t(r)] + ends - c.fetched[size_t(r)];
+      tl.add(r, tl.gather_seconds(ends + mine, e));
     }
     const int64_t row_bytes = e * 4;
     std::vector<int64_t> sent(static_cast<size_t>(P)), received(static_cast<size_t>(P));
@@ -430,8 +432,8 @@ TemporalPrediction predict_snapshot(const TemporalShape& shape, const TemporalSt
   const double n = double(steps.vertices);
   auto ops_on = [&](const std::vector<TOp>& ops, int r, double rows, int s, bool fwd) {
     for (const TOp& o : ops)
-      tl.add(r, tl.op(o, rows, double(steps.entries[size_t(s)]), double(steps.pairs[size_t(s)]),
-                      fwd));
+      tl.add(r,
+             tl.op(o, rows, double(steps.entries[size_t(s)]), double(steps.pairs[size_t(s)]), fwd));
   };
   // GCRN's re-shard: `to_vertex` sends the owner's rows of each owned step to every block;
   // `to_snapshot` the block's rows of every step back to the step's owner.
@@ -510,8 +512,10 @@ TemporalPrediction predict_snapshot(const TemporalShape& shape, const TemporalSt
         senders.push_back(last_owner);
         ++handoffs;
       }
-      if (P > 1) tl.serial(stages, handoffs, state_bytes, senders);
-      else for (double w : stages) tl.add(0, w);
+      if (P > 1)
+        tl.serial(stages, handoffs, state_bytes, senders);
+      else
+        for (double w : stages) tl.add(0, w);
       last_owner = order.back();
     }
     for (int s = a; s < b; ++s) {
@@ -533,9 +537,11 @@ TemporalPrediction predict_snapshot(const TemporalShape& shape, const TemporalSt
               w += tl.op(o, n, double(steps.entries[size_t(s)]), 0, false);
         stages.push_back(w);
       }
-      if (P > 1) tl.serial(stages, int(order.size()) - 1, state_bytes,
-                           std::vector<int>(order.begin() + 1, order.end()));
-      else for (double w : stages) tl.add(0, w);
+      if (P > 1)
+        tl.serial(stages, int(order.size()) - 1, state_bytes,
+                  std::vector<int>(order.begin() + 1, order.end()));
+      else
+        for (double w : stages) tl.add(0, w);
     }
     if (shape.model == TModel::gcrn) {
       if (P > 1) reverse(own, false, shape.reshard_out);

@@ -32,13 +32,13 @@ namespace dgnn::perf {
 struct TOp {
   enum Kind : uint8_t { aggregate, gemm, elementwise, lstm, gru, pair_mlp };
   Kind kind = elementwise;
-  int64_t width = 0;        // aggregate: columns (and halo columns exchanged)
-  bool self_loops = true;   // aggregate: GCN's A + I
-  bool backward = true;     // aggregate: a gradient flows back through it (SpMM^T and exchange)
-  int64_t k = 0, n = 0;     // gemm: rows x k times k x n
-  bool input_grad = true;   // gemm: backward computes dX as well as dW
-  int64_t floats = 0;       // elementwise: floats written per row forward (backward twice)
-                            // lstm, gru: the state's width; pair_mlp: the embedding width
+  int64_t width = 0;       // aggregate: columns (and halo columns exchanged)
+  bool self_loops = true;  // aggregate: GCN's A + I
+  bool backward = true;    // aggregate: a gradient flows back through it (SpMM^T and exchange)
+  int64_t k = 0, n = 0;    // gemm: rows x k times k x n
+  bool input_grad = true;  // gemm: backward computes dX as well as dW
+  int64_t floats = 0;      // elementwise: floats written per row forward (backward twice)
+                           // lstm, gru: the state's width; pair_mlp: the embedding width
   int64_t fixed_rows = 0;
   bool pairs = false;
 };
@@ -80,12 +80,11 @@ struct TemporalShape {
   int64_t state = 0;                        // T-GCN: width of the state handed between ranks
   // EvolveGCN-H: per layer, the top-k summary of a step (rows x cols) all-gathered.
   std::vector<std::pair<int64_t, int64_t>> summaries;
-  int64_t parameters = 0;      // floats all-reduced per window (with one flag per tensor)
+  int64_t parameters = 0;  // floats all-reduced per window (with one flag per tensor)
   int64_t tensors = 0;
 };
 // dims = {features, hidden x layers} as `dgnn train` builds them; the pair scorer's hidden width.
-TemporalShape temporal_shape(TModel model, const std::vector<int64_t>& dims,
-                             int64_t scorer_hidden);
+TemporalShape temporal_shape(TModel model, const std::vector<int64_t>& dims, int64_t scorer_hidden);
 // Every SpMM width and GEMM shape of `s`, as LayerShapes, for calibrate().
 std::vector<LayerShape> calibration_shapes(const TemporalShape& s);
 
@@ -99,11 +98,12 @@ struct TemporalSteps {
                                  // vertex strategy: every rank draws the whole batch
 };
 // The vertex strategy's counts of one training step under a partition: the snapshot's halo
-// (partition_counts of its in-edges) and, per rank, the pairs it scores, the second-end rows it
-// fetches from other ranks and the rows it serves to them.
+// (partition_counts of its in-edges) and, per rank, the pairs it scores, the distinct second
+// ends among them (fetched once each, local ones too), those it fetches from other ranks, and
+// the rows it serves to them.
 struct VertexStep {
   PartitionCounts graph;
-  std::vector<double> pairs, fetched, served;
+  std::vector<double> pairs, ends, fetched, served;
 };
 // The snapshot strategy's assignment: per training step its owner; per rank its vertex block.
 struct SnapshotAssignment {

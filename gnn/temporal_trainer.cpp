@@ -273,13 +273,24 @@ LinkPredictionTrainer::Batch LinkPredictionTrainer::local_part(const Batch& full
 }
 
 Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch& local) {
-  // One process: both ends are rows of h. Several: the second end's rows are fetched from
-  // their owners (a differentiable all-to-all), one row per pair.
+  // One process: both ends are rows of h. Several: the second ends' rows are fetched from
+  // their owners (a differentiable all-to-all), each distinct vertex once (the negatives repeat
+  // vertices), in order of first appearance; each pair indexes its end's row.
   if (comm_.size() == 1) return head_.score(ctx, h, local.src, local.dst);
-  std::vector<int32_t> rows(local.src.size());
+  std::vector<int32_t> rows(local.src.size()), slot(local.dst.size()), ends;
   for (size_t i = 0; i < rows.size(); ++i) rows[i] = dir_.local[size_t(local.src[i])];
+  end_slot_.resize(dir_.owner.size(), -1);
+  for (size_t i = 0; i < slot.size(); ++i) {
+    int32_t& at = end_slot_[size_t(local.dst[i])];
+    if (at < 0) {
+      at = int32_t(ends.size());
+      ends.push_back(local.dst[i]);
+    }
+    slot[i] = at;
+  }
+  for (int32_t v : ends) end_slot_[size_t(v)] = -1;
   return head_.score(ctx, PairEnd{h, std::move(rows)},
-                     PairEnd{fetch_rows(comm_, dir_, h, local.dst), std::nullopt});
+                     PairEnd{fetch_rows(comm_, dir_, h, ends), std::move(slot)});
 }
 
 

@@ -190,6 +190,7 @@ class LinkPredictionTrainer {
   std::vector<uint8_t> has_targets_;  // per step: its batch is not empty
   RowDirectory dir_;
   std::vector<float> flat_;
+  std::vector<int32_t> end_slot_;  // score(): per vertex, its row among the fetched ends, or -1
 };
 
 }  // namespace dgnn

@@ -39,7 +39,8 @@ TEST_CASE("temporal plan: the shapes hold the models' parameters", "[perf]") {
                                                    {TemporalKind::gcrn, TModel::gcrn},
                                                    {TemporalKind::tgcn, TModel::tgcn}};
   for (const std::vector<int64_t>& dims :
-       {std::vector<int64_t>{16, 8, 8}, std::vector<int64_t>{5, 4}, std::vector<int64_t>{7, 6, 6, 6}})
+       {std::vector<int64_t>{16, 8, 8}, std::vector<int64_t>{5, 4},
+        std::vector<int64_t>{7, 6, 6, 6}})
     for (auto [k, m] : kinds) {
       INFO(temporal_kind_name(k) << " with " << dims.size() << " widths");
       int64_t tensors = 0;
@@ -85,7 +86,7 @@ TEST_CASE("temporal plan: one rank is the sum of its kernels, with no bytes", "[
     v->graph.parts = 1;
     v->graph.per_part.resize(1);
     v->graph.per_part[0].rows = 10;
-    v->fetched = v->served = {0.0};
+    v->fetched = v->served = v->ends = {0.0};
   }
   v0.graph.per_part[0].edges = 20, v0.pairs = {5};
   v1.graph.per_part[0].edges = 30, v1.pairs = {0};
@@ -121,6 +122,7 @@ TEST_CASE("temporal plan: bytes of GCRN's re-shards and of the vertex strategy's
     c.send_rows = 3, c.peers = 1;
   }
   v.pairs = {3, 3};
+  v.ends = {3, 3};
   v.fetched = {2, 2};
   v.served = {2, 2};
   const TemporalPrediction q = predict_vertex(s, st, {v, v}, r, net);
