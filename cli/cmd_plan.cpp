@@ -244,7 +244,7 @@ void register_plan(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "plan",
       "Predict the epoch time of distributed full-graph training on P ranks from the partition's "
-      "counts, kernel rates measured here, and a network model");
+      "counts, kernel rates measured here, and a network model (temporal graphs: per strategy)");
   cmd->add_option("--graph", a.data.graph,
                   "Edge-list file or dataset directory (default: the generated SBM of train)")
 ;
