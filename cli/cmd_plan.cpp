@@ -164,24 +164,14 @@ void run(PlanArgs& a) {
     }
     j["calibration_file"] = rr.cache();
     if (!fitted.empty()) j["extrapolated_from"] = fitted;
-    for (const Row& r : rows)
-      j["rows"].push_back({{"ranks", r.p.ranks},
-                           {"partitioner", r.partitioner},
-                           {"epoch_ms", r.p.epoch_ms},
-                           {"compute_ms", r.p.compute_ms},
-                           {"comm_ms", r.p.comm_ms},
-                           {"wait_ms", r.p.wait_ms},
-                           {"halo_ms", r.p.halo_ms},
-                           {"pack_ms", r.p.pack_ms},
-                           {"allreduce_ms", r.p.allreduce_ms},
-                           {"bytes_per_epoch", r.p.bytes_per_epoch},
-                           {"max_rank_bytes", r.p.max_rank_bytes},
-                           {"halo_rows", r.p.halo_rows_total},
-                           {"max_peers", r.p.max_peers},
-                           {"threads_per_rank", r.threads},
-                           {"copies", r.copies},
-                           {"compute_scale", r.compute_scale},
-                           {"extrapolated", r.p.extrapolated}});
+    for (const Row& r : rows) {
+      nlohmann::json o = prediction_json(r.p, r.threads, r.copies, r.compute_scale);
+      o.update({{"partitioner", r.partitioner},
+                {"halo_rows", r.p.halo_rows_total},
+                {"max_peers", r.p.max_peers},
+                {"extrapolated", r.p.extrapolated}});
+      j["rows"].push_back(o);
+    }
     j["best"] = {{"ranks", best->p.ranks}, {"partitioner", best->partitioner},
                  {"epoch_ms", best->p.epoch_ms}};
     std::printf("%s\n", j.dump(1).c_str());

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,6 +78,10 @@ class RankRates {
   std::string cache_;
   std::map<std::pair<int, int>, Calibration> cal_;
 };
+
+// A prediction's times, bytes and the rank's threads as `--json` rows print them.
+nlohmann::json prediction_json(const perf::Prediction& p, int threads, int copies,
+                               double compute_scale);
 
 // `dgnn plan` on a temporal graph (plan_temporal.cpp).
 void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks);

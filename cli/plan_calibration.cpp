@@ -313,6 +313,23 @@ Calibration calibrate(const Csr& in, const std::vector<perf::LayerShape>& layers
   return c;
 }
 
+nlohmann::json prediction_json(const perf::Prediction& p, int threads, int copies,
+                               double compute_scale) {
+  return {{"ranks", p.ranks},
+          {"epoch_ms", p.epoch_ms},
+          {"compute_ms", p.compute_ms},
+          {"comm_ms", p.comm_ms},
+          {"wait_ms", p.wait_ms},
+          {"halo_ms", p.halo_ms},
+          {"pack_ms", p.pack_ms},
+          {"allreduce_ms", p.allreduce_ms},
+          {"bytes_per_epoch", p.bytes_per_epoch},
+          {"max_rank_bytes", p.max_rank_bytes},
+          {"threads_per_rank", threads},
+          {"copies", copies},
+          {"compute_scale", compute_scale}};
+}
+
 double sustained_seconds(const std::function<void()>& f) {
   return mean_seconds(1, [&](int) { f(); });
 }

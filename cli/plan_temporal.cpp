@@ -410,25 +410,13 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
                                   {"seconds", c.seconds},
                                   {"sync_ms", c.rates.sync_s * 1e3}});
     for (const Row& r : rows) {
-      nlohmann::json o = {{"ranks", r.p.ranks},
-                          {"strategy", r.p.strategy},
-                          {"partitioner", r.partitioner},
-                          {"feasible", r.p.feasible}};
-      if (!r.p.feasible) {
+      nlohmann::json o = {{"ranks", r.p.ranks}};
+      if (r.p.feasible)
+        o = prediction_json(r.p, r.threads, r.copies, r.compute_scale);
+      else
         o["why"] = r.p.why;
-      } else {
-        o.update({{"epoch_ms", r.p.epoch_ms},
-                  {"compute_ms", r.p.compute_ms},
-                  {"comm_ms", r.p.comm_ms},
-                  {"wait_ms", r.p.wait_ms},
-                  {"allreduce_ms", r.p.allreduce_ms},
-                  {"pack_ms", r.p.pack_ms},
-                  {"bytes_per_epoch", r.p.bytes_per_epoch},
-                  {"max_rank_bytes", r.p.max_rank_bytes},
-                  {"threads_per_rank", r.threads},
-                  {"copies", r.copies},
-                  {"compute_scale", r.compute_scale}});
-      }
+      o.update(
+          {{"strategy", r.p.strategy}, {"partitioner", r.partitioner}, {"feasible", r.p.feasible}});
       j["rows"].push_back(o);
     }
     j["best"] = {{"ranks", best->p.ranks},

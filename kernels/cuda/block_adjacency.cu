@@ -21,14 +21,6 @@ namespace dgnn::kernels::cuda {
 
 namespace {
 
-// Thrust's temporary storage (the sort's) from the context's stream-ordered pool, as in
-// sample.cu, so a step's sort costs no cudaMalloc after the first.
-struct PoolAllocator {
-  using value_type = char;
-  char* allocate(std::ptrdiff_t n) { return static_cast<char*>(alloc(size_t(n))); }
-  void deallocate(char* p, size_t) { free(p); }
-};
-
 __global__ void gcn_lengths_kernel(int64_t rows, const int64_t* __restrict__ off,
                                    const int32_t* __restrict__ idx, int64_t* __restrict__ out_off) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -85,4 +86,12 @@ template <typename T>
 Scratch<T>::~Scratch() {
   free(p_);
 }
+
+// Thrust's temporary storage from the caching pool (stream-ordered, like every other scratch),
+// so a sort or scan costs no cudaMalloc after the first: thrust::cuda::par(pool).on(stream()).
+struct PoolAllocator {
+  using value_type = char;
+  char* allocate(std::ptrdiff_t n) { return static_cast<char*>(alloc(size_t(n))); }
+  void deallocate(char* p, size_t) { free(p); }
+};
 }  // namespace dgnn::kernels::cuda

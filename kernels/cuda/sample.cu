@@ -20,14 +20,6 @@ namespace dgnn::kernels::cuda {
 
 namespace {
 
-// Thrust's temporary storage from the context's caching pool (stream-ordered, like every other
-// scratch here), so a scan costs no cudaMalloc after the first batch.
-struct PoolAllocator {
-  using value_type = char;
-  char* allocate(std::ptrdiff_t n) { return static_cast<char*>(alloc(size_t(n))); }
-  void deallocate(char* p, size_t) { free(p); }
-};
-
 auto on_stream(PoolAllocator& a) { return thrust::cuda::par(a).on(stream()); }
 
 __global__ void count_kernel(SampleGraph g, const int64_t* __restrict__ dst, int64_t n, int fanout,

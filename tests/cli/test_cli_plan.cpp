@@ -26,11 +26,16 @@ json plan_json(const fs::path& dir, const std::string& args) {
   return json::parse(r.out);
 }
 
-const json& row(const json& j, int ranks, const std::string& partitioner = "metis") {
+// The row for `ranks` whose `key` is `value` (a partitioner, a strategy).
+const json& find_row(const json& j, int ranks, const std::string& key, const std::string& value) {
   for (const json& r : j.at("rows"))
-    if (r.at("ranks") == ranks && r.at("partitioner") == partitioner) return r;
-  FAIL("no row for " << ranks << " ranks, " << partitioner);
+    if (r.at("ranks") == ranks && r.at(key) == value) return r;
+  FAIL("no row for " << ranks << " ranks, " << key << " " << value);
   return j;
+}
+
+const json& row(const json& j, int ranks, const std::string& partitioner = "metis") {
+  return find_row(j, ranks, "partitioner", partitioner);
 }
 
 }  // namespace
@@ -192,10 +197,7 @@ fs::path evolving_graph(const fs::path& dir) {
 }
 
 const json& trow(const json& j, int ranks, const std::string& strategy) {
-  for (const json& r : j.at("rows"))
-    if (r.at("ranks") == ranks && r.at("strategy") == strategy) return r;
-  FAIL("no row for " << ranks << " ranks, " << strategy);
-  return j;
+  return find_row(j, ranks, "strategy", strategy);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "comm/communicator.hpp"
 #include "datasets/sbm.hpp"
+#include "../small_sbm.hpp"
 #include "gnn/device_minibatch.hpp"
 #include "gnn/layers.hpp"
 #include "gnn/minibatch.hpp"
@@ -21,17 +22,6 @@
 using namespace dgnn;
 
 namespace {
-
-Dataset small_sbm(int64_t n, uint64_t seed) {
-  SbmConfig cfg;
-  cfg.vertices = n;
-  cfg.classes = 4;
-  cfg.avg_degree = 8;
-  cfg.feature_dim = 12;
-  cfg.train_frac = 0.3;
-  cfg.seed = seed;
-  return generate_sbm(cfg).to_dataset();
-}
 
 // One device's side: its model, features and loader (CPU: the local store; GPU: the device
 // sampler), the trainer on the whole graph for evaluation.
@@ -92,7 +82,7 @@ MiniBatchOptions options(std::vector<int> fanouts, bool replace) {
 
 TEST_CASE("a GPU mini-batch step gives the CPU's loss and gradients (GraphSAGE, GCN, GIN)",
           "[gpu]") {
-  const Dataset data = small_sbm(600, 4);
+  const Dataset data = test::small_sbm(600, 4);
   TrainOptions opt;
   opt.seed = 5;
   for (ModelKind kind : {ModelKind::sage, ModelKind::gcn, ModelKind::gin})
@@ -130,7 +120,7 @@ TEST_CASE("a GPU mini-batch step gives the CPU's loss and gradients (GraphSAGE, 
 }
 
 TEST_CASE("GPU mini-batch epochs (prefetching) follow the CPU's losses", "[gpu]") {
-  const Dataset data = small_sbm(800, 2);
+  const Dataset data = test::small_sbm(800, 2);
   TrainOptions opt;
   opt.seed = 1;
   opt.epochs = 3;
@@ -158,7 +148,7 @@ TEST_CASE("GPU mini-batch epochs (prefetching) follow the CPU's losses", "[gpu]"
 }
 
 TEST_CASE("block adjacencies built on the GPU are the host's, bit for bit", "[gpu]") {
-  const Dataset data = small_sbm(400, 7);
+  const Dataset data = test::small_sbm(400, 7);
   for (bool replace : {false, true}) {
     SamplerOptions so;
     so.fanouts = {-1, 3};

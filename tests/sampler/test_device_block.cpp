@@ -9,6 +9,7 @@
 #include "comm/communicator.hpp"
 #include "common/hash_rng.hpp"
 #include "datasets/sbm.hpp"
+#include "../small_sbm.hpp"
 #include "gnn/layers.hpp"
 #include "gnn/minibatch.hpp"
 #include "gnn/trainer.hpp"
@@ -18,17 +19,6 @@
 using namespace dgnn;
 
 namespace {
-
-Dataset sbm(int64_t n, uint64_t seed) {
-  SbmConfig cfg;
-  cfg.vertices = n;
-  cfg.classes = 4;
-  cfg.avg_degree = 8;
-  cfg.feature_dim = 12;
-  cfg.train_frac = 0.3;
-  cfg.seed = seed;
-  return generate_sbm(cfg).to_dataset();
-}
 
 // The graph with a self loop on every third vertex and, when asked, random edge weights.
 Csr with_loops(const Csr& g, bool weighted) {
@@ -66,7 +56,7 @@ void require_same(const CsrView& got, const Csr& want) {
 }  // namespace
 
 TEST_CASE("a device block's adjacencies equal the host block's, bit for bit") {
-  const Dataset data = sbm(300, 5);
+  const Dataset data = test::small_sbm(300, 5);
   for (bool weighted : {false, true})
     for (bool replace : {false, true})
       for (int fanout : {3, -1}) {
@@ -151,7 +141,7 @@ std::vector<float> flat_grads(Module& m) {
 }  // namespace
 
 TEST_CASE("device-block views train exactly as host-block views (CPU)") {
-  const Dataset data = sbm(500, 3);
+  const Dataset data = test::small_sbm(500, 3);
   const NodeTask task = make_node_task(data);
   GraphView graph(data.graph.in);
   std::vector<int64_t> ids;
@@ -193,7 +183,7 @@ TEST_CASE("device-block views train exactly as host-block views (CPU)") {
 }
 
 TEST_CASE("a device block has no host structure: structure() and GAT say so") {
-  const Dataset data = sbm(200, 1);
+  const Dataset data = test::small_sbm(200, 1);
   LocalNeighborSource src(data.graph.in);
   SamplerOptions so;
   so.fanouts = {3};

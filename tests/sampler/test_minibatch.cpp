@@ -9,6 +9,7 @@
 #include "comm/communicator.hpp"
 #include "common/hash_rng.hpp"
 #include "datasets/sbm.hpp"
+#include "../small_sbm.hpp"
 #include "gnn/layers.hpp"
 #include "gnn/minibatch.hpp"
 #include "gnn/trainer.hpp"
@@ -16,17 +17,6 @@
 using namespace dgnn;
 
 namespace {
-
-Dataset sbm(int64_t n, uint64_t seed) {
-  SbmConfig cfg;
-  cfg.vertices = n;
-  cfg.classes = 4;
-  cfg.avg_degree = 8;
-  cfg.feature_dim = 12;
-  cfg.train_frac = 0.3;
-  cfg.seed = seed;
-  return generate_sbm(cfg).to_dataset();
-}
 
 // A user's layer written with ops only; dst_rows makes its self term work on blocks too.
 class GatedLayer : public Module {
@@ -78,7 +68,7 @@ std::vector<std::vector<float>> grads(Module& m) {
 }  // namespace
 
 TEST_CASE("with every neighbour, a mini-batch's gradients equal the full graph's over its seeds") {
-  Setup s(sbm(400, 4));
+  Setup s(test::small_sbm(400, 4));
   SelfCommunicator comm;
   const char* names[] = {"gcn", "sage", "gin", "custom"};
   for (int which = 0; which < 4; ++which) {
@@ -123,7 +113,7 @@ TEST_CASE("with every neighbour, a mini-batch's gradients equal the full graph's
 }
 
 TEST_CASE("sampled gcn and sum aggregation estimate the full neighbourhood without bias") {
-  Setup s(sbm(300, 6));
+  Setup s(test::small_sbm(300, 6));
   const Csr& g = s.data.graph.in;
   SelfCommunicator comm;
   std::vector<int64_t> seeds;
@@ -211,7 +201,7 @@ TEST_CASE("mini-batch GraphSAGE learns a planted partition") {
 }
 
 TEST_CASE("mini-batch training: same seed, same numbers, with or without prefetch") {
-  Setup s(sbm(600, 2));
+  Setup s(test::small_sbm(600, 2));
   Run a = train_minibatch(s, ModelKind::gcn, 4, true, 7);
   Run b = train_minibatch(s, ModelKind::gcn, 4, false, 7);
   Run c = train_minibatch(s, ModelKind::gcn, 4, true, 8);
@@ -221,7 +211,7 @@ TEST_CASE("mini-batch training: same seed, same numbers, with or without prefetc
 }
 
 TEST_CASE("a mini-batch checkpoint resumes to exactly the uninterrupted run") {
-  Setup s(sbm(600, 2));
+  Setup s(test::small_sbm(600, 2));
   const auto dir = std::filesystem::temp_directory_path() / "dgnn_test_minibatch_ckpt";
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "half.ckpt").string();
