@@ -314,7 +314,8 @@ void check_steps(const TemporalSteps& st) {
   DGNN_CHECK(!st.windows.empty() && st.windows.front() == 0 &&
                  st.windows.back() == int(st.entries.size()) &&
                  st.pairs.size() == st.entries.size() &&
-                 (st.batch_s.empty() || st.batch_s.size() == st.entries.size()),
+                 (st.batch_s.empty() || st.batch_s.size() == st.entries.size()) &&
+                 (st.batch_fixed_s.empty() || st.batch_fixed_s.size() == st.batch_s.size()),
              Error, "temporal plan: windows must cover the training steps");
 }
 
@@ -397,8 +398,13 @@ TemporalPrediction predict_vertex(const TemporalShape& shape, const TemporalStep
       run_ops(shape.recurrent, c, true);
       if (steps.pairs[size_t(s)] == 0) continue;
       any = true;
-      if (!steps.batch_s.empty())
-        for (int r = 0; r < P; ++r) tl.add(r, steps.batch_s[size_t(s)] / opt.compute_scale);
+      if (!steps.batch_s.empty()) {
+        const double all = steps.batch_s[size_t(s)];
+        const double fixed = steps.batch_fixed_s.empty() ? all : steps.batch_fixed_s[size_t(s)];
+        const double pairs = double(steps.pairs[size_t(s)]);
+        for (int r = 0; r < P; ++r)
+          tl.add(r, (fixed + (all - fixed) * c.pairs[size_t(r)] / pairs) / opt.compute_scale);
+      }
       fetch(c, true);
       run_ops(shape.score, c, true);
     }

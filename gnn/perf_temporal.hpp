@@ -94,8 +94,10 @@ struct TemporalSteps {
   std::vector<int> windows;      // BPTT windows of the training steps: 0 = w0 < w1 < ... = train
   std::vector<int64_t> entries;  // per training step: stored entries of its snapshot (in-edges)
   std::vector<int64_t> pairs;    // per training step: pairs scored (0: the step is skipped)
-  std::vector<double> batch_s;   // per training step: seconds to draw its pairs (host, 1 thread);
-                                 // vertex strategy: every rank draws the whole batch
+  std::vector<double> batch_s;   // per training step: seconds to draw its pairs (host, 1 thread)
+  // ... of which every rank pays under the vertex strategy, whatever its share (the set of the
+  // step's edges the negatives avoid); the rest in proportion to the pairs it scores.
+  std::vector<double> batch_fixed_s;
 };
 // The vertex strategy's counts of one training step under a partition: the snapshot's halo
 // (partition_counts of its in-edges) and, per rank, the pairs it scores, the distinct second

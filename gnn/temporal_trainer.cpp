@@ -48,7 +48,7 @@ Tensor degree_features(const Csr& a, int64_t n, bool directed) {
 int64_t degree_feature_dim(const TemporalGraph& g) { return g.directed ? 2 * kBuckets : kBuckets; }
 
 std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<float>& features,
-                                      int64_t feature_dim, int64_t* out_dim) {
+                                   int64_t feature_dim, int64_t* out_dim) {
   std::vector<Var> out;
   const int64_t n = g.num_vertices;
   if (feature_dim > 0) {
@@ -71,7 +71,8 @@ std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<Csr
   *out_dim = degree_feature_dim(g);
   std::vector<Var> out(held.size());
   for (size_t s = 0; s < held.size(); ++s)
-    if (held[s].rows == g.num_vertices) out[s] = Var(degree_features(held[s], g.num_vertices, g.directed));
+    if (held[s].rows == g.num_vertices)
+      out[s] = Var(degree_features(held[s], g.num_vertices, g.directed));
   return out;
 }
 
@@ -90,8 +91,8 @@ SnapshotUploads upload_snapshots_by_difference(const TemporalGraph& g,
       up.bytes += cur.bytes();
     } else {
       const SnapshotDiff& d = g.diffs[size_t(t) - 1];
-      cur = kernels::apply_structure_diff(cur, d.add_src, d.add_dst, d.del_src, d.del_dst,
-                                          &up.bytes);
+      cur =
+          kernels::apply_structure_diff(cur, d.add_src, d.add_dst, d.del_src, d.del_dst, &up.bytes);
       ++up.as_difference;
     }
     const GraphView::Adjacency& adj = v.adjacency(Norm::gcn);
@@ -186,8 +187,8 @@ LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifie
   }
   for (auto& p : model_.named_parameters()) params_.emplace_back("model." + p.first, p.second);
   for (auto& p : head_.named_parameters()) params_.emplace_back("head." + p.first, p.second);
-  optimizer_ = std::make_unique<Adam>(params_, AdamConfig{opt_.lr, 0.9f, 0.999f, 1e-8f,
-                                                           opt_.weight_decay});
+  optimizer_ =
+      std::make_unique<Adam>(params_, AdamConfig{opt_.lr, 0.9f, 0.999f, 1e-8f, opt_.weight_decay});
 }
 
 LinkPredictionTrainer::~LinkPredictionTrainer() = default;
@@ -196,19 +197,21 @@ namespace {
 
 // The edges of snapshot `step`, target 1 for a negative weight (the minority class in signed
 // networks such as bitcoin ratings), weighted so that both classes count equally.
-PairBatch edge_pairs(const TemporalGraph& g, int step) {
+PairBatch edge_pairs(const TemporalGraph& g, int step, const std::function<bool(int32_t)>& keep) {
   const SnapshotEvents& ev = g.events[size_t(step)];
   PairBatch b;
-  size_t neg = 0;
+  size_t neg = 0, all = 0;  // over the whole batch: the weights are its
   for (size_t i = 0; i < ev.src.size(); ++i) {
     if (ev.src[i] == ev.dst[i]) continue;
+    const bool negative = ev.weight[i] < 0;
+    neg += negative;
+    ++all;
+    if (keep && !keep(ev.src[i])) continue;
     b.src.push_back(ev.src[i]);
     b.dst.push_back(ev.dst[i]);
-    const bool negative = ev.weight[i] < 0;
     b.target.push_back(negative ? 1.f : 0.f);
-    neg += negative;
   }
-  const size_t pos = b.src.size() - neg;
+  const size_t pos = all - neg;
   for (float t : b.target)
     b.weight.push_back(t > 0 ? 0.5f / float(std::max<size_t>(neg, 1))
                              : 0.5f / float(std::max<size_t>(pos, 1)));
@@ -218,29 +221,38 @@ PairBatch edge_pairs(const TemporalGraph& g, int step) {
 }  // namespace
 
 PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int negatives,
-                     uint64_t seed, uint64_t salt) {
-  if (task == TemporalTask::edge) return edge_pairs(g, step);
+                     uint64_t seed, uint64_t salt, const std::function<bool(int32_t)>& keep) {
+  if (task == TemporalTask::edge) return edge_pairs(g, step, keep);
   const SnapshotEvents& ev = g.events[size_t(step + 1)];
   PairBatch b;
   KeySet edges(ev.src.size() * (g.directed ? 1 : 2));
   auto key = [](int64_t u, int64_t v) { return uint64_t(u) << 32 | uint64_t(v); };
-  const size_t most = ev.src.size() * size_t(1 + negatives);
-  b.src.reserve(most);
-  b.dst.reserve(most);
-  b.target.reserve(most);
+  // Positives of the whole batch (every edge goes into the set: negatives avoid them all), with
+  // their index in it: a positive's negatives are drawn from that index.
+  std::vector<uint32_t> index;
+  size_t n_pos = 0;
   for (size_t i = 0; i < ev.src.size(); ++i) {
     const int32_t u = ev.src[i], v = ev.dst[i];
     if (u == v || !edges.insert(key(u, v))) continue;
     if (!g.directed) edges.insert(key(v, u));
-    b.src.push_back(u);
-    b.dst.push_back(v);
+    if (!keep || keep(u)) {
+      b.src.push_back(u);
+      b.dst.push_back(v);
+      index.push_back(uint32_t(n_pos));
+    }
+    ++n_pos;
   }
-  const size_t n_pos = b.src.size();
-  b.target.assign(n_pos, 1.f);
+  const size_t kept = b.src.size();
+  const size_t most = kept * size_t(1 + negatives);
+  b.src.reserve(most);
+  b.dst.reserve(most);
+  b.target.assign(kept, 1.f);
+  b.target.reserve(most);
   // Each positive (u, v) gets `negatives` corrupted pairs (u, w): MRR ranks v among them.
   const int64_t n = g.num_vertices;
-  for (size_t i = 0; i < n_pos; ++i) {
-    const int32_t u = b.src[i];
+  for (size_t j = 0; j < kept; ++j) {
+    const int32_t u = b.src[j];
+    const uint64_t i = index[j];
     for (int k = 0; k < negatives; ++k) {
       uint64_t h = hash_combine(hash_combine(seed ^ salt, uint64_t(step)), i * 1315423911u + k);
       int32_t w = int32_t(h % uint64_t(n));
@@ -251,25 +263,22 @@ PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int ne
       b.target.push_back(0.f);
     }
   }
-  const size_t n_neg = b.src.size() - n_pos;
+  // Every positive of the whole batch has exactly `negatives` negatives.
+  const size_t n_neg = n_pos * size_t(negatives);
   b.weight.resize(b.src.size());
-  for (size_t i = 0; i < b.src.size(); ++i)
-    b.weight[i] = i < n_pos ? 0.5f / float(std::max<size_t>(n_pos, 1))
-                            : 0.5f / float(std::max<size_t>(n_neg, 1));
+  for (size_t j = 0; j < b.src.size(); ++j)
+    b.weight[j] = j < kept ? 0.5f / float(std::max<size_t>(n_pos, 1))
+                           : 0.5f / float(std::max<size_t>(n_neg, 1));
   return b;
 }
 
-LinkPredictionTrainer::Batch LinkPredictionTrainer::local_part(const Batch& full) const {
-  if (comm_.size() == 1) return full;
-  Batch b;
-  for (size_t i = 0; i < full.src.size(); ++i) {
-    if (dir_.owner[size_t(full.src[i])] != comm_.rank()) continue;
-    b.src.push_back(full.src[i]);
-    b.dst.push_back(full.dst[i]);
-    b.target.push_back(full.target[i]);
-    b.weight.push_back(full.weight[i]);
-  }
-  return b;
+LinkPredictionTrainer::Batch LinkPredictionTrainer::local_batch(int step, int negatives,
+                                                                uint64_t salt) const {
+  if (comm_.size() == 1) return batch_for(step, negatives, salt);
+  const int me = comm_.rank();
+  const std::vector<int32_t>& owner = dir_.owner;
+  return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt,
+                    [&](int32_t u) { return owner[size_t(u)] == me; });
 }
 
 Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch& local) {
@@ -293,7 +302,6 @@ Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch&
                      PairEnd{fetch_rows(comm_, dir_, h, ends), std::move(slot)});
 }
 
-
 double LinkPredictionTrainer::train_epoch(int epoch) {
   if (plan_) return train_epoch_snapshots(epoch);
   model_.reset_state();
@@ -309,11 +317,10 @@ double LinkPredictionTrainer::train_epoch(int epoch) {
       ForwardContext ctx{*graphs_[size_t(s)], true, opt_.seed, uint64_t(epoch)};
       const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
       Var h = model_.step(ctx, x);
-      // Every rank builds the whole batch (same samples, same weights as one process) and
-      // scores its share; skipping is decided on the whole batch so all ranks agree.
-      const Batch full = batch_for(s, opt_.neg_train, train_salt(epoch));
-      if (full.src.empty()) continue;
-      const Batch b = local_part(full);
+      // Each rank draws its share of the step's batch (the same samples and weights as one
+      // process); a step without targets is skipped on every rank alike.
+      if (!has_targets_[size_t(s)]) continue;
+      const Batch b = local_batch(s, opt_.neg_train, train_salt(epoch));
       Var logits = score(ctx, h, b);
       // A rank with no pairs here still puts the (empty) scores on its tape: the fetch's
       // backward is collective.
@@ -368,10 +375,9 @@ void LinkPredictionTrainer::gather_all(const Tensor& logits, const Batch& local,
 }
 
 void LinkPredictionTrainer::add_eval_step(EvalSums& acc, const Var& logits, const Batch& local) {
-  double part_loss =
-      local.src.empty()
-          ? 0.0
-          : bce_with_logits(logits, local.target, 1.0, local.weight).value().item();
+  double part_loss = local.src.empty()
+                         ? 0.0
+                         : bce_with_logits(logits, local.target, 1.0, local.weight).value().item();
   comm_.allreduce_sum(&part_loss, 1);
   acc.m.loss += part_loss;
   // Metrics need every pair's score: gather them on all ranks (in rank order).
@@ -476,9 +482,8 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
       }
       continue;
     }
-    const Batch full = batch_for(s, opt_.neg_eval, 0xe7a1);
-    if (full.src.empty()) continue;
-    const Batch local = local_part(full);
+    if (!has_targets_[size_t(s)]) continue;
+    const Batch local = local_batch(s, opt_.neg_eval, 0xe7a1);
     Var logits = score(ctx, h, local);
     add_eval_step(acc, logits, local);
   }

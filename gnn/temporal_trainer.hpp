@@ -93,8 +93,12 @@ struct PairBatch {
   std::vector<int32_t> src, dst;
   std::vector<float> target, weight;
 };
+// With `keep`, only the pairs whose first vertex it accepts (a rank's share under the vertex
+// strategy): the same pairs, draws and weights as the whole batch's, in the same order, without
+// drawing the others' negatives.
 PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int negatives,
-                     uint64_t seed, uint64_t salt);
+                     uint64_t seed, uint64_t salt,
+                     const std::function<bool(int32_t)>& keep = {});
 // The salt of training epoch `epoch`'s negatives (from 1), as the trainer draws them.
 inline uint64_t train_salt(int epoch) { return uint64_t(epoch) * 0x9e3779b9u + 1; }
 
@@ -152,8 +156,8 @@ class LinkPredictionTrainer {
   Batch batch_for(int step, int negatives, uint64_t salt) const {
     return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt);
   }
-  // The pairs of a (global) batch this rank scores: those whose first vertex it owns.
-  Batch local_part(const Batch& full) const;
+  // The pairs of a step this rank scores (vertex strategy: those whose first vertex it owns).
+  Batch local_batch(int step, int negatives, uint64_t salt) const;
   // Logits of a local batch; collective (every rank calls it, even with no pairs).
   Var score(ForwardContext& ctx, const Var& h, const Batch& local);
   void gather_all(const Tensor& logits, const Batch& local, std::vector<float>* scores,

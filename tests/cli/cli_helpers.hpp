@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 namespace cli_test {
@@ -31,9 +32,11 @@ inline Result run(const std::string& args) {
 }
 
 // A fresh, empty folder. Every test file of test_cli shares the root, and ctest runs their cases
-// in parallel: each name must be used by one test case only.
+// in parallel: each name must be used by one test case only. The root is per build (keyed by the
+// binary's path): two suites running at once on one machine must not wipe each other's folders.
 inline fs::path scratch(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / "dgnn_test_cli" / name;
+  const std::string key = std::to_string(std::hash<std::string>{}(DGNN_BINARY) % 1000000007);
+  fs::path d = fs::temp_directory_path() / ("dgnn_test_cli-" + key) / name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;

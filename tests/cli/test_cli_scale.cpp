@@ -115,9 +115,12 @@ TEST_CASE("cli scale: a static study on 1 and 2 ranks writes results.csv, runs a
     CHECK(num(row, "compute_ms") > 0);
     // The 1-rank row is its own baseline; 2 ranks exchange halo rows.
     const Row& base = rows[i % 2];
+    // The CSV has 4 decimals: a small speedup (2 ranks far slower on a loaded machine) is only
+    // that exact.
     CHECK(num(row, "speedup") ==
-          Approx(num(base, "epoch_ms") / num(row, "epoch_ms")).epsilon(1e-3));
-    CHECK(num(row, "efficiency") == Approx(num(row, "speedup") / num(row, "ranks")).epsilon(1e-3));
+          Approx(num(base, "epoch_ms") / num(row, "epoch_ms")).epsilon(1e-3).margin(5e-5));
+    CHECK(num(row, "efficiency") ==
+          Approx(num(row, "speedup") / num(row, "ranks")).epsilon(1e-3).margin(5e-5));
     if (row.at("ranks") == "1") {
       CHECK(row.at("speedup") == "1.0000");
       CHECK(row.at("efficiency") == "1.0000");

@@ -178,3 +178,43 @@ TEST_CASE("edge classification learns the sign of edges from the graph") {
   CHECK(r.test.auc > 0.75);
   CHECK(r.test.f1 > 0.5);  // the negative (cross-community) class, ~30% of edges
 }
+
+TEST_CASE("a rank's share of a step's pairs is the whole batch's, filtered, with its weights") {
+  EvolvingSbmConfig cfg;
+  cfg.vertices = 300;
+  cfg.snapshots = 4;
+  cfg.classes = 3;
+  cfg.avg_degree = 6;
+  cfg.seed = 2;
+  TemporalGraph g = generate_evolving_sbm(cfg).to_temporal();
+  // Signs for the edge task: every third event negative.
+  for (SnapshotEvents& ev : g.events) {
+    ev.weight.resize(ev.src.size());
+    for (size_t i = 0; i < ev.weight.size(); ++i) ev.weight[i] = i % 3 == 0 ? -1.f : 1.f;
+  }
+  auto owner = [](int32_t u) { return int(uint32_t(u) * 2654435761u % 3); };  // 3 "ranks"
+  for (TemporalTask task : {TemporalTask::link, TemporalTask::edge}) {
+    const PairBatch full = step_pairs(g, task, 1, 4, 7, 11);
+    REQUIRE(!full.src.empty());
+    size_t total = 0;
+    for (int r = 0; r < 3; ++r) {
+      INFO((task == TemporalTask::link ? "link" : "edge") << ", rank " << r);
+      const PairBatch mine =
+          step_pairs(g, task, 1, 4, 7, 11, [&](int32_t u) { return owner(u) == r; });
+      PairBatch want;  // the whole batch's pairs of this rank, in order
+      for (size_t i = 0; i < full.src.size(); ++i)
+        if (owner(full.src[i]) == r) {
+          want.src.push_back(full.src[i]);
+          want.dst.push_back(full.dst[i]);
+          want.target.push_back(full.target[i]);
+          want.weight.push_back(full.weight[i]);
+        }
+      CHECK(mine.src == want.src);
+      CHECK(mine.dst == want.dst);
+      CHECK(mine.target == want.target);
+      CHECK(mine.weight == want.weight);
+      total += mine.src.size();
+    }
+    CHECK(total == full.src.size());
+  }
+}
