@@ -8,9 +8,14 @@
 #include "cli/plan_args.hpp"
 
 #include <omp.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <atomic>
+#include <new>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -311,6 +316,79 @@ Calibration calibrate(const Csr& in, const std::vector<perf::LayerShape>& layers
     }
   }
   return c;
+}
+
+double process_sync_seconds(int procs, double phase_s) {
+  if (procs < 2) return 0;
+  struct Shared {
+    std::atomic<int> arrived{0};
+    std::atomic<int> generation{0};
+  };
+  void* mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                   -1, 0);
+  if (mem == MAP_FAILED) return 0;
+  Shared* sh = new (mem) Shared;
+  // Work that touches no memory to speak of: the cost measured is the scheduling.
+  volatile double sink = 0;
+  auto work = [&sink](int64_t iters) {
+    double x = 1.0;
+    for (int64_t i = 0; i < iters; ++i) x = x * 1.0000001 + 1e-9;
+    sink = x;
+  };
+  int64_t iters = 1 << 14;
+  for (;;) {
+    Timer t;
+    work(iters);
+    const double ms = t.ms();
+    if (ms > 20 || iters > (int64_t(1) << 40)) {
+      iters = std::max<int64_t>(1000, int64_t(double(iters) * phase_s * 1e3 / std::max(ms, 1e-3)));
+      break;
+    }
+    iters *= 2;
+  }
+  const int rounds = std::clamp(int(0.25 / std::max(phase_s, 1e-4)), 10, 400);
+  auto barrier = [sh, procs] {
+    const int g = sh->generation.load();
+    if (sh->arrived.fetch_add(1) == procs - 1) {
+      sh->arrived.store(0);
+      sh->generation.fetch_add(1);
+    } else {
+      while (sh->generation.load() == g) {
+        // Busy polling, as Open MPI's progress loop does (it does not give up the core).
+      }
+    }
+  };
+  auto body = [&](bool sync) {
+    for (int r = 0; r < rounds; ++r) {
+      work(iters);
+      if (sync) barrier();
+    }
+  };
+  // Children run the work and nothing else (no allocation, no OpenMP) and leave with _exit.
+  auto run = [&](bool sync) {
+    Timer t;
+    std::vector<pid_t> kids;
+    for (int i = 1; i < procs; ++i) {
+      const pid_t k = fork();
+      if (k == 0) {
+        body(sync);
+        _exit(0);
+      }
+      if (k > 0) kids.push_back(k);
+    }
+    if (int(kids.size()) != procs - 1) {  // could not fork them all: nothing to measure
+      for (pid_t k : kids) kill(k, SIGKILL), waitpid(k, nullptr, 0);
+      return -1.0;
+    }
+    body(sync);
+    for (pid_t k : kids) waitpid(k, nullptr, 0);
+    return t.ms() / 1e3;
+  };
+  const double free_s = run(false);
+  const double sync_s = free_s < 0 ? -1.0 : run(true);
+  munmap(mem, sizeof(Shared));
+  if (free_s < 0 || sync_s < 0) return 0;
+  return std::max(0.0, (sync_s - free_s) / rounds);
 }
 
 nlohmann::json prediction_json(const perf::Prediction& p, int threads, int copies,

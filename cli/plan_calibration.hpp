@@ -30,6 +30,13 @@ struct Calibration {
 // on this thread (its kernels use the OpenMP threads set by the caller).
 double sustained_seconds(const std::function<void()>& f);
 
+// What a synchronisation costs `procs` single-threaded processes sharing this node, each
+// computing `phase_s` seconds (alone) between synchronisations and waiting for the others by
+// polling, as MPI ranks do when a node runs more ranks than cores: rounds
+// of work ended by a barrier, against the same work with none, per round. Threads synchronised by
+// an OpenMP barrier (calibrate's copies) do not pay what descheduled processes do.
+double process_sync_seconds(int procs, double phase_s);
+
 Calibration calibrate(const Csr& in, const std::vector<perf::LayerShape>& layers, int threads,
                       int copies, const std::string& file, bool recalibrate);
 

@@ -213,8 +213,11 @@ class Timeline {
       sum += w;
     }
     // What a synchronisation costs beyond the data is waiting for a peer descheduled while it
-    // computed: collectives back to back (the fetch's counts, ids and rows) pay it once.
-    close(slowest, slowest_work, sum, p_ > 1 && slowest_work > 0 ? rates_.sync_s : 0.0);
+    // computed: collectives back to back (the fetch's counts, ids and rows) pay it once. On an
+    // oversubscribed node (more ranks than cores, all polling) ranks are descheduled whatever
+    // they do: every synchronisation pays it.
+    const bool pays = p_ > 1 && (copy_scale_ < 1 || slowest_work > 0);
+    close(slowest, slowest_work, sum, pays ? rates_.sync_s : 0.0);
     pack_ += slowest_pack;
   }
   // A collective moving `sent[r]` bytes from each rank (received[r] into it), paying `latencies`
