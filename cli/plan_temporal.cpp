@@ -237,6 +237,12 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
     most_pairs = std::max(most_pairs, steps.pairs.back());
     if (snaps[size_t(s)].nnz() > snaps[largest].nnz()) largest = size_t(s);
   }
+  // The step probed for the overhead: the largest that scores pairs.
+  int probe_step = -1;
+  for (int s = 0; s < split.train; ++s)
+    if (steps.pairs[size_t(s)] > 0 &&
+        (probe_step < 0 || snaps[size_t(s)].nnz() > snaps[size_t(probe_step)].nnz()))
+      probe_step = s;
 
   const int64_t in_dim = feature_dim(a, g);
   std::vector<int64_t> dims{in_dim};
@@ -286,28 +292,30 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
     return r;
   };
   // The kernels leave out what a step spends around them (allocating and zeroing tensors,
-  // copies, the tape): one real step on the largest training snapshot, timed, against the
-  // kernels' sum for that step at the same threads, gives the factor every kernel time is
-  // multiplied by.
+  // copies, the tape): one real step on the largest training snapshot that scores pairs, timed,
+  // against the kernels' sum for that step at the same threads, gives the factor every kernel
+  // time is multiplied by (1 when no step scores pairs).
   std::map<int, std::pair<double, double>> probes;  // threads -> (measured, kernels) seconds
   auto overhead_for = [&](int P) {
     const int t = rr.threads_for(P);
     auto it = probes.find(t);
+    if (probe_step < 0) return 1.0;
     if (it == probes.end()) {
       const perf::Rates r = alone(P);
-      const double real =
-          time_real_step(kind, dims, a.hidden, snaps[largest], batches[largest], a.seed, t);
+      const size_t ps = size_t(probe_step);
+      const double real = time_real_step(kind, dims, a.hidden, snaps[ps], batches[ps], a.seed, t);
       perf::TemporalSteps one;
       one.vertices = n;
       one.windows = {0, 1};
-      one.entries = {snaps[largest].nnz()};
-      one.pairs = {steps.pairs[largest]};
+      one.entries = {snaps[ps].nnz()};
+      one.pairs = {steps.pairs[ps]};
       perf::TemporalShape bare = shape;
       bare.parameters = 0;  // the probe runs no optimizer step
       const perf::TemporalPrediction k = perf::predict_snapshot(bare, one, {{0}, {n}}, r, net);
       it = probes.emplace(t, std::pair{real, k.epoch_ms / 1e3}).first;
     }
-    return std::clamp(it->second.first / it->second.second, 0.25, 8.0);
+    return it->second.second > 0 ? std::clamp(it->second.first / it->second.second, 0.25, 8.0)
+                                  : 1.0;
   };
   perf::PlanOptions popt;
   popt.overlap = !a.no_overlap;
@@ -465,9 +473,9 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
   }
   for (auto& [t, pr] : probes)
     std::printf(
-        "step      one real step on it, %d thread%s: %.2f ms, its kernels %.2f ms: kernel "
+        "step      one real step (snapshot %d), %d thread%s: %.2f ms, its kernels %.2f ms: kernel "
         "times x %.2f (tensors, copies, the tape)\n",
-        t, t == 1 ? "" : "s", pr.first * 1e3, pr.second * 1e3,
+        probe_step, t, t == 1 ? "" : "s", pr.first * 1e3, pr.second * 1e3,
         std::clamp(pr.first / pr.second, 0.25, 8.0));
   double batch_ms = 0;
   for (double x : steps.batch_s) batch_ms += x * 1e3;
