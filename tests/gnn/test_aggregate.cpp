@@ -8,7 +8,10 @@
 #include "gnn/graph_view.hpp"
 #include "gnn/ops.hpp"
 
+#include "../random_tensor.hpp"
+
 using namespace dgnn;
+using dgnn::test::random_tensor;
 
 namespace {
 
@@ -19,13 +22,6 @@ Csr make_csr(int64_t n, const std::vector<std::pair<int, int>>& edges_src_dst) {
     cols.push_back(s);
   }
   return csr_from_coo(n, n, rows, cols, {});
-}
-
-Tensor random_tensor(int64_t r, int64_t c, uint64_t seed) {
-  Tensor t(r, c);
-  Rng rng(seed);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = rng.uniform() * 2 - 1;
-  return t;
 }
 
 // Dense weights w[v][u] of the normalised adjacency, computed the obvious way.

@@ -12,7 +12,10 @@
 #include "gnn/ops.hpp"
 #include "graph/csr.hpp"
 
+#include "../random_tensor.hpp"
+
 using namespace dgnn;
+using dgnn::test::random_tensor;
 
 namespace {
 
@@ -25,13 +28,6 @@ Csr graph() {
   std::vector<int32_t> rows, cols;
   for (auto [s, d] : e) rows.push_back(d), cols.push_back(s);
   return csr_from_coo(7, 7, rows, cols, {});
-}
-
-Tensor random_tensor(int64_t r, int64_t c, uint64_t seed, float range = 1.f) {
-  Tensor t(r, c);
-  Rng rng(seed);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = (rng.uniform() * 2 - 1) * range;
-  return t;
 }
 
 // Tensors are move-only: an initializer list cannot hold them.

@@ -13,7 +13,10 @@
 #include "gnn/metrics.hpp"
 #include "gnn/temporal_trainer.hpp"
 
+#include "../random_tensor.hpp"
+
 using namespace dgnn;
+using dgnn::test::random_tensor;
 
 namespace {
 
@@ -44,13 +47,6 @@ std::vector<int32_t> all_rows(int64_t n) {
   std::vector<int32_t> r(static_cast<size_t>(n));
   std::iota(r.begin(), r.end(), 0);
   return r;
-}
-
-Tensor random_tensor(int64_t r, int64_t c, uint64_t seed) {
-  Tensor t(r, c);
-  Rng rng(seed);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = rng.uniform() * 2 - 1;
-  return t;
 }
 
 }  // namespace

@@ -9,7 +9,10 @@
 #include "gnn/ops.hpp"
 #include "gnn/temporal_trainer.hpp"
 
+#include "../random_tensor.hpp"
+
 using namespace dgnn;
+using dgnn::test::random_tensor;
 
 namespace {
 
@@ -28,13 +31,6 @@ TemporalGraph tiny_temporal() {
   SnapshotOptions snap;
   snap.seconds = 1;
   return build_temporal(e, opt, snap, "tiny");
-}
-
-Tensor random_tensor(int64_t r, int64_t c, uint64_t seed) {
-  Tensor t(r, c);
-  Rng rng(seed);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = rng.uniform() * 2 - 1;
-  return t;
 }
 
 }  // namespace

@@ -8,8 +8,6 @@
 // The transport under test (--transport mpi|nccl, default mpi: staged through host memory) is
 // what attach_device_comm is asked for (gpu_mpi_util.hpp: requested_transport()).
 #define CATCH_CONFIG_RUNNER
-#include <unistd.h>
-
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -21,6 +19,7 @@
 #include "comm/communicator.hpp"
 #include "comm/device_comm.hpp"
 #include "common/error.hpp"
+#include "../mpi/rank_session.hpp"
 #include "gpu_mpi_util.hpp"
 #include "kernels/kernels.hpp"
 
@@ -76,33 +75,5 @@ int main(int argc, char** argv) {
                 dgnn::kernels::cuda_device_description().c_str(), comm.size(),
                 dgnn::gpu_mpi_test::g_transport.c_str());
 
-  std::FILE* scratch = nullptr;
-  int saved_stdout = -1;
-  if (rank != 0) {
-    scratch = std::tmpfile();
-    saved_stdout = dup(1);
-    if (scratch != nullptr) dup2(fileno(scratch), 1);
-  }
-  Catch::Session session;
-  int failed = session.run(int(args.size()), args.data());
-  std::cout.flush();
-  std::fflush(stdout);
-  if (scratch != nullptr) {
-    dup2(saved_stdout, 1);
-    if (failed != 0) {
-      std::rewind(scratch);
-      std::string report;
-      char buf[4096];
-      for (size_t n; (n = std::fread(buf, 1, sizeof buf, scratch)) > 0;) report.append(buf, n);
-      std::fprintf(stderr, "---- rank %d: %d failed assertion(s) ----\n%s", rank, failed,
-                   report.c_str());
-    }
-    std::fclose(scratch);
-  }
-  int64_t others = rank != 0 ? failed : 0;
-  comm.allreduce_sum(&others, 1);
-  if (rank == 0 && others > 0)
-    std::fprintf(stderr, "test_gpu_mpi: %lld assertion(s) failed on ranks other than 0\n",
-                 static_cast<long long>(others));
-  return std::min(failed, 255);
+  return dgnn::test::run_rank_session(comm, int(args.size()), args.data(), "test_gpu_mpi");
 }

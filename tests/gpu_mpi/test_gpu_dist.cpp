@@ -23,21 +23,14 @@
 #include "kernels/buffer.hpp"
 #include "kernels/kernels.hpp"
 
+#include "../small_sbm.hpp"
+
 using namespace dgnn;
 
 namespace {
 
 const Dataset& dataset() {
-  static const Dataset d = [] {
-    SbmConfig cfg;
-    cfg.vertices = 600;
-    cfg.classes = 4;
-    cfg.avg_degree = 8;
-    cfg.feature_dim = 12;
-    cfg.train_frac = 0.3;
-    cfg.seed = 21;
-    return generate_sbm(cfg).to_dataset();
-  }();
+  static const Dataset d = test::small_sbm(600, 21);
   return d;
 }
 

@@ -12,6 +12,8 @@
 #include "gnn/distributed.hpp"
 #include "gnn/layers.hpp"
 
+#include "../small_sbm.hpp"
+
 using namespace dgnn;
 
 namespace {
@@ -29,16 +31,7 @@ const Dataset& learnable() {
 }
 
 const Dataset& dataset() {
-  static const Dataset d = [] {
-    SbmConfig cfg;
-    cfg.vertices = 600;
-    cfg.classes = 4;
-    cfg.avg_degree = 8;
-    cfg.feature_dim = 12;
-    cfg.train_frac = 0.3;
-    cfg.seed = 13;
-    return generate_sbm(cfg).to_dataset();
-  }();
+  static const Dataset d = test::small_sbm(600, 13);
   return d;
 }
 

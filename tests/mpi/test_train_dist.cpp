@@ -11,21 +11,14 @@
 #include "gnn/distributed.hpp"
 #include "gnn/layers.hpp"
 
+#include "../small_sbm.hpp"
+
 using namespace dgnn;
 
 namespace {
 
 const Dataset& dataset() {
-  static const Dataset d = [] {
-    SbmConfig cfg;
-    cfg.vertices = 500;
-    cfg.classes = 4;
-    cfg.avg_degree = 8;
-    cfg.feature_dim = 12;
-    cfg.train_frac = 0.3;
-    cfg.seed = 21;
-    return generate_sbm(cfg).to_dataset();
-  }();
+  static const Dataset d = test::small_sbm(500, 21);
   return d;
 }
 

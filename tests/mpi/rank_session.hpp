@@ -1,0 +1,57 @@
+#pragma once
+// Runs one Catch2 session on every rank of `comm`: rank 0 reports; the other ranks' reports are
+// kept aside and shown (on stderr) only when that rank failed. Returns this rank's exit code,
+// non-zero when any of its own assertions failed, so mpiexec fails the job; rank 0 also says when
+// other ranks failed. Shared by test_mpi and test_gpu_mpi (`name` goes into that line).
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "comm/communicator.hpp"
+
+namespace dgnn::test {
+
+inline int run_rank_session(Communicator& comm, int argc, char** argv, const char* name) {
+  const int rank = comm.rank();
+  // Catch writes to stdout; on other ranks that goes to a scratch file instead.
+  std::FILE* scratch = nullptr;
+  int saved_stdout = -1;
+  if (rank != 0) {
+    scratch = std::tmpfile();
+    saved_stdout = dup(1);
+    if (scratch != nullptr) dup2(fileno(scratch), 1);
+  }
+
+  Catch::Session session;
+  const int failed = session.run(argc, argv);
+
+  std::cout.flush();
+  std::fflush(stdout);
+  if (scratch != nullptr) {
+    dup2(saved_stdout, 1);
+    if (failed != 0) {
+      std::rewind(scratch);
+      std::string report;
+      char buf[4096];
+      for (size_t n; (n = std::fread(buf, 1, sizeof buf, scratch)) > 0;) report.append(buf, n);
+      std::fprintf(stderr, "---- rank %d: %d failed assertion(s) ----\n%s", rank, failed,
+                   report.c_str());
+    }
+    std::fclose(scratch);
+  }
+
+  // Tell rank 0 whether others failed, so its report does not read as a pass.
+  int64_t others = rank != 0 ? failed : 0;
+  comm.allreduce_sum(&others, 1);
+  if (rank == 0 && others > 0)
+    std::fprintf(stderr, "%s: %lld assertion(s) failed on ranks other than 0\n", name,
+                 static_cast<long long>(others));
+  return std::min(failed, 255);
+}
+
+}  // namespace dgnn::test
