@@ -145,8 +145,6 @@ class Timeline {
         work_(size_t(ranks), 0.0),
         bytes_(size_t(ranks), 0) {}
 
-  int ranks() const { return p_; }
-  const Network& net() const { return net_; }
 
   // Seconds of op `o` forward or backward over `rows` rows (or pairs) with `entries` SpMM entries.
   double op(const TOp& o, double rows, double entries, double pairs, bool fwd) const {
@@ -332,7 +330,6 @@ TemporalPrediction predict_vertex(const TemporalShape& shape, const TemporalStep
              "temporal plan: need the vertex strategy's counts of every training step");
   const int P = counts.empty() ? 1 : counts.front().graph.parts;
   Timeline tl(P, rates, net, opt, shape.scorer_hidden);
-  std::vector<double> zero(static_cast<size_t>(P), 0.0);
   // An aggregation's exchange: the step's halo rows, as for a static graph.
   auto exchange = [&](const VertexStep& c, const TOp& o, bool fwd) {
     std::vector<double> xfer(static_cast<size_t>(P), 0.0), hidden(static_cast<size_t>(P), 0.0),
@@ -459,10 +456,6 @@ TemporalPrediction predict_snapshot(const TemporalShape& shape, const TemporalSt
       }
     tl.collective(sent, received, P - 1, true);
   };
-  auto reverse = [&](const std::vector<int>& own, bool to_vertex, int64_t cols) {
-    // The backward of a re-shard moves the same bytes the other way: that of the opposite one.
-    reshard(own, !to_vertex, cols);
-  };
   // EvolveGCN-H's summaries: forward, each owner's to every rank; backward, every rank's
   // gradients of the others' summaries to their owners.
   auto allgather = [&](const std::vector<int>& own, int64_t rows, int64_t cols, bool fwd) {
@@ -553,11 +546,12 @@ TemporalPrediction predict_snapshot(const TemporalShape& shape, const TemporalSt
         for (double w : stages) tl.add(0, w);
     }
     if (shape.model == TModel::gcrn) {
-      if (P > 1) reverse(own, false, shape.reshard_out);
+      // Each re-shard's backward moves its bytes the other way: the opposite re-shard's.
+      if (P > 1) reshard(own, true, shape.reshard_out);
       for (int r = 0; r < P; ++r)
         for (int s = a; s < b; ++s)
           ops_on(shape.recurrent, r, double(plan.block[size_t(r)]), s, false);
-      if (P > 1) reverse(own, true, shape.reshard_in);
+      if (P > 1) reshard(own, false, shape.reshard_in);
     }
     if (P > 1)
       for (auto [rows, cols] : shape.summaries) allgather(own, rows, cols, false);
