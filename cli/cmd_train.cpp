@@ -228,14 +228,7 @@ void run_train(TrainArgs& a) {
   const ModelKind kind = parse_model_kind(a.model.empty() ? "gcn" : a.model);
   parse_partitioner(a.partitioner);
   std::optional<MiniBatchOptions> mb = minibatch_options(a);
-  if (mb && a.device != "cpu" && kind == ModelKind::gat)
-    throw OptionError("--model gat with --device cuda --batch-size: attention over GPU-sampled "
-                      "blocks is not supported yet; use --device cpu, or full-graph training");
   Communicator& comm = world();
-  if (mb && a.device != "cpu" && comm.size() > 1)
-    throw OptionError("--batch-size with --device cuda under mpirun: GPU mini-batches are "
-                      "single-process so far (distributed sampling runs on the CPU); use "
-                      "--device cpu, or one process");
   std::unique_ptr<DeviceComm> device_link;  // declared before everything that uses it
   const Device dev = train_device(a, comm, &device_link);
   const bool root = comm.rank() == 0;
@@ -287,12 +280,23 @@ void run_train(TrainArgs& a) {
   // Mini-batch training: seeds from this rank's training vertices; under MPI, neighbours and
   // features of other ranks' vertices come from their owners, on a communicator of the sampler's
   // own (it talks on the prefetch thread while this one all-reduces gradients).
+  // Where blocks are sampled: on the GPU when one process trains there (they never leave device
+  // memory); on the CPU otherwise, and then moved to the device on the prefetch thread. That is
+  // the case under mpirun (other ranks' rows come over MPI, as DistDGL samples) and for GAT
+  // (attention needs the block's structure on the host).
   std::unique_ptr<Communicator> sample_comm;
   std::unique_ptr<GraphStore> store;
   std::unique_ptr<MiniBatchLoader> loader;
+  Var host_features;  // the store's copy of the features when blocks move to a device
   if (mb) {
     mb->norms = {model_norm(kind)};
+    mb->attention = kind == ModelKind::gat;
+    mb->device = dev;
     const NodeTask& task = setup->task;
+    const bool gpu_sampling = dev != Device::cpu && !multi && kind != ModelKind::gat;
+    if (dev != Device::cpu && !gpu_sampling)
+      host_features = Var(task.features.value().to(Device::cpu));
+    const Var& features = host_features.defined() ? host_features : task.features;
     if (multi) {
       sample_comm = comm.duplicate();
       if (!comm.concurrent_duplicates()) {
@@ -300,10 +304,17 @@ void run_train(TrainArgs& a) {
         if (root && !a.quiet)
           std::printf("note: MPI gives no MPI_THREAD_MULTIPLE: sampling without prefetch\n");
       }
-      store = make_dist_store(*setup->graph, part.global_vertices, task.features, *sample_comm);
-    } else if (dev == Device::cpu) {
-      store = make_local_store(setup->graph->structure(), task.features.value());
+      store = make_dist_store(*setup->graph, part.global_vertices, features, *sample_comm);
+    } else if (!gpu_sampling) {
+      store = make_local_store(setup->graph->structure(), features.value());
     }
+    if (dev != Device::cpu && root && !a.quiet) {
+      const char* where = gpu_sampling ? "the GPU"
+                          : multi ? "the CPU (other ranks' rows come over MPI), moved to the GPU"
+                                  : "the CPU (attention needs host structure), moved to the GPU";
+      std::printf("mini-batches: sampled on %s\n", where);
+    }
+    settings["sampling"] = gpu_sampling ? "cuda" : "cpu";
     std::vector<int64_t> train_ids;
     std::vector<int32_t> train_labels;
     for (int32_t r : task.train) {

@@ -14,7 +14,7 @@ class DeviceSampler final : public BatchSampler {
       : sampler_(features.device(), in, std::move(opt)), features_(features) {}
   const SamplerOptions& options() const override { return sampler_.options(); }
 
-  void sample(MiniBatch& mb, const std::vector<Norm>& norms) override {
+  void sample(MiniBatch& mb, const MiniBatchOptions& opt) override {
     const Device dev = sampler_.device();
     // The loader's prefetch thread starts on device 0, not necessarily the context's.
     kernels::bind_thread(dev);
@@ -26,10 +26,8 @@ class DeviceSampler final : public BatchSampler {
                                x.view());
     mb.inputs = Var(std::move(x));
     for (kernels::DeviceBlock& b : sb.blocks) {
-      const bool rows = b.n_dst > 0;
       mb.views.push_back(std::make_unique<GraphView>(GraphView::Bipartite{}, std::move(b)));
-      if (rows)
-        for (Norm n : norms) mb.views.back()->adjacency(n);
+      prepare_view(*mb.views.back(), opt);
     }
   }
 

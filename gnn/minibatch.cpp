@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "common/timer.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/minibatch_kernels.hpp"
 
 namespace dgnn {
 
@@ -46,7 +47,8 @@ class LocalStore final : public GraphStore {
   const Tensor& features_;
 };
 
-// Sampling on the CPU, through the store (local or distributed).
+// Sampling on the CPU, through the store (local or distributed); the batch then moves to
+// opt.device (DistDGL's split: sample where the graph is, train where the model is).
 class StoreSampler final : public BatchSampler {
  public:
   StoreSampler(GraphStore& store, SamplerOptions opt)
@@ -56,16 +58,18 @@ class StoreSampler final : public BatchSampler {
           return opt;
         }()) {}
   const SamplerOptions& options() const override { return sampler_.options(); }
-  void sample(MiniBatch& mb, const std::vector<Norm>& norms) override {
+  void sample(MiniBatch& mb, const MiniBatchOptions& opt) override {
+    // The loader's prefetch thread starts on device 0, not necessarily the context's.
+    kernels::bind_thread(opt.device);
     SampledBatch sb = sampler_.sample(mb.seeds, uint64_t(mb.epoch));
     mb.edges = sb.edges();
-    mb.inputs = Var(store_.gather_features(sb.blocks.front().src));
+    Tensor x = store_.gather_features(sb.blocks.front().src);
+    mb.inputs = Var(x.device() == opt.device ? std::move(x) : x.to(opt.device));
     for (Block& b : sb.blocks) {
       mb.views.push_back(std::make_unique<GraphView>(GraphView::Bipartite{}, std::move(b.adj),
                                                      b.n_dst, std::move(b.src),
-                                                     std::move(b.src_degree)));
-      if (b.n_dst > 0)
-        for (Norm n : norms) mb.views.back()->adjacency(n);
+                                                     std::move(b.src_degree), opt.device));
+      prepare_view(*mb.views.back(), opt);
     }
   }
 
@@ -75,6 +79,24 @@ class StoreSampler final : public BatchSampler {
 };
 
 }  // namespace
+
+void prepare_view(const GraphView& v, const MiniBatchOptions& opt) {
+  if (v.n_owned() == 0) return;  // a rank out of seeds: nothing will be aggregated
+  const Device dev = v.device();
+  for (Norm n : opt.norms) {
+    const GraphView::Adjacency& a = v.adjacency(n);
+    a.forward_on(dev);
+    a.backward_on(dev);
+  }
+  if (opt.attention) {
+    const GraphView::AttentionGraph& at = v.attention();
+    at.forward_on(dev);
+    at.backward_on(dev);
+    at.perm_on(dev);
+    at.edge_keys_on(dev);
+  }
+  v.global_ids_on(dev);  // dropout masks
+}
 
 std::unique_ptr<GraphStore> make_local_store(const Csr& in, const Tensor& features) {
   return std::make_unique<LocalStore>(in, features);
@@ -152,7 +174,7 @@ MiniBatch MiniBatchLoader::make(int64_t epoch, int64_t step) {
       mb.labels.push_back(train_labels_[size_t(pos)]);
     }
   }
-  sampler_->sample(mb, opt_.norms);
+  sampler_->sample(mb, opt_);
   mb.global_seeds = global_seeds_at(step);
   mb.sample_bytes = sample_comm_ ? sample_comm_->stats().bytes_sent - bytes0 : 0;
   mb.sample_ms = timer.ms();

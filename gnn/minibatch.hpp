@@ -33,6 +33,11 @@ struct MiniBatchOptions {
   SamplerOptions sampler;   // fanouts (one per layer), replace, seed, threads (0: the caller's)
   bool prefetch = true;     // sample the next batch on a background thread
   std::vector<Norm> norms;  // adjacencies to build with the batch (the model's), off the step
+  bool attention = false;   // also build the attention structure (GAT) with the batch
+  // Where the batches train. Blocks sampled on the CPU from a store (distributed sampling, or
+  // attention, which needs host structure) have their adjacencies and input rows moved to this
+  // device on the sampling thread, so the step finds them there.
+  Device device = Device::cpu;
 };
 
 struct MiniBatch {
@@ -58,9 +63,14 @@ class BatchSampler {
   virtual ~BatchSampler() = default;
   virtual const SamplerOptions& options() const = 0;
   // Fills mb.views, mb.inputs and mb.edges for mb.seeds (keyed by mb.epoch), with the
-  // adjacencies of `norms` built (so the training step does not wait for them).
-  virtual void sample(MiniBatch& mb, const std::vector<Norm>& norms) = 0;
+  // adjacencies of opt.norms (and the attention structure if opt.attention) built where the
+  // batch trains (so the training step does not wait for them).
+  virtual void sample(MiniBatch& mb, const MiniBatchOptions& opt) = 0;
 };
+
+// Builds what a step over `v` will ask for (opt.norms' adjacencies, the attention structure if
+// opt.attention, the dropout keys) in `v`'s device memory now, on the sampling thread.
+void prepare_view(const GraphView& v, const MiniBatchOptions& opt);
 
 class MiniBatchLoader {
  public:

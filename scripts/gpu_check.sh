@@ -84,9 +84,9 @@ step "CLI: dgnn train --device cuda on the generated default"
 "$build/dgnn" train --device cuda --epochs 100 --log-json "$out/train_cuda.json" 2>&1 | tail -4
 "$build/dgnn" train --device cpu --epochs 100 --log-json "$out/train_cpu.json" 2>&1 | tail -2
 
-step "CLI: mini-batch training (--batch-size: sampled on the GPU) against the CPU"
+step "CLI: mini-batch training (--batch-size: sampled on the GPU; GAT's on the CPU) against the CPU"
 # The same seeds draw the same blocks on both devices: the losses differ only by summation order.
-for m in sage gcn; do
+for m in sage gcn gat; do
   extra=()
   [ "$m" = gcn ] && extra=(--no-prefetch)
   for d in cuda cpu; do
@@ -119,6 +119,12 @@ if [ -n "$mpirun_cmd" ] && grep -q "MPI=ON" "$out/configure.log"; then
   for c in "${comms[@]}"; do
     "${mpi2[@]}" "$build/dgnn" train --graph "$build/sbm3k" --epochs 30 --seed 1 --parts 2 \
       --device cuda --comm "$c" --log-json "$out/dist_cuda2_$c.json" 2>&1 | grep -E "gpu comm|test acc"
+  done
+  # Mini-batches under mpirun: sampled on the CPU through the owners, trained on the GPU.
+  for d in cpu cuda; do
+    "${mpi2[@]}" "$build/dgnn" train --graph "$build/sbm3k" --model sage --batch-size 128 \
+      --fanouts 5,5 --epochs 3 --seed 1 --parts 2 --device "$d" --quiet \
+      --log-json "$out/mbdist_$d.json" 2>&1 | tail -1
   done
   "$build/dgnn" train --graph "$build/evolving" --model gcrn --epochs 3 --bptt 3 --neg-eval 20 \
     --quiet --log-json "$out/tdist_cpu1.json" 2>&1 | tail -1
@@ -179,7 +185,7 @@ for t in ("mpi", "nccl"):
     m = re.search(r"(Passed|Skipped|Failed|Timeout|Not Run|Exception)", hit[-1]) if hit else None
     state = m.group(1) if m else "not run"
     rows.append((f"test_gpu_mpi over {t} (2 ranks)", state, "skipped = see gpu_tests.log for why"))
-for m in ("sage", "gcn"):
+for m in ("sage", "gcn", "gat"):
     c, d = f"{out}/mb_{m}_cpu.json", f"{out}/mb_{m}_cuda.json"
     rows.append((f"mini-batch {m} (--batch-size 256) test acc cpu / cuda",
                  f"{fin(c).get('test_acc', '?')} / {fin(d).get('test_acc', '?')}",
@@ -188,6 +194,10 @@ ref = losses(f"{out}/dist_cpu1.json")
 for path in sorted(glob.glob(f"{out}/dist_cuda2_*.json")):
     comm = fin(path).get("settings", {}).get("comm", "?")
     rows.append((f"2 GPU ranks GCN ({comm}): max rel loss diff vs 1 CPU rank", max_rel(losses(path), ref),
+                 "(target <= 1e-4)"))
+if os.path.exists(f"{out}/mbdist_cuda.json"):
+    rows.append(("2 ranks mini-batch SAGE, GPU vs CPU: max rel loss diff",
+                 max_rel(losses(f"{out}/mbdist_cuda.json"), losses(f"{out}/mbdist_cpu.json")),
                  "(target <= 1e-4)"))
 tref = losses(f"{out}/tdist_cpu1.json")
 for s in ("vertex", "snapshot"):

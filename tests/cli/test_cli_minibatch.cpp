@@ -40,8 +40,9 @@ TEST_CASE("cli: bad mini-batch options are one line naming the option") {
            {"--batch-size 32 --fanouts ''", "--fanouts"},
            {"--fanouts 10,10", "--fanouts"},  // without --batch-size
            {"--replace", "--replace"},
-           // refused before the device is touched, so this runs without a GPU too
-           {"--batch-size 32 --model gat --device cuda", "--model gat"},
+           // GAT mini-batches on a GPU are sampled on the CPU; here the device itself is refused
+           // (no GPU, or no CUDA in this build), before anything is loaded
+           {"--batch-size 32 --model gat --device cuda", "--device cuda"},
        }) {
     INFO(b.args);
     Result r = run(g + b.args);

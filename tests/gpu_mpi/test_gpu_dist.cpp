@@ -15,7 +15,9 @@
 #include "common/hash_rng.hpp"
 #include "datasets/evolving_sbm.hpp"
 #include "datasets/sbm.hpp"
+#include "gnn/dist_sampler.hpp"
 #include "gnn/distributed.hpp"
+#include "gnn/minibatch.hpp"
 #include "gnn/layers.hpp"
 #include "gnn/temporal_dist.hpp"
 #include "gnn/temporal_trainer.hpp"
@@ -166,6 +168,45 @@ std::vector<double> train_gcn(Communicator& comm, Device dev, int epochs) {
   return losses;
 }
 
+// Mini-batch training over `comm`'s ranks: blocks sampled on the CPU through the owners (as
+// dgnn train does under mpirun), trained on `dev`.
+std::vector<double> train_minibatch(Communicator& comm, Device dev, ModelKind kind) {
+  PartitionOptions popt;
+  popt.seed = 3;
+  auto setup = make_rank_setup(partition_and_extract(dataset(), popt, comm), comm, dev);
+  const LocalPart& p = setup->part;
+  StackModel model(builtin_layer(kind, 0.5f), {p.feature_dim, 16, p.num_classes}, 0.5f);
+  model.reset_parameters(7);
+  model.to(dev);
+  TrainOptions opt;
+  opt.epochs = 3;
+  opt.seed = 11;
+  Trainer trainer(model, *setup->graph, setup->task, comm, opt);
+  MiniBatchOptions mo;
+  mo.batch_size = 32;
+  mo.sampler.fanouts = {4, 4};
+  mo.sampler.seed = 5;
+  mo.norms = {kind == ModelKind::sage ? Norm::mean : Norm::gcn};
+  mo.attention = kind == ModelKind::gat;
+  mo.device = dev;
+  mo.prefetch = comm.concurrent_duplicates();
+  const Var host = dev == Device::cpu ? setup->task.features
+                                      : Var(setup->task.features.value().to(Device::cpu));
+  auto sample_comm = comm.duplicate();
+  auto store = make_dist_store(*setup->graph, p.global_vertices, host, *sample_comm);
+  std::vector<int64_t> ids;
+  std::vector<int32_t> labels;
+  for (int32_t r : setup->task.train) {
+    ids.push_back(p.global_ids[size_t(r)]);
+    labels.push_back(setup->task.labels[size_t(r)]);
+  }
+  MiniBatchLoader loader(*store, ids, labels, mo, comm, sample_comm.get());
+  trainer.set_minibatch(&loader);
+  std::vector<double> losses;
+  trainer.run([&](const EpochStats& s) { losses.push_back(s.loss); });
+  return losses;
+}
+
 void check_losses(const std::vector<double>& got, const std::vector<double>& want) {
   REQUIRE(got.size() == want.size());
   for (size_t e = 0; e < want.size(); ++e) {
@@ -254,4 +295,16 @@ TEST_CASE("temporal GCRN on the GPU under both strategies equals one CPU process
     INFO("--strategy " << strategy);
     check_losses(train_temporal(comm, Device::cuda, strategy), ref);
   }
+}
+
+TEST_CASE("distributed mini-batches trained on the GPU equal the same ranks on the CPU",
+          "[gpu_mpi]") {
+  Communicator& comm = world();
+  const std::vector<double> sage = train_minibatch(comm, Device::cpu, ModelKind::sage);
+  const std::vector<double> gat = train_minibatch(comm, Device::cpu, ModelKind::gat);
+  auto dc = attach(comm);
+  INFO("GraphSAGE");
+  check_losses(train_minibatch(comm, Device::cuda, ModelKind::sage), sage);
+  INFO("GAT");
+  check_losses(train_minibatch(comm, Device::cuda, ModelKind::gat), gat);
 }

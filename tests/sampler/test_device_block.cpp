@@ -110,7 +110,7 @@ class DeviceViewSampler final : public BatchSampler {
   DeviceViewSampler(const Csr& g, const Tensor& features, SamplerOptions opt)
       : source_(g), sampler_(source_, opt), features_(features) {}
   const SamplerOptions& options() const override { return sampler_.options(); }
-  void sample(MiniBatch& mb, const std::vector<Norm>& norms) override {
+  void sample(MiniBatch& mb, const MiniBatchOptions& opt) override {
     SampledBatch sb = sampler_.sample(mb.seeds, uint64_t(mb.epoch));
     mb.edges = sb.edges();
     kernels::DeviceBlock first = to_device(Device::cpu, sb.blocks.front());
@@ -121,7 +121,7 @@ class DeviceViewSampler final : public BatchSampler {
     for (const Block& b : sb.blocks) {
       mb.views.push_back(
           std::make_unique<GraphView>(GraphView::Bipartite{}, to_device(Device::cpu, b)));
-      for (Norm n : norms) mb.views.back()->adjacency(n);
+      prepare_view(*mb.views.back(), opt);
     }
   }
 
