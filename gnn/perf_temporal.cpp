@@ -316,7 +316,8 @@ void check_steps(const TemporalSteps& st) {
                  st.windows.back() == int(st.entries.size()) &&
                  st.pairs.size() == st.entries.size() &&
                  (st.batch_s.empty() || st.batch_s.size() == st.entries.size()) &&
-                 (st.batch_fixed_s.empty() || st.batch_fixed_s.size() == st.batch_s.size()),
+                 (st.batch_fixed_s.empty() || st.batch_fixed_s.size() == st.batch_s.size()) &&
+                 (st.batch_known_s.empty() || st.batch_known_s.size() == st.batch_s.size()),
              Error, "temporal plan: windows must cover the training steps");
 }
 
@@ -399,8 +400,11 @@ TemporalPrediction predict_vertex(const TemporalShape& shape, const TemporalStep
       if (steps.pairs[size_t(s)] == 0) continue;
       any = true;
       if (!steps.batch_s.empty()) {
-        const double all = steps.batch_s[size_t(s)];
-        const double fixed = steps.batch_fixed_s.empty() ? all : steps.batch_fixed_s[size_t(s)];
+        // One rank draws the whole batch as one process does.
+        const double all = P > 1 && !steps.batch_known_s.empty() ? steps.batch_known_s[size_t(s)]
+                                                                 : steps.batch_s[size_t(s)];
+        const double fixed =
+            P == 1 || steps.batch_fixed_s.empty() ? all : steps.batch_fixed_s[size_t(s)];
         const double pairs = double(steps.pairs[size_t(s)]);
         for (int r = 0; r < P; ++r)
           tl.add(r, (fixed + (all - fixed) * c.pairs[size_t(r)] / pairs) / opt.compute_scale);

@@ -95,8 +95,11 @@ struct TemporalSteps {
   std::vector<int64_t> entries;  // per training step: stored entries of its snapshot (in-edges)
   std::vector<int64_t> pairs;    // per training step: pairs scored (0: the step is skipped)
   std::vector<double> batch_s;   // per training step: seconds to draw its pairs (host, 1 thread)
-  // ... of which every rank pays under the vertex strategy, whatever its share (the set of the
-  // step's edges the negatives avoid); the rest in proportion to the pairs it scores.
+  // The vertex strategy on several ranks: a rank keeps its share of each step's positives after
+  // epoch 1 (StepPositives), and draws with them in batch_known_s seconds for the whole batch
+  // (empty: batch_s), of which it pays batch_fixed_s whatever its share (reading the step's
+  // events), the rest in proportion to the pairs it scores.
+  std::vector<double> batch_known_s;
   std::vector<double> batch_fixed_s;
 };
 // The vertex strategy's counts of one training step under a partition: the snapshot's halo

@@ -220,43 +220,83 @@ PairBatch edge_pairs(const TemporalGraph& g, int step, const std::function<bool(
 
 }  // namespace
 
-PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int negatives,
-                     uint64_t seed, uint64_t salt, const std::function<bool(int32_t)>& keep) {
-  if (task == TemporalTask::edge) return edge_pairs(g, step, keep);
+namespace {
+
+// An edge's key in the step's edge set: (u, v), or for an undirected graph (min, max), so that
+// either direction finds it.
+uint64_t edge_key(bool directed, int64_t u, int64_t v) {
+  if (!directed && v < u) std::swap(u, v);
+  return uint64_t(u) << 32 | uint64_t(v);
+}
+
+// Every edge of link step `step` into `edges`; the distinct ones `keep` accepts (in event order)
+// and their ordinals among all distinct ones.
+StepPositives collect_positives(const TemporalGraph& g, int step,
+                                const std::function<bool(int32_t)>& keep, KeySet& edges) {
   const SnapshotEvents& ev = g.events[size_t(step + 1)];
-  PairBatch b;
-  KeySet edges(ev.src.size() * (g.directed ? 1 : 2));
-  auto key = [](int64_t u, int64_t v) { return uint64_t(u) << 32 | uint64_t(v); };
-  // Positives of the whole batch (every edge goes into the set: negatives avoid them all), with
-  // their index in it: a positive's negatives are drawn from that index.
-  std::vector<uint32_t> index;
-  size_t n_pos = 0;
+  StepPositives p;
   for (size_t i = 0; i < ev.src.size(); ++i) {
     const int32_t u = ev.src[i], v = ev.dst[i];
-    if (u == v || !edges.insert(key(u, v))) continue;
-    if (!g.directed) edges.insert(key(v, u));
+    if (u == v || !edges.insert(edge_key(g.directed, u, v))) continue;
     if (!keep || keep(u)) {
-      b.src.push_back(u);
-      b.dst.push_back(v);
-      index.push_back(uint32_t(n_pos));
+      p.event.push_back(uint32_t(i));
+      p.index.push_back(uint32_t(p.total));
     }
-    ++n_pos;
+    ++p.total;
   }
-  const size_t kept = b.src.size();
+  return p;
+}
+
+}  // namespace
+
+StepPositives step_positives(const TemporalGraph& g, int step,
+                             const std::function<bool(int32_t)>& keep) {
+  KeySet edges(g.events[size_t(step + 1)].src.size());
+  return collect_positives(g, step, keep, edges);
+}
+
+PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int negatives,
+                     uint64_t seed, uint64_t salt, const std::function<bool(int32_t)>& keep,
+                     const StepPositives* known) {
+  if (task == TemporalTask::edge) return edge_pairs(g, step, keep);
+  const SnapshotEvents& ev = g.events[size_t(step + 1)];
+  // Negatives avoid the step's edges: all of them, or with `known` only those a kept vertex's
+  // draws can meet (its own, and on an undirected graph those into it).
+  // (Sized for twice a share's own edges: undirected, those into it come too; a lower load
+  // measured faster for the draws' misses.)
+  KeySet edges(known ? known->event.size() * 2 : ev.src.size());
+  StepPositives found;
+  if (known) {
+    for (size_t i = 0; i < ev.src.size(); ++i) {
+      const int32_t u = ev.src[i], v = ev.dst[i];
+      if (u != v && (!keep || keep(u) || (!g.directed && keep(v))))
+        edges.insert(edge_key(g.directed, u, v));
+    }
+  } else {
+    found = collect_positives(g, step, keep, edges);
+    known = &found;
+  }
+  const size_t kept = known->event.size();
   const size_t most = kept * size_t(1 + negatives);
+  PairBatch b;
   b.src.reserve(most);
   b.dst.reserve(most);
+  for (uint32_t i : known->event) {
+    b.src.push_back(ev.src[i]);
+    b.dst.push_back(ev.dst[i]);
+  }
   b.target.assign(kept, 1.f);
   b.target.reserve(most);
   // Each positive (u, v) gets `negatives` corrupted pairs (u, w): MRR ranks v among them.
   const int64_t n = g.num_vertices;
   for (size_t j = 0; j < kept; ++j) {
     const int32_t u = b.src[j];
-    const uint64_t i = index[j];
+    const uint64_t i = known->index[j];
     for (int k = 0; k < negatives; ++k) {
       uint64_t h = hash_combine(hash_combine(seed ^ salt, uint64_t(step)), i * 1315423911u + k);
       int32_t w = int32_t(h % uint64_t(n));
-      for (int tries = 0; (w == u || edges.contains(key(u, w))) && tries < 16; ++tries)
+      for (int tries = 0; (w == u || edges.contains(edge_key(g.directed, u, w))) && tries < 16;
+           ++tries)
         w = int32_t((h = mix64(h)) % uint64_t(n));
       b.src.push_back(u);
       b.dst.push_back(w);
@@ -264,7 +304,7 @@ PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int ne
     }
   }
   // Every positive of the whole batch has exactly `negatives` negatives.
-  const size_t n_neg = n_pos * size_t(negatives);
+  const size_t n_pos = known->total, n_neg = n_pos * size_t(negatives);
   b.weight.resize(b.src.size());
   for (size_t j = 0; j < b.src.size(); ++j)
     b.weight[j] = j < kept ? 0.5f / float(std::max<size_t>(n_pos, 1))
@@ -277,8 +317,13 @@ LinkPredictionTrainer::Batch LinkPredictionTrainer::local_batch(int step, int ne
   if (comm_.size() == 1) return batch_for(step, negatives, salt);
   const int me = comm_.rank();
   const std::vector<int32_t>& owner = dir_.owner;
-  return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt,
-                    [&](int32_t u) { return owner[size_t(u)] == me; });
+  auto mine = [&](int32_t u) { return owner[size_t(u)] == me; };
+  if (opt_.task != TemporalTask::link)
+    return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt, mine);
+  if (positives_.empty()) positives_.resize(g_.events.size());
+  auto& known = positives_[size_t(step)];
+  if (!known) known = std::make_unique<const StepPositives>(step_positives(g_, step, mine));
+  return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt, mine, known.get());
 }
 
 Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch& local) {

@@ -96,9 +96,24 @@ struct PairBatch {
 // With `keep`, only the pairs whose first vertex it accepts (a rank's share under the vertex
 // strategy): the same pairs, draws and weights as the whole batch's, in the same order, without
 // drawing the others' negatives.
+// The distinct positives of link step `step` (the edges of snapshot step + 1, no self loops, an
+// undirected edge once) whose first vertex `keep` accepts, with their ordinals among all of the
+// step's distinct positives (what keys their negatives). They depend on the step alone: a rank
+// finds them once and passes them to step_pairs every epoch, which then reads only the edges
+// that touch its vertices instead of deduplicating the whole step again.
+struct StepPositives {
+  std::vector<uint32_t> event;  // position in the step's events
+  std::vector<uint32_t> index;  // ordinal among the step's distinct positives
+  size_t total = 0;             // distinct positives of the whole step
+};
+StepPositives step_positives(const TemporalGraph& g, int step,
+                             const std::function<bool(int32_t)>& keep = {});
+// `known`: step_positives(g, step, keep) for the same `keep` (link prediction only); the result
+// is the same as without it.
 PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int negatives,
                      uint64_t seed, uint64_t salt,
-                     const std::function<bool(int32_t)>& keep = {});
+                     const std::function<bool(int32_t)>& keep = {},
+                     const StepPositives* known = nullptr);
 // The salt of training epoch `epoch`'s negatives (from 1), as the trainer draws them.
 inline uint64_t train_salt(int epoch) { return uint64_t(epoch) * 0x9e3779b9u + 1; }
 
@@ -194,6 +209,8 @@ class LinkPredictionTrainer {
   std::vector<uint8_t> has_targets_;  // per step: its batch is not empty
   RowDirectory dir_;
   std::vector<float> flat_;
+  // local_batch(): per link step, this rank's distinct positives (found on first use).
+  mutable std::vector<std::unique_ptr<const StepPositives>> positives_;
   std::vector<int32_t> end_slot_;  // score(): per vertex, its row among the fetched ends, or -1
 };
 

@@ -189,14 +189,27 @@ TEST_CASE("a rank's share of a step's pairs is the whole batch's, filtered, with
     for (size_t i = 0; i < ev.weight.size(); ++i) ev.weight[i] = i % 3 == 0 ? -1.f : 1.f;
   }
   auto owner = [](int32_t u) { return int(uint32_t(u) * 2654435761u % 3); };  // 3 "ranks"
+  // Undirected and directed (the same events read the other way): an edge's key differs.
+  for (bool directed : {false, true})
   for (TemporalTask task : {TemporalTask::link, TemporalTask::edge}) {
+    g.directed = directed;
     const PairBatch full = step_pairs(g, task, 1, 4, 7, 11);
     REQUIRE(!full.src.empty());
     size_t total = 0;
     for (int r = 0; r < 3; ++r) {
-      INFO((task == TemporalTask::link ? "link" : "edge") << ", rank " << r);
-      const PairBatch mine =
-          step_pairs(g, task, 1, 4, 7, 11, [&](int32_t u) { return owner(u) == r; });
+      INFO((task == TemporalTask::link ? "link" : "edge") << ", rank " << r << ", directed "
+                                                          << directed);
+      auto keep = [&](int32_t u) { return owner(u) == r; };
+      const PairBatch mine = step_pairs(g, task, 1, 4, 7, 11, keep);
+      if (task == TemporalTask::link) {
+        // The rank's positives found once (as the trainer keeps them) give the same batch.
+        const StepPositives known = step_positives(g, 1, keep);
+        const PairBatch again = step_pairs(g, task, 1, 4, 7, 11, keep, &known);
+        CHECK(again.src == mine.src);
+        CHECK(again.dst == mine.dst);
+        CHECK(again.target == mine.target);
+        CHECK(again.weight == mine.weight);
+      }
       PairBatch want;  // the whole batch's pairs of this rank, in order
       for (size_t i = 0; i < full.src.size(); ++i)
         if (owner(full.src[i]) == r) {
