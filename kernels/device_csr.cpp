@@ -9,11 +9,14 @@ namespace dgnn::kernels {
 
 DeviceCsr::DeviceCsr(Device dev, const CsrView& host)
     : dev_(dev), rows_(host.rows), cols_(host.cols), host_(host) {
-  DGNN_CHECK(host.rows == 0 || host.offsets[0] == 0, ShapeError,
+  DGNN_CHECK(host.rows == 0 || (host.offsets != nullptr && host.offsets[0] == 0), ShapeError,
              "DeviceCsr: the CSR's offsets must start at 0 (a whole matrix, not a slice)");
   if (dev_ == Device::cpu) return;
   const int64_t nnz = host.nnz();
-  host_offsets_.assign(host.offsets, host.offsets + host.rows + 1);
+  if (host.offsets != nullptr)
+    host_offsets_.assign(host.offsets, host.offsets + host.rows + 1);
+  else  // an empty default Csr (rows 0, no offsets stored)
+    host_offsets_.assign(size_t(host.rows) + 1, 0);
   offsets_ = Buffer::upload(dev_, host_offsets_);
   if (nnz < INT_MAX) {
     std::vector<int32_t> o32(host_offsets_.size());

@@ -5,15 +5,35 @@
 # Takes a few minutes. Packages: installed by scripts/setup.sh where apt works; on a machine
 # with no registry, carry .gpu-deps/ (scripts/gpu_fetch_deps.sh fills it) and they are unpacked
 # inside the build folder, nothing system-wide.
-#   scripts/gpu_check.sh            (results also under $DGNN_GPU_OUT, default build-gpu/out)
+#   scripts/gpu_check.sh    (logs and JSON under build-gpu/out; with DGNN_GPU_OUT=DIR also
+#                            DIR/summary.txt and all of them in DIR/gpu_check.tar.gz, on exit)
+# Every step has a time limit, and a step that would not finish by DGNN_GPU_DEADLINE seconds
+# (default 540) after the start is skipped, so a hang or a slow build never loses the summary.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$here"
+cd "$here" || exit 1
 build="${DGNN_GPU_BUILD:-$here/build-gpu}"
-out="${DGNN_GPU_OUT:-$build/out}"
+out="$build/out"
+rm -rf "$out"
 mkdir -p "$build" "$out"
 start=$(date +%s)
+deadline="${DGNN_GPU_DEADLINE:-540}"
 step() { echo "== [$(($(date +%s) - start)) s] $*"; }
+# fits SECONDS: whether a step of at most that long still ends before the deadline.
+fits() {
+  local left=$((deadline - ($(date +%s) - start)))
+  [ "$left" -ge "$1" ] && return 0
+  echo "(skipped: ${left} s left before the ${deadline} s deadline, the step may take $1 s)"
+  return 1
+}
+pack() {
+  if [ -n "${DGNN_GPU_OUT:-}" ]; then
+    mkdir -p "$DGNN_GPU_OUT"
+    [ -f "$out/summary.txt" ] && cp "$out/summary.txt" "$DGNN_GPU_OUT/"
+    tar czf "$DGNN_GPU_OUT/gpu_check.tar.gz" -C "$build" out 2>/dev/null
+  fi
+}
+trap pack EXIT
 
 step "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
@@ -62,6 +82,17 @@ elif command -v apt-get >/dev/null; then
     scripts/setup.sh >/dev/null || { echo "gpu_check: setup failed" >&2; exit 1; }
 fi
 command -v ninja >/dev/null && cmake_args+=(-G Ninja)
+# NCCL: in the CUDA toolkit's folders or $NCCL_HOME, else the pip wheel beside PyTorch
+# (nvidia-nccl-*: nccl.h and libnccl.so.2, no libnccl.so for find_library to see).
+if [ -z "${NCCL_HOME:-}" ] && ! ls /usr/local/cuda/include/nccl.h /usr/include/nccl.h >/dev/null 2>&1; then
+  nccl_dir=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null || true)
+  nccl_lib=$(ls "$nccl_dir"/lib/libnccl.so* 2>/dev/null | head -1)
+  if [ -n "$nccl_dir" ] && [ -f "$nccl_dir/include/nccl.h" ] && [ -n "$nccl_lib" ]; then
+    cmake_args+=(-DDGNN_NCCL_INCLUDE_DIR="$nccl_dir/include" -DDGNN_NCCL_LIBRARY="$nccl_lib")
+    export LD_LIBRARY_PATH="$nccl_dir/lib:${LD_LIBRARY_PATH:-}"
+  fi
+fi
+cmake_args+=(-DDGNN_GPU_TEST_TIMEOUT="${DGNN_GPU_TEST_TIMEOUT:-150}")
 mpirun_cmd="${mpirun_cmd:-$(command -v mpirun || true)}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
@@ -71,79 +102,113 @@ cmake -S . -B "$build" "${cmake_args[@]}" >"$out/configure.log" 2>&1 ||
 grep "dgnn:" "$out/configure.log"
 targets=(test_gpu bench_gpu dgnn_cli)
 grep -q "MPI=ON" "$out/configure.log" && targets+=(test_gpu_mpi)
-cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1 ||
-  { grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
+timeout -k 5 $((deadline - 200 - $(($(date +%s) - start)))) \
+  cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1 ||
+  { grep -E "error|Error|Terminated" "$out/build.log" | head -40; tail -3 "$out/build.log"
+    echo "gpu_check: the build failed or did not finish in time" >&2; exit 1; }
+
+# run_for SECONDS CMD...: CMD with a time limit (its whole process group, mpirun's ranks too).
+run_for() {
+  local limit=$1
+  shift
+  timeout -k 5 "$limit" "$@"
+  local rc=$?
+  [ "$rc" -eq 124 ] && echo "(timed out after $limit s: $1 ...)"
+  return "$rc"
+}
+elapsed() { echo $(($(date +%s) - start)); }
 
 step "gpu tests"
 # One test at a time: each compares against the CPU backend, whose OpenMP threads would
-# oversubscribe the cores if several tests ran at once (a 300x slowdown was seen).
-(cd "$build" && ctest -L gpu --timeout 300 --output-on-failure) 2>&1 | tee "$out/gpu_tests.log" | tail -40
-tests_line=$(grep -E "tests passed|tests failed" "$out/gpu_tests.log" | tail -1)
+# oversubscribe the cores if several tests ran at once (a 300x slowdown was seen). Each test
+# stops after DGNN_GPU_TEST_TIMEOUT s; all of them leave 200 s for the benchmarks.
+tests_budget=$((deadline - $(elapsed) - 200))
+[ "$tests_budget" -gt 330 ] && tests_budget=330
+if [ "$tests_budget" -ge 30 ]; then
+  (cd "$build" && run_for "$tests_budget" ctest -L gpu --output-on-failure) 2>&1 |
+    tee "$out/gpu_tests.log" | tail -40
+else
+  echo "(skipped: ${tests_budget} s left for the tests)" | tee "$out/gpu_tests.log"
+fi
+tests_line=$(grep -E "tests passed|tests failed|timed out" "$out/gpu_tests.log" | tail -1)
+
+step "bench: SpMM and GCN epoch on a generated 1M-vertex, 20M-edge graph"
+fits 150 && run_for 150 "$build/bench/bench_gpu" 1000000 20 128 128 20 "$build/export" 2>&1 |
+  tee "$out/bench_gpu.log"
+step "bench: the same GCN in PyTorch Geometric"
+fits 100 && [ -d "$build/export" ] && PYTHONUNBUFFERED=1 run_for 100 python3 bench/gpu/pyg_gcn.py "$build/export" 2>&1 |
+  tee "$out/bench_pyg.log"
 
 step "CLI: dgnn train --device cuda on the generated default"
-"$build/dgnn" train --device cuda --epochs 100 --log-json "$out/train_cuda.json" 2>&1 | tail -4
-"$build/dgnn" train --device cpu --epochs 100 --log-json "$out/train_cpu.json" 2>&1 | tail -2
+if fits 60; then
+  run_for 30 "$build/dgnn" train --device cuda --epochs 100 --log-json "$out/train_cuda.json" 2>&1 | tail -4
+  run_for 30 "$build/dgnn" train --device cpu --epochs 100 --log-json "$out/train_cpu.json" 2>&1 | tail -2
+fi
 
 step "CLI: mini-batch training (--batch-size: sampled on the GPU; GAT's on the CPU) against the CPU"
 # The same seeds draw the same blocks on both devices: the losses differ only by summation order.
 for m in sage gcn gat; do
   extra=()
   [ "$m" = gcn ] && extra=(--no-prefetch)
+  fits 40 || break
   for d in cuda cpu; do
-    "$build/dgnn" train --model "$m" --batch-size 256 --fanouts 5,10 --epochs 5 --device "$d" \
-      ${extra[@]+"${extra[@]}"} --log-json "$out/mb_${m}_$d.json" 2>&1 | tail -2
+    run_for 20 "$build/dgnn" train --model "$m" --batch-size 256 --fanouts 5,10 --epochs 5 \
+      --device "$d" ${extra[@]+"${extra[@]}"} --log-json "$out/mb_${m}_$d.json" 2>&1 | tail -2
   done
 done
 
 step "CLI: temporal link prediction (GCRN, EvolveGCN-H) on the GPU and on the CPU"
-"$build/dgnn" generate evolving-sbm --vertices 2000 --snapshots 12 --classes 4 --avg-degree 6 \
-  --out "$build/evolving" >/dev/null
+run_for 30 "$build/dgnn" generate evolving-sbm --vertices 2000 --snapshots 12 --classes 4 \
+  --avg-degree 6 --out "$build/evolving" >/dev/null
 for m in gcrn evolvegcn-h; do
+  fits 60 || break
   for d in cpu cuda; do
-    "$build/dgnn" train --graph "$build/evolving" --model "$m" --epochs 3 --neg-eval 20 --device "$d" --quiet \
-      --log-json "$out/temporal_${m}_$d.json" 2>&1 | tail -2
+    run_for 30 "$build/dgnn" train --graph "$build/evolving" --model "$m" --epochs 3 --neg-eval 20 \
+      --device "$d" --quiet --log-json "$out/temporal_${m}_$d.json" 2>&1 | tail -2
   done
 done
 
-step "CLI: 2 GPU ranks under mpirun against 1 CPU rank (static GCN, temporal GCRN both strategies)"
+step "CLI: 2 GPU ranks under mpirun against 1 CPU rank (static GCN, mini-batch SAGE, temporal GCRN)"
 # With one GPU both ranks share it: auto picks the staged transport (NCCL needs a GPU per rank).
 # With two or more, auto picks NCCL, and --comm mpi runs the staged one too.
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 if [ -n "$mpirun_cmd" ] && grep -q "MPI=ON" "$out/configure.log"; then
   mpi2=("$mpirun_cmd" -np 2 --oversubscribe -x OMP_NUM_THREADS=4)
-  "$build/dgnn" generate sbm --vertices 3000 --classes 4 --seed 2 --out "$build/sbm3k" >/dev/null
-  "$build/dgnn" train --graph "$build/sbm3k" --epochs 30 --seed 1 --quiet \
-    --log-json "$out/dist_cpu1.json" 2>&1 | tail -1
-  comms=(auto)
-  [ "$ngpu" -ge 2 ] && comms+=(mpi)
-  for c in "${comms[@]}"; do
-    "${mpi2[@]}" "$build/dgnn" train --graph "$build/sbm3k" --epochs 30 --seed 1 --parts 2 \
-      --device cuda --comm "$c" --log-json "$out/dist_cuda2_$c.json" 2>&1 | grep -E "gpu comm|test acc"
-  done
+  run_for 30 "$build/dgnn" generate sbm --vertices 3000 --classes 4 --seed 2 --out "$build/sbm3k" >/dev/null
+  if fits 60; then
+    run_for 30 "$build/dgnn" train --graph "$build/sbm3k" --epochs 30 --seed 1 --quiet \
+      --log-json "$out/dist_cpu1.json" 2>&1 | tail -1
+    comms=(auto)
+    [ "$ngpu" -ge 2 ] && comms+=(mpi)
+    for c in "${comms[@]}"; do
+      run_for 60 "${mpi2[@]}" "$build/dgnn" train --graph "$build/sbm3k" --epochs 30 --seed 1 \
+        --parts 2 --device cuda --comm "$c" --log-json "$out/dist_cuda2_$c.json" 2>&1 |
+        grep -E "gpu comm|test acc|timed out"
+    done
+  fi
   # Mini-batches under mpirun: sampled on the CPU through the owners, trained on the GPU.
-  for d in cpu cuda; do
-    "${mpi2[@]}" "$build/dgnn" train --graph "$build/sbm3k" --model sage --batch-size 128 \
-      --fanouts 5,5 --epochs 3 --seed 1 --parts 2 --device "$d" --quiet \
-      --log-json "$out/mbdist_$d.json" 2>&1 | tail -1
-  done
-  "$build/dgnn" train --graph "$build/evolving" --model gcrn --epochs 3 --bptt 3 --neg-eval 20 \
-    --quiet --log-json "$out/tdist_cpu1.json" 2>&1 | tail -1
-  for strategy in vertex snapshot; do
-    "${mpi2[@]}" "$build/dgnn" train --graph "$build/evolving" --model gcrn --epochs 3 --bptt 3 \
-      --neg-eval 20 --device cuda --strategy "$strategy" --quiet \
-      --log-json "$out/tdist_cuda2_$strategy.json" 2>&1 | tail -1
-  done
+  if fits 60; then
+    for d in cpu cuda; do
+      run_for 45 "${mpi2[@]}" "$build/dgnn" train --graph "$build/sbm3k" --model sage \
+        --batch-size 128 --fanouts 5,5 --epochs 3 --seed 1 --parts 2 --device "$d" --quiet \
+        --log-json "$out/mbdist_$d.json" 2>&1 | tail -1
+    done
+  fi
+  if fits 90 && [ -d "$build/evolving" ]; then
+    run_for 30 "$build/dgnn" train --graph "$build/evolving" --model gcrn --epochs 3 --bptt 3 \
+      --neg-eval 20 --quiet --log-json "$out/tdist_cpu1.json" 2>&1 | tail -1
+    for strategy in vertex snapshot; do
+      run_for 45 "${mpi2[@]}" "$build/dgnn" train --graph "$build/evolving" --model gcrn \
+        --epochs 3 --bptt 3 --neg-eval 20 --device cuda --strategy "$strategy" --quiet \
+        --log-json "$out/tdist_cuda2_$strategy.json" 2>&1 | tail -1
+    done
+  fi
 else
   echo "no mpirun (and no MPI build): skipped"
 fi
 
-step "bench: SpMM and GCN epoch on a generated 1M-vertex, 20M-edge graph"
-"$build/bench/bench_gpu" 1000000 20 128 128 20 "$build/export" 2>&1 | tee "$out/bench_gpu.log"
-step "bench: the same GCN in PyTorch Geometric"
-python3 bench/gpu/pyg_gcn.py "$build/export" 2>&1 | tee "$out/bench_pyg.log"
-
 step "summary"
-python3 - "$out" "$tests_line" <<'PY'
+python3 - "$out" "$tests_line" <<'PY' | tee "$out/summary.txt"
 import glob, json, os, re, sys
 out, tests = sys.argv[1], sys.argv[2]
 def lines(p):

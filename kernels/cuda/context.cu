@@ -124,7 +124,15 @@ std::string device_uuid() {
 
 Context& context() {
   static ContextOwner owner;
-  return owner.get();
+  Context& c = owner.get();
+  // The current device is per host thread: whichever thread created the context (the loader's
+  // prefetch thread, say), every other thread binds itself on its first use.
+  thread_local int bound = -1;
+  if (bound != c.device) {
+    DGNN_CUDA_CHECK(cudaSetDevice(c.device));
+    bound = c.device;
+  }
+  return c;
 }
 
 void synchronize() { DGNN_CUDA_CHECK(cudaStreamSynchronize(stream())); }

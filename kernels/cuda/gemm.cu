@@ -14,6 +14,11 @@ void gemm(bool trans_a, bool trans_b, float alpha, ConstMatView a, ConstMatView 
   // A leading dimension must be at least 1 even for an empty or single-row operand.
   auto ld = [](int64_t l, int64_t cols) { return int(l > 0 ? l : (cols > 0 ? cols : 1)); };
   if (k == 0) {
+    if (beta == 0.f) {  // C = 0 exactly, whatever C held (NaN bit patterns included)
+      DGNN_CUDA_CHECK(cudaMemset2DAsync(c.data, size_t(ld(c.ld, n)) * sizeof(float), 0,
+                                        size_t(n) * sizeof(float), size_t(m), stream()));
+      return;
+    }
     // C = beta C (cuBLAS geam in place: C = beta C + 0 C).
     const float zero = 0.f;
     DGNN_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, &beta, c.data, ld(c.ld, n),

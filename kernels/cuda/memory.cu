@@ -9,7 +9,8 @@ namespace dgnn::kernels::cuda {
 void* alloc(size_t bytes) {
   void* p = nullptr;
   // Round up so the pool sees few distinct sizes (and views may over-read to 16 bytes).
-  const size_t rounded = (bytes + 255) & ~size_t(255);
+  // Never a 0-byte request (its result is not documented; the CPU backend never returns null).
+  const size_t rounded = bytes == 0 ? 256 : (bytes + 255) & ~size_t(255);
   const cudaError_t status = cudaMallocAsync(&p, rounded, stream());
   if (status != cudaSuccess) {
     cudaGetLastError();

@@ -132,8 +132,11 @@ DeviceBlock sample_block(const SampleGraph& g, const int64_t* dst, int64_t n_dst
   }
   copy(&b.nnz, offsets + n_dst, sizeof(int64_t), 1);
   const int64_t nnz = b.nnz;
-  DGNN_CHECK(nnz <= INT32_MAX, ShapeError,
-             "sample_block: " + std::to_string(nnz) + " sampled entries exceed 32-bit numbering");
+  // Checked before any kernel touches local_of / first_of (they must be left clean): the
+  // sources are at most n_dst + nnz.
+  DGNN_CHECK(nnz <= INT32_MAX && n_dst + nnz <= INT32_MAX, ShapeError,
+             "sample_block: " + std::to_string(nnz) + " sampled entries over " +
+                 std::to_string(n_dst) + " destinations exceed 32-bit numbering");
 
   Scratch<int64_t> nbrs(nnz);
   const bool weighted = g.in.values != nullptr;
@@ -164,9 +167,7 @@ DeviceBlock sample_block(const SampleGraph& g, const int64_t* dst, int64_t n_dst
                                    FirstOfNew{nbrs.get(), local_of, first_of});
     n_new = end - new_entries.get();
   }
-  b.n_src = n_dst + n_new;
-  DGNN_CHECK(b.n_src <= INT32_MAX, ShapeError,
-             "sample_block: " + std::to_string(b.n_src) + " sources exceed 32-bit numbering");
+  b.n_src = n_dst + n_new;  // <= n_dst + nnz, checked above
   if (n_new > 0) {
     number_new_kernel<<<grid_for(n_new), kBlock, 0, stream()>>>(
         nbrs.get(), new_entries.get(), n_new, n_dst, local_of, src.as<int64_t>());

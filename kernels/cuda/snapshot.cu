@@ -107,7 +107,8 @@ void apply_structure_diff(int64_t rows, const int64_t* off, const int32_t* idx,
     DGNN_CUDA_CHECK(cudaMemsetAsync(out_off, 0, sizeof(int64_t), stream()));
     return;
   }
-  const auto policy = thrust::cuda::par.on(stream());
+  PoolAllocator pool;  // temporaries from the caching pool, not cudaMalloc / cudaFree
+  const auto policy = thrust::cuda::par(pool).on(stream());
   // Where each row's additions and deletions start in the (dst, src)-sorted lists.
   Scratch<int64_t> add_start(rows + 1), del_start(rows + 1);
   const thrust::counting_iterator<int64_t> first(0), last(rows + 1);
@@ -129,7 +130,8 @@ void gcn_adjacency(int64_t rows, const int64_t* off, const int32_t* idx, int64_t
     if (out_off32) DGNN_CUDA_CHECK(cudaMemsetAsync(out_off32, 0, sizeof(int32_t), stream()));
     return;
   }
-  const auto policy = thrust::cuda::par.on(stream());
+  PoolAllocator pool;  // temporaries from the caching pool, not cudaMalloc / cudaFree
+  const auto policy = thrust::cuda::par(pool).on(stream());
   gcn_lengths_kernel<<<grid_for(rows), kBlock, 0, stream()>>>(rows, off, idx, out_off);
   DGNN_CUDA_LAUNCHED("gcn_lengths_kernel");
   thrust::inclusive_scan(policy, out_off + 1, out_off + 1 + rows, out_off + 1);

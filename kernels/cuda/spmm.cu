@@ -5,9 +5,11 @@
 // the CPU kernel's order). The automatic choice times both once per shape and keeps the faster.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -148,6 +150,11 @@ void spmm_cusparse(const CsrView& a, ConstMatView x, MatView y, bool accumulate)
   DGNN_CUSPARSE_CHECK(
       cusparseCreateDnMat(&my, y.rows, y.cols, y.ld, y.data, CUDA_R_32F, CUSPARSE_ORDER_ROW));
   const float alpha = 1.f, beta = accumulate ? 1.f : 0.f;
+  // Overwriting: y may be recycled pool memory holding NaN bit patterns, and whether cuSPARSE
+  // reads C when beta is 0 is not documented (0 * NaN = NaN): clear it first.
+  if (!accumulate)
+    DGNN_CUDA_CHECK(cudaMemset2DAsync(y.data, size_t(y.ld) * sizeof(float), 0,
+                                      size_t(y.cols) * sizeof(float), size_t(y.rows), stream()));
   // CSR_ALG2 is deterministic for a non-transposed A; fall back to the default if this
   // shape is not supported by it.
   cusparseSpMMAlg_t alg = CUSPARSE_SPMM_CSR_ALG2;
@@ -192,26 +199,30 @@ SpmmAlgo initial_algo() {
 }
 SpmmAlgo g_algo = SpmmAlgo::automatic;
 bool g_algo_set = false;  // DGNN_SPMM read on first use (an error there is a DeviceError, not a crash at load)
-const char* g_last = "none";
+std::atomic<const char*> g_last{"none"};
 std::mutex g_mutex;
 // Shape -> the faster implementation (true = cuSPARSE).
 std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, bool> g_choice;
 
 float time_ms(void (*fn)(const CsrView&, ConstMatView, MatView, bool), const CsrView& a,
               ConstMatView x, MatView y) {
-  cudaEvent_t t0, t1;
-  DGNN_CUDA_CHECK(cudaEventCreate(&t0));
-  DGNN_CUDA_CHECK(cudaEventCreate(&t1));
+  struct Events {  // destroyed on every exit, a throwing fn included
+    cudaEvent_t t0 = nullptr, t1 = nullptr;
+    ~Events() {
+      if (t0) cudaEventDestroy(t0);
+      if (t1) cudaEventDestroy(t1);
+    }
+  } ev;
+  DGNN_CUDA_CHECK(cudaEventCreate(&ev.t0));
+  DGNN_CUDA_CHECK(cudaEventCreate(&ev.t1));
   fn(a, x, y, false);  // warm-up (cuSPARSE's first call on a shape does setup work)
-  DGNN_CUDA_CHECK(cudaEventRecord(t0, stream()));
+  DGNN_CUDA_CHECK(cudaEventRecord(ev.t0, stream()));
   constexpr int reps = 3;
   for (int i = 0; i < reps; ++i) fn(a, x, y, false);
-  DGNN_CUDA_CHECK(cudaEventRecord(t1, stream()));
-  DGNN_CUDA_CHECK(cudaEventSynchronize(t1));
+  DGNN_CUDA_CHECK(cudaEventRecord(ev.t1, stream()));
+  DGNN_CUDA_CHECK(cudaEventSynchronize(ev.t1));
   float ms = 0;
-  DGNN_CUDA_CHECK(cudaEventElapsedTime(&ms, t0, t1));
-  cudaEventDestroy(t0);
-  cudaEventDestroy(t1);
+  DGNN_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.t0, ev.t1));
   return ms / reps;
 }
 
@@ -251,7 +262,14 @@ void spmm(const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
       Scratch<float> tmp(y.rows * y.cols);
       const MatView t{tmp.get(), y.rows, y.cols, y.cols};
       const float ours = time_ms(spmm_rowwarp, a, x, t);
-      const float theirs = time_ms(spmm_cusparse, a, x, t);
+      // cuSPARSE failing on a shape (unsupported, out of workspace memory) is not an error
+      // here: our kernel, which takes any shape, has just run it.
+      float theirs = std::numeric_limits<float>::infinity();
+      try {
+        theirs = time_ms(spmm_cusparse, a, x, t);
+      } catch (const DeviceError&) {
+        cudaGetLastError();
+      }
       lock.lock();
       it = g_choice.emplace(key, theirs < ours).first;
     }

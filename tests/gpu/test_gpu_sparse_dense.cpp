@@ -3,6 +3,7 @@
 // degree row, strided views, accumulation and row slices.
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "gpu_util.hpp"
@@ -196,4 +197,33 @@ TEST_CASE("a CUDA device view without DeviceCsr is refused with a clear error", 
   CHECK_THROWS_WITH(kernels::spmm(Device::cuda, v, ConstMatView(x.as<float>(), 4, 4, 4),
                                   MatView{y.as<float>(), 4, 4, 4}),
                     Catch::Contains("DeviceCsr"));
+}
+
+TEST_CASE("overwriting GPU products ignore what the output held (NaN), and 0 bytes allocate",
+          "[gpu]") {
+  // Outputs are recycled pool memory: with beta 0 / no accumulation nothing of them may leak
+  // into the result (0 * NaN = NaN), as on the CPU.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const HostCsr a = random_csr(300, 200, 5, 7, 21);
+  const int64_t f = 24;
+  const auto x = random_floats(200 * f, 22);
+  const std::vector<float> want = cpu_spmm(a.view(true), x, f, f, std::vector<float>(size_t(300 * f), 0.f), f, false);
+  const kernels::DeviceCsr d(Device::cuda, a.view(true));
+  for (auto algo : {kernels::cuda::SpmmAlgo::rowwarp, kernels::cuda::SpmmAlgo::cusparse}) {
+    INFO("algo " << int(algo));
+    kernels::cuda::set_spmm_algo(algo);
+    const auto got = gpu_spmm(d, 0, 300, x, 200, f, f, std::vector<float>(size_t(300 * f), nan), f, false);
+    check_close(got, want, 1e-4);
+  }
+  kernels::cuda::set_spmm_algo(kernels::cuda::SpmmAlgo::automatic);
+  // GEMM with an empty inner dimension and beta 0: C = 0 exactly.
+  const kernels::Buffer dc = to_gpu(std::vector<float>(size_t(5 * 7), nan));
+  const kernels::Buffer dummy = to_gpu(std::vector<float>(1, 1.f));
+  kernels::gemm(Device::cuda, false, false, 1.f, ConstMatView(dummy.as<float>(), 5, 0, 1),
+                ConstMatView(dummy.as<float>(), 0, 7, 7), 0.f,
+                MatView{dc.as<float>(), 5, 7, 7});
+  CHECK(to_host<float>(dc, 35) == std::vector<float>(35, 0.f));
+  void* p = kernels::alloc(Device::cuda, 0);
+  CHECK(p != nullptr);
+  kernels::free(Device::cuda, p);
 }

@@ -16,6 +16,38 @@
 
 namespace dgnn::test {
 
+inline Communicator*& session_comm() {
+  static Communicator* comm = nullptr;
+  return comm;
+}
+
+// A test that stops on one rank (an unexpected exception, or a failed REQUIRE) leaves the other
+// ranks waiting in a collective it will never join: the job would hang until killed. Say where
+// on stderr (the rank's report may be in its scratch file) and end the whole job instead.
+struct AbortOnStop : Catch::TestEventListenerBase {
+  using TestEventListenerBase::TestEventListenerBase;
+  bool assertionEnded(const Catch::AssertionStats& stats) override {
+    const Catch::AssertionResult& r = stats.assertionResult;
+    // (A signal, FatalErrorCondition, ends the process anyway, and mpiexec the job.)
+    const bool stops = r.getResultType() == Catch::ResultWas::ThrewException ||
+                       (!r.isOk() && r.getResultType() != Catch::ResultWas::FatalErrorCondition &&
+                        !Catch::shouldContinueOnFailure(
+                                         r.m_info.resultDisposition));
+    Communicator* comm = session_comm();
+    if (stops && comm != nullptr && comm->size() > 1) {
+      std::fprintf(stderr, "rank %d: %s:%zu: %s %s%s%s stopped the test on this rank only; "
+                   "aborting the job (its peers would wait forever)\n",
+                   comm->rank(), r.getSourceInfo().file, r.getSourceInfo().line,
+                   r.getTestMacroName().c_str(), r.getExpression().c_str(),
+                   r.hasMessage() ? ": " : "", r.hasMessage() ? r.getMessage().c_str() : "");
+      std::fflush(stderr);
+      comm->abort(3);
+    }
+    return true;
+  }
+};
+CATCH_REGISTER_LISTENER(AbortOnStop)
+
 inline int run_rank_session(Communicator& comm, int argc, char** argv, const char* name) {
   const int rank = comm.rank();
   // Catch writes to stdout; on other ranks that goes to a scratch file instead.
@@ -27,8 +59,10 @@ inline int run_rank_session(Communicator& comm, int argc, char** argv, const cha
     if (scratch != nullptr) dup2(fileno(scratch), 1);
   }
 
+  session_comm() = &comm;
   Catch::Session session;
   const int failed = session.run(argc, argv);
+  session_comm() = nullptr;
 
   std::cout.flush();
   std::fflush(stdout);
