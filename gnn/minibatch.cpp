@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "common/timer.hpp"
+#include "kernels/buffer.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/minibatch_kernels.hpp"
 
@@ -35,10 +36,15 @@ class LocalStore final : public GraphStore {
   }
   int64_t feature_dim() const override { return features_.cols(); }
   Tensor gather_features(const std::vector<int64_t>& ids) override {
+    const Device dev = features_.device();
     std::vector<int32_t> idx(ids.begin(), ids.end());
-    Tensor out = Tensor::uninitialized(int64_t(ids.size()), features_.cols(), features_.device());
-    kernels::gather_rows(features_.device(), features_.view(), idx.data(), int64_t(idx.size()),
-                         out.view());
+    Tensor out = Tensor::uninitialized(int64_t(ids.size()), features_.cols(), dev);
+    // Features in GPU memory: the row list goes there too (kernels read it there).
+    const kernels::Buffer on_dev =
+        dev == Device::cpu ? kernels::Buffer() : kernels::Buffer::upload(dev, idx);
+    kernels::gather_rows(dev, features_.view(),
+                         dev == Device::cpu ? idx.data() : on_dev.as<const int32_t>(),
+                         int64_t(idx.size()), out.view());
     return out;
   }
 
@@ -175,6 +181,7 @@ MiniBatch MiniBatchLoader::make(int64_t epoch, int64_t step) {
     }
   }
   sampler_->sample(mb, opt_);
+  mb.ready = kernels::mark_stream(opt_.device);
   mb.global_seeds = global_seeds_at(step);
   mb.sample_bytes = sample_comm_ ? sample_comm_->stats().bytes_sent - bytes0 : 0;
   mb.sample_ms = timer.ms();
@@ -193,6 +200,8 @@ void MiniBatchLoader::start(int64_t first_epoch, int64_t last_epoch) {
 
 void MiniBatchLoader::produce() {
   try {
+    kernels::bind_thread(opt_.device);
+    kernels::use_own_stream(opt_.device);
     for (int64_t e = first_; e <= last_; ++e)
       for (int64_t s = 0; s < steps_; ++s) {
         {
@@ -230,6 +239,8 @@ MiniBatch MiniBatchLoader::next() {
     lock.unlock();
     cv_.notify_all();
   }
+  // The step's kernels start after the batch's (made on the prefetch thread's stream).
+  kernels::wait_for(mb->ready);
   last_wait_ms_ = wait.ms();
   if (++next_step_ == steps_) {
     next_step_ = 0;

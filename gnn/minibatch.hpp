@@ -13,6 +13,7 @@
 
 #include "comm/communicator.hpp"
 #include "gnn/graph_view.hpp"
+#include "kernels/minibatch_kernels.hpp"
 #include "sampler/sampler.hpp"
 
 namespace dgnn {
@@ -51,6 +52,7 @@ struct MiniBatch {
   int64_t edges = 0;         // sampled block entries
   double sample_ms = 0;      // sampling, feature gather and views, on whichever thread
   int64_t sample_bytes = 0;  // sent by this rank to sample it (distributed)
+  kernels::StreamMark ready;  // on a GPU: the end of its making on the producing thread's stream
 
   std::vector<const GraphView*> blocks() const;
 };

@@ -122,6 +122,7 @@ double Trainer::train_epoch_minibatch(int epoch, EpochStats& st) {
     seeds += b.global_seeds;
     optimizer_->step();
   }
+  kernels::synchronize(features_.device());  // the epoch's time includes its queued kernels
   return seeds ? weighted / double(seeds) : 0;
 }
 

@@ -146,4 +146,34 @@ void bind_thread(Device dev) {
 #endif
 }
 
+void use_own_stream(Device dev) {
+  if (dev == Device::cpu) return;
+#if DGNN_HAVE_CUDA
+  cuda::use_own_stream();
+#else
+  no_cuda("use_own_stream");
+#endif
+}
+
+StreamMark mark_stream(Device dev) {
+  StreamMark m;
+  m.dev = dev;
+  if (dev == Device::cpu) return m;
+#if DGNN_HAVE_CUDA
+  m.event = cuda::record_mark();
+#else
+  no_cuda("mark_stream");
+#endif
+  return m;
+}
+
+void wait_for(const StreamMark& mark) {
+  if (mark.dev == Device::cpu || !mark.event) return;
+#if DGNN_HAVE_CUDA
+  cuda::wait_mark(mark.event.get());
+#else
+  no_cuda("wait_for");
+#endif
+}
+
 }  // namespace dgnn::kernels

@@ -6,6 +6,7 @@
 // kernels/cuda/block_adjacency.cu. A header of its own rather than more of kernels.hpp: every
 // CUDA source includes that one.
 #include <cstdint>
+#include <memory>
 
 #include "kernels/device_csr.hpp"
 #include "kernels/sample_block.hpp"
@@ -34,5 +35,19 @@ void gather_rows_by_id(Device dev, ConstMatView src, const int64_t* ids, int64_t
 // Makes the calling thread's kernels run on the process's device (a no-op on the CPU): a thread
 // other than the one that created the CUDA context starts on device 0.
 void bind_thread(Device dev);
+
+// Streams for the loader's prefetch thread. use_own_stream gives the calling thread a stream of
+// its own on `dev` (after what the training thread queued so far), so the next batch's sampling
+// kernels and copies overlap the current step's instead of queueing behind them and making its
+// host waits wait for them. A batch carries a mark of its thread's stream at the end of its
+// making; the training thread waits for it (on its stream, not the host) before using the batch.
+// No-ops on the CPU.
+struct StreamMark {
+  Device dev = Device::cpu;
+  std::shared_ptr<void> event;  // a CUDA event; empty on the CPU
+};
+void use_own_stream(Device dev);
+StreamMark mark_stream(Device dev);
+void wait_for(const StreamMark& mark);
 
 }  // namespace dgnn::kernels

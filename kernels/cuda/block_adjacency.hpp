@@ -1,8 +1,10 @@
 #pragma once
-// The CUDA side of kernels/minibatch_kernels.hpp (kernels/cuda/block_adjacency.cu), on the
-// context's stream. Plain C++ (no CUDA header), for kernels/minibatch_kernels.cpp; kept out of
-// cuda_kernels.hpp so that adding it does not rebuild every CUDA source.
+// The CUDA side of kernels/minibatch_kernels.hpp (kernels/cuda/block_adjacency.cu; the streams
+// in context.cu), on the calling thread's stream. Plain C++ (no CUDA header), for
+// kernels/minibatch_kernels.cpp; kept out of cuda_kernels.hpp so that adding it does not rebuild
+// every CUDA source.
 #include <cstdint>
+#include <memory>
 
 #include "kernels/minibatch_kernels.hpp"
 
@@ -12,5 +14,12 @@ namespace dgnn::kernels::cuda {
 BlockAdjacency block_adjacency(const DeviceBlock& block, BlockNorm norm);
 void gather_rows_by_id(ConstMatView src, const int64_t* ids, int64_t n, MatView dst);
 void bind_thread();
+// The calling thread's kernels go to a stream of its own from now on, which first waits for
+// everything queued on the context's stream so far (what the thread may read was made there).
+void use_own_stream();
+// An event recorded on the calling thread's stream (what it has queued so far), and making the
+// calling thread's stream wait for one (no host wait). The pointer owns the event.
+std::shared_ptr<void> record_mark();
+void wait_mark(void* event);
 
 }  // namespace dgnn::kernels::cuda

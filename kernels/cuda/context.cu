@@ -2,9 +2,11 @@
 // cuSPARSE handles bound to it. Created on first use and kept until exit (handles are owned by
 // one RAII object; the driver tears the rest down with the process).
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <string>
 
+#include "kernels/cuda/block_adjacency.hpp"
 #include "kernels/cuda/context.hpp"
 
 namespace dgnn::kernels::cuda {
@@ -133,6 +135,50 @@ Context& context() {
     bound = c.device;
   }
   return c;
+}
+
+namespace {
+
+// A thread's own stream, destroyed when the thread ends (work queued on it still completes).
+struct OwnStream {
+  cudaStream_t s = nullptr;
+  ~OwnStream() {
+    if (s) cudaStreamDestroy(s);
+  }
+};
+thread_local OwnStream t_own;
+
+}  // namespace
+
+cudaStream_t stream() {
+  Context& c = context();
+  return t_own.s ? t_own.s : c.stream;
+}
+
+void use_own_stream() {
+  Context& c = context();
+  if (t_own.s) return;
+  cudaStream_t s = nullptr;
+  DGNN_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaEvent_t forked = nullptr;
+  DGNN_CUDA_CHECK(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
+  DGNN_CUDA_CHECK(cudaEventRecord(forked, c.stream));
+  DGNN_CUDA_CHECK(cudaStreamWaitEvent(s, forked, 0));
+  cudaEventDestroy(forked);  // released once the wait is done
+  t_own.s = s;
+}
+
+std::shared_ptr<void> record_mark() {
+  cudaEvent_t e = nullptr;
+  DGNN_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  std::shared_ptr<void> owner(static_cast<void*>(e),
+                              [](void* p) { cudaEventDestroy(static_cast<cudaEvent_t>(p)); });
+  DGNN_CUDA_CHECK(cudaEventRecord(e, stream()));
+  return owner;
+}
+
+void wait_mark(void* event) {
+  DGNN_CUDA_CHECK(cudaStreamWaitEvent(stream(), static_cast<cudaEvent_t>(event), 0));
 }
 
 void synchronize() { DGNN_CUDA_CHECK(cudaStreamSynchronize(stream())); }

@@ -49,7 +49,9 @@ struct Context {
   cusparseHandle_t cusparse = nullptr;  // bound to `stream`
 };
 Context& context();
-inline cudaStream_t stream() { return context().stream; }
+// The calling thread's stream: the context's, unless the thread took one of its own
+// (use_own_stream: the loader's prefetch thread). cuBLAS and cuSPARSE stay on the context's.
+cudaStream_t stream();
 
 // Launch geometry for an element-wise kernel over n items: 256 threads a block, grid capped
 // (kernels use grid-stride loops).

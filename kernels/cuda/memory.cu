@@ -1,7 +1,10 @@
 // Device memory: stream-ordered allocation from the device's default pool, which context()
 // configures to keep freed blocks (release threshold = all), so per-step scratch of the same
-// shapes costs no cudaMalloc after the first step. Every kernel runs on the one context stream,
-// so a block freed here is reused only by work ordered after its last use.
+// shapes costs no cudaMalloc after the first step. Allocations and frees are ordered on the
+// calling thread's stream (the context's, or the loader thread's own): a batch made on the
+// loader's stream is used and freed on the training stream only after that stream waited for
+// the batch's event, and the pool reuses a block across streams only once its free is ordered
+// before the new use (the pool's default reuse rules).
 #include "kernels/cuda/context.hpp"
 
 namespace dgnn::kernels::cuda {
