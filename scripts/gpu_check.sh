@@ -255,6 +255,11 @@ for m in ("sage", "gcn", "gat"):
     rows.append((f"mini-batch {m} (--batch-size 256) test acc cpu / cuda",
                  f"{fin(c).get('test_acc', '?')} / {fin(d).get('test_acc', '?')}",
                  f"max rel loss diff {max_rel(losses(d), losses(c))} (target <= 1e-4)"))
+    ep = [j for j in lines(d) if "sample_ms" in j and not j.get("final")]
+    if ep:
+        rows.append((f"mini-batch {m} on the GPU: epoch / sampling / of it hidden ms (last epoch)",
+                     " / ".join(f"{ep[-1].get(k, 0):.1f}" for k in ("time_ms", "sample_ms", "sample_hidden_ms")),
+                     "prefetch on its own stream" if m != "gcn" else "--no-prefetch"))
 ref = losses(f"{out}/dist_cpu1.json")
 for path in sorted(glob.glob(f"{out}/dist_cuda2_*.json")):
     comm = fin(path).get("settings", {}).get("comm", "?")
