@@ -30,11 +30,10 @@ struct Side {
   NodeTask task;
   GraphView graph;
   StackModel model;
+  Var host_features;  // host sampling: the store's features (outlive the store)
   std::unique_ptr<GraphStore> store;
   std::unique_ptr<MiniBatchLoader> loader;
   std::unique_ptr<Trainer> trainer;
-
-  Var host_features;  // host sampling: the store's features
 
   // host_sampling: on a GPU, blocks sampled on the CPU and moved there (mo.device), as under
   // mpirun and for GAT.
@@ -88,6 +87,19 @@ MiniBatchOptions options(std::vector<int> fanouts, bool replace) {
   return mo;
 }
 
+// One training step on each side's batch: the same loss and gradients up to summation order.
+void check_same_step(Side& cpu, const MiniBatch& a, Side& gpu, const MiniBatch& b) {
+  const double la = cpu.trainer->forward_backward(a, 7);
+  const double lb = gpu.trainer->forward_backward(b, 7);
+  CHECK(lb == Approx(la).epsilon(1e-5));
+  const auto ga = cpu.grads(), gb = gpu.grads();
+  REQUIRE(ga.size() == gb.size());
+  for (size_t i = 0; i < ga.size(); ++i) {
+    INFO("gradient element " << i);
+    CHECK(std::abs(gb[i] - ga[i]) <= 1e-4f * std::max(1.f, std::abs(ga[i])));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("a GPU mini-batch step gives the CPU's loss and gradients (GraphSAGE, GCN, GIN)",
@@ -116,15 +128,7 @@ TEST_CASE("a GPU mini-batch step gives the CPU's loss and gradients (GraphSAGE, 
         const Tensor xb = b.inputs.value().to(Device::cpu);
         REQUIRE(std::memcmp(a.inputs.value().data(), xb.data(),
                             size_t(xb.numel()) * sizeof(float)) == 0);
-        const double la = cpu.trainer->forward_backward(a, 7);
-        const double lb = gpu.trainer->forward_backward(b, 7);
-        CHECK(lb == Approx(la).epsilon(1e-5));
-        const auto ga = cpu.grads(), gb = gpu.grads();
-        REQUIRE(ga.size() == gb.size());
-        for (size_t i = 0; i < ga.size(); ++i) {
-          INFO("gradient element " << i);
-          CHECK(std::abs(gb[i] - ga[i]) <= 1e-4f * std::max(1.f, std::abs(ga[i])));
-        }
+        check_same_step(cpu, a, gpu, b);
       }
     }
 }
@@ -148,15 +152,7 @@ TEST_CASE("blocks sampled on the CPU and moved to the GPU give the CPU's step (S
       REQUIRE(a.seeds == b.seeds);
       REQUIRE(b.inputs.device() == Device::cuda);
       REQUIRE(b.views.front()->device() == Device::cuda);
-      const double la = cpu.trainer->forward_backward(a, 7);
-      const double lb = gpu.trainer->forward_backward(b, 7);
-      CHECK(lb == Approx(la).epsilon(1e-5));
-      const auto ga = cpu.grads(), gb = gpu.grads();
-      REQUIRE(ga.size() == gb.size());
-      for (size_t i = 0; i < ga.size(); ++i) {
-        INFO("gradient element " << i);
-        CHECK(std::abs(gb[i] - ga[i]) <= 1e-4f * std::max(1.f, std::abs(ga[i])));
-      }
+      check_same_step(cpu, a, gpu, b);
     }
   }
 }
