@@ -201,7 +201,7 @@ SpmmAlgo g_algo = SpmmAlgo::automatic;
 bool g_algo_set = false;  // DGNN_SPMM read on first use (an error there is a DeviceError, not a crash at load)
 std::atomic<const char*> g_last{"none"};
 std::mutex g_mutex;
-// Shape -> the faster implementation (true = cuSPARSE).
+// (rows, entries rounded up to a power of two, F, ld) -> the faster implementation (true = cuSPARSE).
 std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, bool> g_choice;
 
 float time_ms(void (*fn)(const CsrView&, ConstMatView, MatView, bool), const CsrView& a,
@@ -253,7 +253,11 @@ void spmm(const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
         "than 2^31 entries, or duplicate entries)");
   bool use_cusparse = algo == SpmmAlgo::cusparse;
   if (algo == SpmmAlgo::automatic && can_cusparse) {
-    const auto key = std::make_tuple(a.rows, a.device_nnz, x.cols, x.ld);
+    // Keyed by the entries' power of two, not their count: the snapshots of a temporal graph
+    // (each its own count) share a few timings instead of one each, and the table stays small.
+    int64_t nnz_class = 0;
+    while ((int64_t(1) << nnz_class) < a.device_nnz) ++nnz_class;
+    const auto key = std::make_tuple(a.rows, nnz_class, x.cols, x.ld);
     std::unique_lock<std::mutex> lock(g_mutex);
     auto it = g_choice.find(key);
     if (it == g_choice.end()) {
