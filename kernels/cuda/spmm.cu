@@ -201,7 +201,8 @@ SpmmAlgo g_algo = SpmmAlgo::automatic;
 bool g_algo_set = false;  // DGNN_SPMM read on first use (an error there is a DeviceError, not a crash at load)
 std::atomic<const char*> g_last{"none"};
 std::mutex g_mutex;
-// (rows, entries rounded up to a power of two, F, ld) -> the faster implementation (true = cuSPARSE).
+// (rows, entries rounded up to a power of two, F, ld) -> the faster implementation
+// (true = cuSPARSE).
 std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, bool> g_choice;
 
 float time_ms(void (*fn)(const CsrView&, ConstMatView, MatView, bool), const CsrView& a,
