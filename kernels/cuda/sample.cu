@@ -1,8 +1,8 @@
 // One layer of neighbour sampling on the GPU (kernels/sample_block.hpp): the CPU sampler's block,
 // bit for bit. The draws are kernels/sample_draw.hpp, the same code the CPU runs, one thread per
-// destination; the per-row counts are scanned into offsets with Thrust; the compact numbering of
-// sources follows NeighborSampler::sample exactly: destinations first, then each new vertex at
-// its first appearance in the concatenated rows. That order is found without a sort: an atomicMin
+// destination (a warp per long row taken whole); the per-row counts are scanned into offsets
+// with Thrust; the compact numbering of sources follows NeighborSampler::sample exactly:
+// destinations first, then each new vertex at its first appearance in the concatenated rows. That order is found without a sort: an atomicMin
 // of the entry index per vertex (an integer minimum: the same result whatever the thread order),
 // then a stable copy_if of the entries that hold their vertex's first appearance.
 #include <thrust/copy.h>
@@ -33,6 +33,22 @@ __global__ void count_kernel(SampleGraph g, const int64_t* __restrict__ dst, int
   }
 }
 
+// A row taken whole (fanout -1, or without replacement no more candidates than the fanout):
+// draw::row's output is then the row itself, entry for entry. Such rows of kWarpRow entries or
+// more are copied by a warp each (copy_whole_rows_kernel) rather than walked by one thread, so a
+// hub's 10^5 neighbours do not serialise its warp.
+constexpr int64_t kWarpRow = 64;
+
+__device__ bool copied_by_warp(const SampleGraph& g, int64_t v, int64_t b, int64_t deg, int fanout,
+                               bool replace) {
+  if (deg < kWarpRow) return false;
+  if (fanout < 0) return true;
+  if (replace) return false;
+  int64_t lo, hi;
+  draw::self_range(g.in.indices + b, deg, v, g.self_loops, &lo, &hi);
+  return int64_t(fanout) >= deg - (hi - lo);
+}
+
 // One thread per destination: its draws, in row order, as global ids (and weights).
 __global__ void draw_kernel(SampleGraph g, const int64_t* __restrict__ dst, int64_t n, int fanout,
                             bool replace, uint64_t seed, uint64_t epoch, int layer,
@@ -42,10 +58,32 @@ __global__ void draw_kernel(SampleGraph g, const int64_t* __restrict__ dst, int6
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const int64_t v = dst[i];
     const int64_t b = g.in.offsets[v];
+    const int64_t deg = g.in.offsets[v + 1] - b;
+    if (copied_by_warp(g, v, b, deg, fanout, replace)) continue;
     const int64_t o = offsets[i];
-    draw::row(g.in.indices + b, g.in.values ? g.in.values + b : nullptr, g.in.offsets[v + 1] - b, v,
-              g.self_loops, fanout, replace, draw::key(seed, epoch, layer, v), nbrs + o,
+    draw::row(g.in.indices + b, g.in.values ? g.in.values + b : nullptr, deg, v, g.self_loops,
+              fanout, replace, draw::key(seed, epoch, layer, v), nbrs + o,
               weights ? weights + o : nullptr);
+  }
+}
+
+// One warp per destination whose row is taken whole and long: the row copied, lane by lane.
+__global__ void copy_whole_rows_kernel(SampleGraph g, const int64_t* __restrict__ dst, int64_t n,
+                                       int fanout, bool replace,
+                                       const int64_t* __restrict__ offsets,
+                                       int64_t* __restrict__ nbrs, float* __restrict__ weights) {
+  const int lane = int(threadIdx.x) & 31;
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
+  for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < n; i += warps) {
+    const int64_t v = dst[i];
+    const int64_t b = g.in.offsets[v];
+    const int64_t deg = g.in.offsets[v + 1] - b;
+    if (!copied_by_warp(g, v, b, deg, fanout, replace)) continue;  // the same for the whole warp
+    const int64_t o = offsets[i];
+    for (int64_t j = lane; j < deg; j += 32) {
+      nbrs[o + j] = g.in.indices[b + j];
+      if (weights) weights[o + j] = g.in.values[b + j];
+    }
   }
 }
 
@@ -146,6 +184,9 @@ DeviceBlock sample_block(const SampleGraph& g, const int64_t* dst, int64_t n_dst
         g, dst, n_dst, fanout, replace, seed, epoch, layer, offsets, nbrs.get(),
         weighted ? b.values.as<float>() : nullptr);
     DGNN_CUDA_LAUNCHED("draw_kernel");
+    copy_whole_rows_kernel<<<grid_for(n_dst * 32), kBlock, 0, stream()>>>(
+        g, dst, n_dst, fanout, replace, offsets, nbrs.get(), weighted ? b.values.as<float>() : nullptr);
+    DGNN_CUDA_LAUNCHED("copy_whole_rows_kernel");
   }
 
   // Numbering: destinations, then new vertices in order of first appearance. At most nnz new.

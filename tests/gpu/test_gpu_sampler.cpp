@@ -31,6 +31,8 @@ Csr random_graph(bool weighted) {
     if (v % 22 == 0) add(v, v);
   }
   for (int64_t u = 0; u < n; u += 2) add(0, u);  // a hub with 1000+ in-neighbours
+  for (int64_t v = 98; v < n; v += 97)  // rows of 70-odd: taken whole by fanout 100 (a warp each)
+    for (int64_t i = 0; i < 70; ++i) add(v, int64_t(rng.below(uint64_t(n))));
   for (int64_t v = 1; v < n; v += 13) add(v, 0);  // ... that many rows point at
   return csr_from_coo(n, n, row, col, w);
 }
@@ -58,7 +60,7 @@ TEST_CASE("GPU sampler: the CPU sampler's blocks, bit for bit", "[gpu]") {
   for (bool weighted : {false, true}) {
     const Csr g = random_graph(weighted);
     LocalNeighborSource local(g);
-    for (const std::vector<int>& fanouts : std::vector<std::vector<int>>{{3, 5}, {-1}, {2, -1, 4}})
+    for (const std::vector<int>& fanouts : std::vector<std::vector<int>>{{3, 5}, {-1}, {2, -1, 4}, {100, 3}})
       for (bool replace : {false, true}) {
         INFO("weighted " << weighted << " fanouts " << fanouts.size() << " layers, first "
                          << fanouts[0] << ", replace " << replace);
@@ -69,7 +71,7 @@ TEST_CASE("GPU sampler: the CPU sampler's blocks, bit for bit", "[gpu]") {
         NeighborSampler cpu(local, opt);
         DeviceNeighborSampler gpu(Device::cuda, g, opt);
         // Seeds with the hub, empty rows and self loops among them; two epochs; one batch of 1.
-        std::vector<int64_t> seeds{0, 3, 10, 11, 22};
+        std::vector<int64_t> seeds{0, 3, 10, 11, 22, 98, 195, 292};
         for (int64_t v = 1999; v > 1000; v -= 37) seeds.push_back(v);
         for (uint64_t epoch : {0ull, 5ull}) {
           INFO("epoch " << epoch);
