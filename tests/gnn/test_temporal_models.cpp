@@ -11,6 +11,8 @@
 
 #include "../random_tensor.hpp"
 
+#include "../small_evolving.hpp"
+
 using namespace dgnn;
 using dgnn::test::random_tensor;
 
@@ -138,21 +140,7 @@ TEST_CASE("edge classification learns the sign of edges from the graph") {
   cfg.signal = 1.0f;
   cfg.seed = 9;
   const EvolvingSbm sbm = generate_evolving_sbm(cfg);
-  EdgeList e;
-  for (int t = 0; t < cfg.snapshots; ++t)
-    for (int64_t i = sbm.step_offsets[size_t(t)]; i < sbm.step_offsets[size_t(t) + 1]; ++i) {
-      const int32_t u = sbm.src[size_t(i)], v = sbm.dst[size_t(i)];
-      e.src.push_back(u);
-      e.dst.push_back(v);
-      e.weight.push_back(sbm.community(t, u) == sbm.community(t, v) ? 1.f : -1.f);
-      e.time.push_back(t);
-    }
-  EdgeListOptions eo;
-  eo.weight_col = 2;
-  eo.time_col = 3;
-  SnapshotOptions so;
-  so.seconds = 1;
-  const TemporalGraph g = build_temporal(e, eo, so, "signed", cfg.vertices);
+  const TemporalGraph g = test::signed_temporal(sbm, "signed");
   REQUIRE(g.weighted);
   int64_t dim = 0;
   std::vector<Var> features = snapshot_features(g, sbm.features, cfg.feature_dim, &dim);

@@ -25,6 +25,7 @@
 #include "kernels/buffer.hpp"
 #include "kernels/kernels.hpp"
 
+#include "../small_evolving.hpp"
 #include "../small_sbm.hpp"
 
 using namespace dgnn;
@@ -215,20 +216,7 @@ void check_losses(const std::vector<double>& got, const std::vector<double>& wan
   }
 }
 
-const EvolvingSbm& evolving() {
-  static const EvolvingSbm s = [] {
-    EvolvingSbmConfig cfg;
-    cfg.vertices = 240;
-    cfg.snapshots = 12;
-    cfg.classes = 3;
-    cfg.avg_degree = 5;
-    cfg.drift = 0.05;
-    cfg.feature_dim = 6;
-    cfg.seed = 4;
-    return generate_evolving_sbm(cfg);
-  }();
-  return s;
-}
+const EvolvingSbm& evolving() { return test::small_evolving(); }
 
 // Temporal link prediction (GCRN, --bptt 3): one process on the CPU, or the vertex or snapshot
 // strategy on `comm`'s ranks on `dev`.

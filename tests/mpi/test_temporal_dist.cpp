@@ -11,24 +11,13 @@
 #include "gnn/temporal_dist.hpp"
 #include "gnn/temporal_trainer.hpp"
 
+#include "../small_evolving.hpp"
+
 using namespace dgnn;
 
 namespace {
 
-const EvolvingSbm& sbm() {
-  static const EvolvingSbm s = [] {
-    EvolvingSbmConfig cfg;
-    cfg.vertices = 240;
-    cfg.snapshots = 12;  // 11 steps: 7 train, 1 validation, 3 test
-    cfg.classes = 3;
-    cfg.avg_degree = 5;
-    cfg.drift = 0.05;
-    cfg.feature_dim = 6;
-    cfg.seed = 4;
-    return generate_evolving_sbm(cfg);
-  }();
-  return s;
-}
+const EvolvingSbm& sbm() { return test::small_evolving(); }
 
 struct Run {
   std::vector<double> losses;

@@ -12,24 +12,13 @@
 #include "gnn/temporal_trainer.hpp"
 #include "gnn/trainer.hpp"
 
+#include "../small_evolving.hpp"
+
 using namespace dgnn;
 
 namespace {
 
-const EvolvingSbm& sbm() {
-  static const EvolvingSbm s = [] {
-    EvolvingSbmConfig cfg;
-    cfg.vertices = 240;
-    cfg.snapshots = 12;  // 11 steps: 7 train, 1 validation, 3 test
-    cfg.classes = 3;
-    cfg.avg_degree = 5;
-    cfg.drift = 0.05;
-    cfg.feature_dim = 6;
-    cfg.seed = 4;
-    return generate_evolving_sbm(cfg);
-  }();
-  return s;
-}
+const EvolvingSbm& sbm() { return test::small_evolving(); }
 
 const std::vector<TemporalKind> kAll = {TemporalKind::evolvegcn_o, TemporalKind::evolvegcn_h,
                                         TemporalKind::gcrn, TemporalKind::tgcn};
@@ -222,21 +211,7 @@ TEST_CASE("snapshot strategy: edge classification with per-snapshot features equ
   cfg.homophily = 0.7;
   cfg.seed = 6;
   const EvolvingSbm sbm = generate_evolving_sbm(cfg);
-  EdgeList e;
-  for (int t = 0; t < cfg.snapshots; ++t)
-    for (int64_t i = sbm.step_offsets[size_t(t)]; i < sbm.step_offsets[size_t(t) + 1]; ++i) {
-      const int32_t u = sbm.src[size_t(i)], v = sbm.dst[size_t(i)];
-      e.src.push_back(u);
-      e.dst.push_back(v);
-      e.weight.push_back(sbm.community(t, u) == sbm.community(t, v) ? 1.f : -1.f);
-      e.time.push_back(t);
-    }
-  EdgeListOptions eo;
-  eo.weight_col = 2;
-  eo.time_col = 3;
-  SnapshotOptions so;
-  so.seconds = 1;
-  const TemporalGraph g = build_temporal(e, eo, so, "signed", cfg.vertices);
+  const TemporalGraph g = test::signed_temporal(sbm, "signed");
   int64_t dim = 0;
   const std::vector<Var> features = snapshot_features(g, {}, 0, &dim);
   REQUIRE(int(features.size()) == g.num_snapshots());
