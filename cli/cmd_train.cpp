@@ -284,10 +284,11 @@ void run_train(TrainArgs& a) {
   // memory); on the CPU otherwise, and then moved to the device on the prefetch thread. That is
   // the case under mpirun (other ranks' rows come over MPI, as DistDGL samples) and for GAT
   // (attention needs the block's structure on the host).
+  Var host_features;  // the store's copy of the features when blocks move to a device (first:
+                      // the store and the loader's thread read it until they are gone)
   std::unique_ptr<Communicator> sample_comm;
   std::unique_ptr<GraphStore> store;
   std::unique_ptr<MiniBatchLoader> loader;
-  Var host_features;  // the store's copy of the features when blocks move to a device
   if (mb) {
     mb->norms = {model_norm(kind)};
     mb->attention = kind == ModelKind::gat;

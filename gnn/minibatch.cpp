@@ -199,6 +199,17 @@ void MiniBatchLoader::start(int64_t first_epoch, int64_t last_epoch) {
 }
 
 void MiniBatchLoader::produce() {
+  // On a GPU this thread's stream may still be writing a batch nobody took (the loader is torn
+  // down early, after an error): once joined, its work is done, so what it wrote is freed after.
+  struct DrainAtExit {
+    Device dev;
+    ~DrainAtExit() {
+      try {
+        kernels::synchronize(dev);
+      } catch (...) {
+      }
+    }
+  } drain{opt_.device};
   try {
     kernels::bind_thread(opt_.device);
     kernels::use_own_stream(opt_.device);

@@ -84,7 +84,7 @@ fi
 command -v ninja >/dev/null && cmake_args+=(-G Ninja)
 # NCCL: in the CUDA toolkit's folders or $NCCL_HOME, else the pip wheel beside PyTorch
 # (nvidia-nccl-*: nccl.h and libnccl.so.2, no libnccl.so for find_library to see).
-if [ -z "${NCCL_HOME:-}" ] && ! ls /usr/local/cuda/include/nccl.h /usr/include/nccl.h >/dev/null 2>&1; then
+if [ -z "${NCCL_HOME:-}" ] && [ ! -f /usr/local/cuda/include/nccl.h ] && [ ! -f /usr/include/nccl.h ]; then
   nccl_dir=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null || true)
   nccl_lib=$(ls "$nccl_dir"/lib/libnccl.so* 2>/dev/null | head -1)
   if [ -n "$nccl_dir" ] && [ -f "$nccl_dir/include/nccl.h" ] && [ -n "$nccl_lib" ]; then
@@ -102,7 +102,9 @@ cmake -S . -B "$build" "${cmake_args[@]}" >"$out/configure.log" 2>&1 ||
 grep "dgnn:" "$out/configure.log"
 targets=(test_gpu bench_gpu dgnn_cli)
 grep -q "MPI=ON" "$out/configure.log" && targets+=(test_gpu_mpi)
-timeout -k 5 $((deadline - 200 - $(($(date +%s) - start)))) \
+build_limit=$((deadline - 200 - $(($(date +%s) - start))))
+[ "$build_limit" -lt 60 ] && { echo "gpu_check: only ${build_limit} s left for the build" >&2; exit 1; }
+timeout -k 5 "$build_limit" \
   cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1 ||
   { grep -E "error|Error|Terminated" "$out/build.log" | head -40; tail -3 "$out/build.log"
     echo "gpu_check: the build failed or did not finish in time" >&2; exit 1; }
@@ -158,7 +160,7 @@ for m in sage gcn gat; do
 done
 
 step "CLI: temporal link prediction (GCRN, EvolveGCN-H) on the GPU and on the CPU"
-run_for 30 "$build/dgnn" generate evolving-sbm --vertices 2000 --snapshots 12 --classes 4 \
+fits 30 && run_for 30 "$build/dgnn" generate evolving-sbm --vertices 2000 --snapshots 12 --classes 4 \
   --avg-degree 6 --out "$build/evolving" >/dev/null
 for m in gcrn evolvegcn-h; do
   fits 60 || break
@@ -174,8 +176,8 @@ step "CLI: 2 GPU ranks under mpirun against 1 CPU rank (static GCN, mini-batch S
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 if [ -n "$mpirun_cmd" ] && grep -q "MPI=ON" "$out/configure.log"; then
   mpi2=("$mpirun_cmd" -np 2 --oversubscribe -x OMP_NUM_THREADS=4)
-  run_for 30 "$build/dgnn" generate sbm --vertices 3000 --classes 4 --seed 2 --out "$build/sbm3k" >/dev/null
-  if fits 60; then
+  fits 30 && run_for 30 "$build/dgnn" generate sbm --vertices 3000 --classes 4 --seed 2 --out "$build/sbm3k" >/dev/null
+  if fits $((30 + 60 * (ngpu >= 2 ? 2 : 1))) && [ -d "$build/sbm3k" ]; then
     run_for 30 "$build/dgnn" train --graph "$build/sbm3k" --epochs 30 --seed 1 --quiet \
       --log-json "$out/dist_cpu1.json" 2>&1 | tail -1
     comms=(auto)
@@ -187,14 +189,14 @@ if [ -n "$mpirun_cmd" ] && grep -q "MPI=ON" "$out/configure.log"; then
     done
   fi
   # Mini-batches under mpirun: sampled on the CPU through the owners, trained on the GPU.
-  if fits 60; then
+  if fits 90 && [ -d "$build/sbm3k" ]; then
     for d in cpu cuda; do
       run_for 45 "${mpi2[@]}" "$build/dgnn" train --graph "$build/sbm3k" --model sage \
         --batch-size 128 --fanouts 5,5 --epochs 3 --seed 1 --parts 2 --device "$d" --quiet \
         --log-json "$out/mbdist_$d.json" 2>&1 | tail -1
     done
   fi
-  if fits 90 && [ -d "$build/evolving" ]; then
+  if fits 120 && [ -d "$build/evolving" ]; then
     run_for 30 "$build/dgnn" train --graph "$build/evolving" --model gcrn --epochs 3 --bptt 3 \
       --neg-eval 20 --quiet --log-json "$out/tdist_cpu1.json" 2>&1 | tail -1
     for strategy in vertex snapshot; do

@@ -23,7 +23,8 @@ inline Communicator*& session_comm() {
 
 // A test that stops on one rank (an unexpected exception, or a failed REQUIRE) leaves the other
 // ranks waiting in a collective it will never join: the job would hang until killed. Say where
-// on stderr (the rank's report may be in its scratch file) and end the whole job instead.
+// on stderr (the rank's report may be in its scratch file) and end the whole job instead. (A
+// REQUIRE that fails on every rank ends the job too: the later test cases do not run.)
 struct AbortOnStop : Catch::TestEventListenerBase {
   using TestEventListenerBase::TestEventListenerBase;
   bool assertionEnded(const Catch::AssertionStats& stats) override {
@@ -35,11 +36,17 @@ struct AbortOnStop : Catch::TestEventListenerBase {
                                          r.m_info.resultDisposition));
     Communicator* comm = session_comm();
     if (stops && comm != nullptr && comm->size() > 1) {
-      std::fprintf(stderr, "rank %d: %s:%zu: %s %s%s%s stopped the test on this rank only; "
-                   "aborting the job (its peers would wait forever)\n",
-                   comm->rank(), r.getSourceInfo().file, r.getSourceInfo().line,
-                   r.getTestMacroName().c_str(), r.getExpression().c_str(),
+      // (Listeners run before the reporter, which would print the same: say it all here.)
+      std::cout.flush();
+      std::fflush(stdout);
+      std::fprintf(stderr, "rank %d: %s:%zu: %s( %s ) with %s%s%s\n", comm->rank(),
+                   r.getSourceInfo().file, r.getSourceInfo().line, r.getTestMacroName().c_str(),
+                   r.getExpression().c_str(), r.getExpandedExpression().c_str(),
                    r.hasMessage() ? ": " : "", r.hasMessage() ? r.getMessage().c_str() : "");
+      for (const Catch::MessageInfo& m : stats.infoMessages)
+        std::fprintf(stderr, "rank %d:   with %s\n", comm->rank(), m.message.c_str());
+      std::fprintf(stderr, "rank %d: that stops the test on this rank, whose peers would wait "
+                   "for it forever: aborting the job\n", comm->rank());
       std::fflush(stderr);
       comm->abort(3);
     }
