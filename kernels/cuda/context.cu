@@ -155,6 +155,13 @@ cudaStream_t stream() {
   return t_own.s ? t_own.s : c.stream;
 }
 
+void require_context_stream(const char* call) {
+  if (stream() != context().stream)
+    throw DeviceError(std::string(call) +
+                      ": called from a thread with a stream of its own; cuBLAS and cuSPARSE run "
+                      "on the context's stream only");
+}
+
 void use_own_stream() {
   Context& c = context();
   if (t_own.s) return;

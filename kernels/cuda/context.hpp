@@ -52,6 +52,10 @@ Context& context();
 // The calling thread's stream: the context's, unless the thread took one of its own
 // (use_own_stream: the loader's prefetch thread). cuBLAS and cuSPARSE stay on the context's.
 cudaStream_t stream();
+// cuBLAS and cuSPARSE calls, whose handles are bound to the context's stream, are made from a
+// thread whose stream that is (their scratch and memsets are ordered on stream()): DeviceError
+// otherwise (the loader's thread, say).
+void require_context_stream(const char* call);
 
 // Launch geometry for an element-wise kernel over n items: 256 threads a block, grid capped
 // (kernels use grid-stride loops).

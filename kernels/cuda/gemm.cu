@@ -10,6 +10,7 @@ void gemm(bool trans_a, bool trans_b, float alpha, ConstMatView a, ConstMatView 
   const int m = int(c.rows), n = int(c.cols);
   const int k = int(trans_a ? a.rows : a.cols);
   if (m == 0 || n == 0) return;
+  require_context_stream("gemm (cuBLAS)");
   cublasHandle_t h = context().cublas;
   // A leading dimension must be at least 1 even for an empty or single-row operand.
   auto ld = [](int64_t l, int64_t cols) { return int(l > 0 ? l : (cols > 0 ? cols : 1)); };

@@ -137,6 +137,7 @@ bool cusparse_applicable(const CsrView& a, ConstMatView x, MatView y) {
 }
 
 void spmm_cusparse(const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
+  require_context_stream("spmm (cuSPARSE)");
   cusparseHandle_t h = context().cusparse;
   const int64_t nnz = a.device_nnz;
   cusparseConstSpMatDescr_t ma;
