@@ -34,3 +34,21 @@ TEST_CASE("an exception escapes on rank 1", "[.uncaught]") {
   comm.barrier();
   FAIL("rank " << comm.rank() << " got past a barrier that rank 1 never entered");
 }
+
+// Run only by "mpi: a test stopped on one rank aborts the job": a REQUIRE that fails, or an
+// exception thrown, on rank 1 alone ends that test case there while rank 0 waits in the
+// barrier; the session's listener (rank_session.hpp) must end the job, not let it hang.
+TEST_CASE("a REQUIRE fails on rank 1 only", "[.stop_on_rank_1]") {
+  dgnn::Communicator& comm = dgnn::world();
+  REQUIRE(comm.size() > 1);
+  INFO("rank " << comm.rank());
+  REQUIRE(comm.rank() != 1);
+  comm.barrier();
+}
+
+TEST_CASE("a test throws on rank 1 only", "[.throw_on_rank_1]") {
+  dgnn::Communicator& comm = dgnn::world();
+  REQUIRE(comm.size() > 1);
+  if (comm.rank() == 1) throw dgnn::IoError("injected by the test");
+  comm.barrier();
+}

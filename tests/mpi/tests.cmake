@@ -25,6 +25,19 @@ add_test(NAME "mpi: an uncaught exception aborts the job"
           $<TARGET_FILE:test_mpi> "[uncaught]")
 set_tests_properties("mpi: an uncaught exception aborts the job" PROPERTIES LABELS mpi
   TIMEOUT 90 PROCESSORS 2)
+# A test case that stops on one rank (a failed REQUIRE, an exception) while the others wait in a
+# collective: the harness aborts the job with the failure, instead of hanging until the timeout.
+foreach(probe "stop_on_rank_1;REQUIRE( comm.rank() != 1 ) with 1 != 1"
+              "throw_on_rank_1;injected by the test")
+  list(GET probe 0 tag)
+  list(GET probe 1 message)
+  add_test(NAME "mpi: a test stopped on one rank aborts the job (${tag})"
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/expect_abort.sh "${message}"
+            ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 --oversubscribe
+            $<TARGET_FILE:test_mpi> "[${tag}]")
+  set_tests_properties("mpi: a test stopped on one rank aborts the job (${tag})" PROPERTIES
+    LABELS mpi TIMEOUT 90 PROCESSORS 2)
+endforeach()
 dgnn_mpi_test(dist 2 3 4)
 
 # The executable under mpiexec: equality with one process, and a missing part file.
