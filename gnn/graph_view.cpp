@@ -266,6 +266,14 @@ void GraphView::Adjacency::adopt_forward(Device dev, std::unique_ptr<kernels::De
   copies_[0][int(dev)] = std::move(copy);
 }
 
+void GraphView::Adjacency::adopt_backward(Device dev,
+                                          std::unique_ptr<kernels::DeviceCsr> copy) const {
+  DGNN_CHECK(dev != Device::cpu && copy && copy->device() == dev && !symmetric, ShapeError,
+             "adopt_backward: a copy on that GPU of a non-symmetric matrix's transpose");
+  std::lock_guard<std::mutex> lock(mutex_);
+  copies_[1][int(dev)] = std::move(copy);
+}
+
 void GraphView::Adjacency::adopt_both(Device dev, kernels::DeviceCsr forward,
                                       kernels::DeviceCsr backward) const {
   DGNN_CHECK(forward.device() == dev && backward.device() == dev, ShapeError,

@@ -86,6 +86,8 @@ class GraphView {
     // Takes a forward copy built on the device itself (snapshots by difference) instead of
     // uploading `forward` on first use; the caller guarantees it holds the same matrix.
     void adopt_forward(Device dev, std::unique_ptr<kernels::DeviceCsr> copy) const;
+    // The same for the transpose of a non-symmetric matrix (`transposed`).
+    void adopt_backward(Device dev, std::unique_ptr<kernels::DeviceCsr> copy) const;
     // Both directions built on `dev` with no host matrices behind them (a device block's):
     // asking for them on another device is an error.
     void adopt_both(Device dev, kernels::DeviceCsr forward, kernels::DeviceCsr backward) const;

@@ -97,9 +97,17 @@ SnapshotUploads upload_snapshots_by_difference(const TemporalGraph& g,
     }
     const GraphView::Adjacency& adj = v.adjacency(Norm::gcn);
     const int64_t n = adj.forward.rows, nnz = adj.forward.nnz();
-    up.whole_bytes += 8 * (n + 1) + (nnz < (int64_t(1) << 31) ? 4 * (n + 1) : 0) + 8 * nnz;
-    adj.adopt_forward(dev, std::make_unique<kernels::DeviceCsr>(
-                               kernels::gcn_adjacency_on_device(cur, adj.forward.offsets)));
+    // What uploading it whole would move: offsets (and their 32-bit copy), indices, values; a
+    // directed snapshot's transpose as much again.
+    const int64_t whole = 8 * (n + 1) + (nnz < (int64_t(1) << 31) ? 4 * (n + 1) : 0) + 8 * nnz;
+    up.whole_bytes += adj.symmetric ? whole : 2 * whole;
+    auto forward = std::make_unique<kernels::DeviceCsr>(
+        kernels::gcn_adjacency_on_device(cur, adj.forward.offsets));
+    // Directed: the backward (transposed) adjacency is built from it on the device too.
+    if (!adj.symmetric)
+      adj.adopt_backward(dev, std::make_unique<kernels::DeviceCsr>(kernels::transpose_on_device(
+                                  *forward, adj.transposed.offsets)));
+    adj.adopt_forward(dev, std::move(forward));
     ++up.snapshots;
   }
   return up;

@@ -47,7 +47,7 @@ std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<Csr
 struct SnapshotUploads {
   int snapshots = 0, as_difference = 0;
   int64_t bytes = 0;        // uploaded: snapshot 0's structure, then the differences
-  int64_t whole_bytes = 0;  // the GCN adjacencies uploaded whole, as DeviceCsr would
+  int64_t whole_bytes = 0;  // the GCN adjacencies (directed: and transposes) uploaded whole
 };
 SnapshotUploads upload_snapshots_by_difference(const TemporalGraph& g,
                                                const std::vector<std::unique_ptr<GraphView>>& views,

@@ -3,10 +3,12 @@
 #include "kernels/device_snapshot.hpp"
 
 #include <string>
+#include <utility>
 
 #include "common/error.hpp"
 #include "dgnn_config.hpp"
 #if DGNN_HAVE_CUDA
+#include "kernels/cuda/block_adjacency.hpp"
 #include "kernels/cuda/cuda_kernels.hpp"
 #endif
 
@@ -81,6 +83,16 @@ DeviceCsr gcn_adjacency_on_device(const DeviceStructure& s, std::vector<int64_t>
 #endif
   return DeviceCsr(s.dev, s.rows, s.cols, std::move(host_offsets), std::move(offsets),
                    std::move(offsets32), std::move(indices), std::move(values));
+}
+
+DeviceCsr transpose_on_device(const DeviceCsr& a, std::vector<int64_t> host_offsets) {
+  need_gpu(a.device(), "transpose_on_device");
+#if DGNN_HAVE_CUDA
+  return cuda::transpose_with_offsets(a.view(), std::move(host_offsets));
+#else
+  (void)host_offsets;
+  throw DeviceError("kernels::transpose_on_device: this dgnn was built without CUDA");
+#endif
 }
 
 }  // namespace dgnn::kernels

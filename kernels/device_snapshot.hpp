@@ -42,4 +42,10 @@ DeviceStructure apply_structure_diff(const DeviceStructure& prev, const std::vec
 // non-self entries + 1); the result is what DeviceCsr(dev, adjacency) would have uploaded.
 DeviceCsr gcn_adjacency_on_device(const DeviceStructure& s, std::vector<int64_t> host_offsets);
 
+// The transpose of `a` (a whole matrix on a device) built there: each row's entries in ascending
+// column order with their values, what uploading the host's Csr::transpose gives, bit for bit.
+// `host_offsets` are the transpose's offsets (the host knows them from the structure alone).
+// A directed snapshot's backward adjacency, so that it never crosses the bus.
+DeviceCsr transpose_on_device(const DeviceCsr& a, std::vector<int64_t> host_offsets);
+
 }  // namespace dgnn::kernels

@@ -73,9 +73,21 @@ __global__ void transpose_fill_kernel(int64_t nnz, const int32_t* __restrict__ p
   }
 }
 
-// The transpose of a rows x cols matrix with nnz entries (offsets from 0).
-DeviceCsr transpose(int64_t rows, int64_t cols, int64_t nnz, const int64_t* off, const int32_t* idx,
-                    const float* val) {
+__global__ void offsets32_kernel(int64_t n, const int64_t* __restrict__ off,
+                                 int32_t* __restrict__ off32) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    off32[i] = int32_t(off[i]);
+}
+
+struct Transposed {
+  Buffer offsets, indices, values;
+};
+
+// The transpose of a rows x cols matrix with nnz entries (offsets from 0): each row's entries
+// in ascending column order, values carried (Csr::transpose's result).
+Transposed transpose_buffers(int64_t rows, int64_t cols, int64_t nnz, const int64_t* off,
+                             const int32_t* idx, const float* val) {
   Buffer t_off(Device::cuda, size_t(cols + 1) * sizeof(int64_t));
   Buffer t_idx(Device::cuda, size_t(nnz) * sizeof(int32_t));
   Buffer t_val(Device::cuda, size_t(nnz) * sizeof(float));
@@ -102,11 +114,34 @@ DeviceCsr transpose(int64_t rows, int64_t cols, int64_t nnz, const int64_t* off,
         nnz, perm.get(), row_of.get(), val, t_idx.as<int32_t>(), t_val.as<float>());
     DGNN_CUDA_LAUNCHED("transpose_fill_kernel");
   }
-  return DeviceCsr(Device::cuda, cols, rows, nnz, std::move(t_off), std::move(t_idx),
-                   std::move(t_val));
+  return {std::move(t_off), std::move(t_idx), std::move(t_val)};
+}
+
+DeviceCsr transpose(int64_t rows, int64_t cols, int64_t nnz, const int64_t* off, const int32_t* idx,
+                    const float* val) {
+  Transposed t = transpose_buffers(rows, cols, nnz, off, idx, val);
+  return DeviceCsr(Device::cuda, cols, rows, nnz, std::move(t.offsets), std::move(t.indices),
+                   std::move(t.values));
 }
 
 }  // namespace
+
+DeviceCsr transpose_with_offsets(const CsrView& a, std::vector<int64_t> host_offsets) {
+  const int64_t nnz = a.device_nnz;
+  DGNN_CHECK(nnz >= 0 && int64_t(host_offsets.size()) == a.cols + 1 &&
+                 host_offsets.back() == nnz && nnz <= INT32_MAX,
+             ShapeError, "transpose_with_offsets: a whole device matrix and its transpose's offsets");
+  Transposed t = transpose_buffers(a.rows, a.cols, nnz, a.offsets, a.indices, a.values);
+  Buffer off32;
+  if (nnz < (int64_t(1) << 31)) {  // for cuSPARSE, as DeviceCsr gives uploaded matrices
+    off32 = Buffer(Device::cuda, size_t(a.cols + 1) * sizeof(int32_t));
+    offsets32_kernel<<<grid_for(a.cols + 1), kBlock, 0, stream()>>>(
+        a.cols + 1, t.offsets.as<const int64_t>(), off32.as<int32_t>());
+    DGNN_CUDA_LAUNCHED("offsets32_kernel");
+  }
+  return DeviceCsr(Device::cuda, a.cols, a.rows, std::move(host_offsets), std::move(t.offsets),
+                   std::move(off32), std::move(t.indices), std::move(t.values));
+}
 
 BlockAdjacency block_adjacency(const DeviceBlock& b, BlockNorm norm) {
   const int64_t rows = b.n_dst;

@@ -5,6 +5,7 @@
 // every CUDA source.
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "kernels/minibatch_kernels.hpp"
 
@@ -13,6 +14,9 @@ namespace dgnn::kernels::cuda {
 // Synchronises once per matrix (the GCN adjacency's entry count comes back to the host).
 BlockAdjacency block_adjacency(const DeviceBlock& block, BlockNorm norm);
 void gather_rows_by_id(ConstMatView src, const int64_t* ids, int64_t n, MatView dst);
+// The transpose of a whole device matrix (a.device_nnz entries), built on the device, with the
+// host-known offsets of the result kept (row slices) and 32-bit offsets for cuSPARSE.
+DeviceCsr transpose_with_offsets(const CsrView& a, std::vector<int64_t> host_offsets);
 void bind_thread();
 // The calling thread's kernels go to a stream of its own from now on, which first waits for
 // everything queued on the context's stream so far (what the thread may read was made there).

@@ -1,6 +1,7 @@
 // Snapshots moved to the GPU as differences: every adjacency built on the device from the
 // previous structure plus a difference equals, bit for bit, the host's GCN adjacency of that
-// snapshot (what uploading it whole gives), and far fewer bytes cross for cumulative snapshots.
+// snapshot (what uploading it whole gives), a directed snapshot's transpose too, and far fewer
+// bytes cross for cumulative snapshots.
 #include <catch2/catch.hpp>
 
 #include "datasets/evolving_sbm.hpp"
@@ -20,21 +21,57 @@ std::vector<T> download(const T* p, int64_t n) {
   return h;
 }
 
-TemporalGraph graph(SnapshotMode mode) {
+EvolvingSbmConfig config() {
   EvolvingSbmConfig cfg;
   cfg.vertices = 3000;
   cfg.snapshots = 8;
   cfg.classes = 4;
   cfg.avg_degree = 6;
   cfg.seed = 5;
-  return generate_evolving_sbm(cfg).to_temporal(mode);
+  return cfg;
+}
+
+TemporalGraph graph(SnapshotMode mode) { return generate_evolving_sbm(config()).to_temporal(mode); }
+
+// The same edges read as directed (each from its lower to its higher id): the GCN adjacency is
+// not symmetric, so its transpose is built on the device too.
+TemporalGraph directed_graph(SnapshotMode mode) {
+  const EvolvingSbm sbm = generate_evolving_sbm(config());
+  EdgeList e;
+  for (int t = 0; t < sbm.num_snapshots(); ++t)
+    for (int64_t i = sbm.step_offsets[size_t(t)]; i < sbm.step_offsets[size_t(t) + 1]; ++i) {
+      e.src.push_back(sbm.src[size_t(i)]);
+      e.dst.push_back(sbm.dst[size_t(i)]);
+      e.time.push_back(t);
+    }
+  EdgeListOptions eo;
+  eo.time_col = 2;
+  eo.directed = true;
+  SnapshotOptions so;
+  so.seconds = 1;
+  so.mode = mode;
+  return build_temporal(e, eo, so, "directed", sbm.num_vertices());
+}
+
+void check_same(const kernels::DeviceCsr& on_gpu, const Csr& h) {
+  const CsrView d = on_gpu.view();
+  REQUIRE(d.device_nnz == h.nnz());
+  check_bits(download(d.offsets, h.rows + 1), h.offsets, "offsets");
+  check_bits(download(d.indices, h.nnz()), h.indices, "indices");
+  check_bits(download(d.values, h.nnz()), h.values, "values");
+  REQUIRE(d.offsets32 != nullptr);
+  const std::vector<int32_t> o32 = download(d.offsets32, h.rows + 1);
+  for (int64_t r = 0; r <= h.rows; ++r) REQUIRE(int64_t(o32[size_t(r)]) == h.offsets[size_t(r)]);
 }
 
 }  // namespace
 
 TEST_CASE("snapshots built on the GPU from differences equal their host adjacencies", "[gpu]") {
+  for (bool directed : {false, true})
   for (SnapshotMode mode : {SnapshotMode::window, SnapshotMode::cumulative}) {
-    const TemporalGraph g = graph(mode);
+    INFO((directed ? "directed" : "undirected") << ", mode " << int(mode));
+    const TemporalGraph g = directed ? directed_graph(mode) : graph(mode);
+    REQUIRE(g.directed == directed);
     std::vector<std::unique_ptr<GraphView>> views;
     for (int t = 0; t < g.num_snapshots(); ++t)
       views.push_back(std::make_unique<GraphView>(g.snapshot(t)));
@@ -45,15 +82,9 @@ TEST_CASE("snapshots built on the GPU from differences equal their host adjacenc
     for (int t = 0; t < g.num_snapshots(); ++t) {
       INFO("snapshot " << t);
       const auto& adj = views[size_t(t)]->adjacency(Norm::gcn);
-      const CsrView d = adj.forward_on(Device::cuda).view();  // the adopted copy
-      const Csr& h = adj.forward;
-      REQUIRE(d.device_nnz == h.nnz());
-      check_bits(download(d.offsets, h.rows + 1), h.offsets, "offsets");
-      check_bits(download(d.indices, h.nnz()), h.indices, "indices");
-      check_bits(download(d.values, h.nnz()), h.values, "values");
-      REQUIRE(d.offsets32 != nullptr);
-      const std::vector<int32_t> o32 = download(d.offsets32, h.rows + 1);
-      for (int64_t r = 0; r <= h.rows; ++r) REQUIRE(int64_t(o32[size_t(r)]) == h.offsets[size_t(r)]);
+      REQUIRE(adj.symmetric == !directed);
+      check_same(adj.forward_on(Device::cuda), adj.forward);  // the adopted copies
+      if (directed) check_same(adj.backward_on(Device::cuda), adj.transposed);
     }
   }
 }
