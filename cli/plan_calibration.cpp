@@ -49,6 +49,7 @@ namespace {
 // Bounds on the timed shapes: large enough to leave the caches, small enough for seconds.
 constexpr int64_t kMaxSpmmEntries = 4'000'000;
 constexpr int64_t kMaxGemmRows = 200'000;
+constexpr int64_t kMaxAttentionEntries = 1'000'000;
 constexpr int kMinCalls = 3;
 constexpr double kMinSeconds = 0.2;
 
@@ -147,6 +148,7 @@ std::string key_of(const Csr& in, const std::vector<perf::LayerShape>& layers, i
   if (copies > 1) k.append("|copies ").append(std::to_string(copies));
   for (const perf::LayerShape& l : layers) {
     k.append("|w").append(std::to_string(l.agg_width));
+    if (l.heads > 0) k.append(" heads ").append(std::to_string(l.heads));
     for (const perf::Gemm& g : l.gemms)
       k.append(" ").append(std::to_string(g.k)).append("x").append(std::to_string(g.n));
   }
@@ -163,6 +165,10 @@ nlohmann::json to_json(const perf::Rates& r) {
     j["gemm_fwd"][std::to_string(s.first) + "x" + std::to_string(s.second)] = v;
   for (auto& [s, v] : r.gemm_bwd)
     j["gemm_bwd"][std::to_string(s.first) + "x" + std::to_string(s.second)] = v;
+  for (auto& [s, v] : r.attention_fwd)
+    j["attention_fwd"][std::to_string(s.first) + "x" + std::to_string(s.second)] = v;
+  for (auto& [s, v] : r.attention_bwd)
+    j["attention_bwd"][std::to_string(s.first) + "x" + std::to_string(s.second)] = v;
   return j;
 }
 
@@ -180,6 +186,8 @@ perf::Rates from_json(const nlohmann::json& j) {
   };
   shapes("gemm_fwd", r.gemm_fwd);
   shapes("gemm_bwd", r.gemm_bwd);
+  if (j.contains("attention_fwd")) shapes("attention_fwd", r.attention_fwd);
+  if (j.contains("attention_bwd")) shapes("attention_bwd", r.attention_bwd);
   return r;
 }
 
@@ -273,6 +281,99 @@ perf::Rates measure(const Csr& in, const std::vector<perf::LayerShape>& layers, 
     r.gemm_fwd[{k, n}] = flops / fwd;
     r.gemm_bwd[{k, n}] = 2 * flops / bwd;
   }
+  // Attention layers: their edge work per entry, timed with the kernels a GAT layer runs, on a
+  // prefix of the rows (each copy its own rows as a whole matrix: the edge kernels take no row
+  // slice), entries of the GCN structure's density.
+  std::set<std::pair<int64_t, int64_t>> attention;
+  for (const perf::LayerShape& l : layers)
+    if (l.heads > 0) attention.insert({l.heads, l.agg_width});
+  if (!attention.empty()) {
+    CsrView base = in.view();
+    if (base.nnz() > kMaxAttentionEntries)
+      base.rows = std::upper_bound(in.offsets.begin(), in.offsets.end(), kMaxAttentionEntries) -
+                  in.offsets.begin() - 1;
+    struct Part {
+      std::vector<int64_t> offsets;
+      CsrView view;
+    };
+    std::vector<Part> parts(static_cast<size_t>(copies));
+    for (int c = 0; c < copies; ++c) {
+      const auto [begin, end] = share(base.rows, c, copies);
+      Part& p = parts[size_t(c)];
+      for (int64_t r = begin; r <= end; ++r)
+        p.offsets.push_back(base.offsets[r] - base.offsets[begin]);
+      p.view.rows = end - begin;
+      p.view.cols = in.cols;
+      p.view.offsets = p.offsets.data();
+      p.view.indices = base.indices + base.offsets[begin];
+    }
+    for (auto [heads, f] : attention) {
+      // Per copy: scores and coefficients (entries x heads), per-vertex terms, outputs.
+      struct Buffers {
+        std::vector<float> src, dst, score, alpha, dalpha, y, dx, row;
+      };
+      std::vector<Buffers> bufs(static_cast<size_t>(copies));
+      for (int c = 0; c < copies; ++c) {
+        const CsrView& v = parts[size_t(c)].view;
+        Buffers& b = bufs[size_t(c)];
+        const size_t e = size_t(std::max<int64_t>(1, v.nnz())) * size_t(heads);
+        b.src.assign(size_t(in.cols * heads), 0.1f);
+        b.dst.assign(size_t(std::max<int64_t>(1, v.rows) * heads), -0.2f);
+        b.score.assign(e, 0.f);
+        b.alpha.assign(e, 0.f);
+        b.dalpha.assign(e, 0.01f);
+        b.y.assign(size_t(std::max<int64_t>(1, v.rows) * f), 0.f);
+        b.dx.assign(size_t(std::max<int64_t>(1, v.rows) * f), 0.f);
+        b.row.assign(size_t(std::max<int64_t>(1, v.rows) * heads), 0.f);
+      }
+      auto table = [&](int c) -> const float* {
+        return own_tables ? tables[size_t(c)].data() : x.data();
+      };
+      auto fwd = [&](int c) {
+        const CsrView& v = parts[size_t(c)].view;
+        Buffers& b = bufs[size_t(c)];
+        const int64_t e = v.nnz();
+        kernels::edge_add(cpu, v, ConstMatView(b.src.data(), in.cols, heads, heads),
+                          ConstMatView(b.dst.data(), v.rows, heads, heads),
+                          MatView{b.score.data(), e, heads, heads});
+        // LeakyReLU and the coefficients' dropout: element-wise passes over entries x heads.
+        kernels::unary(cpu, kernels::Unary::relu, b.score.data(), b.score.data(), e * heads);
+        kernels::edge_softmax(cpu, v, ConstMatView(b.score.data(), e, heads, heads),
+                              MatView{b.alpha.data(), e, heads, heads});
+        kernels::unary(cpu, kernels::Unary::relu, b.alpha.data(), b.alpha.data(), e * heads);
+        kernels::spmm_heads(cpu, v, ConstMatView(b.alpha.data(), e, heads, heads),
+                            ConstMatView(table(c), in.cols, f, f),
+                            MatView{b.y.data(), v.rows, f, f});
+      };
+      // The backward's kernels on the same entries (the transpose's SpMM reads as many): the
+      // coefficients' gradient (SDDMM), the sources' (SpMM over heads), the softmax's and the
+      // scores' (two row sums and the gather into the transpose's order).
+      auto bwd = [&](int c) {
+        const CsrView& v = parts[size_t(c)].view;
+        Buffers& b = bufs[size_t(c)];
+        const int64_t e = v.nnz();
+        const ConstMatView dy(b.y.data(), v.rows, f, f);
+        kernels::sddmm(cpu, v, dy, ConstMatView(table(c), in.cols, f, f),
+                       MatView{b.dalpha.data(), e, heads, heads});
+        kernels::spmm_heads(cpu, v, ConstMatView(b.alpha.data(), e, heads, heads),
+                            ConstMatView(table(c), in.cols, f, f),
+                            MatView{b.dx.data(), v.rows, f, f});
+        kernels::edge_softmax_backward(cpu, v, ConstMatView(b.alpha.data(), e, heads, heads),
+                                       ConstMatView(b.dalpha.data(), e, heads, heads),
+                                       MatView{b.score.data(), e, heads, heads});
+        kernels::unary(cpu, kernels::Unary::relu, b.score.data(), b.score.data(), e * heads);
+        kernels::edge_row_sum(cpu, v, ConstMatView(b.score.data(), e, heads, heads),
+                              MatView{b.row.data(), v.rows, heads, heads});
+        kernels::edge_row_sum(cpu, v, ConstMatView(b.score.data(), e, heads, heads),
+                              MatView{b.row.data(), v.rows, heads, heads});
+        kernels::unary(cpu, kernels::Unary::relu, b.score.data(), b.dalpha.data(), e * heads);
+      };
+      const double entries = double(std::max<int64_t>(1, base.nnz())) / copies;
+      r.attention_fwd[{heads, f}] = mean_seconds(copies, fwd) / entries;
+      r.attention_bwd[{heads, f}] = mean_seconds(copies, bwd) / entries;
+    }
+  }
+
   const int64_t n_elem = m * std::min<int64_t>(widest, 64);
   const double es = mean_seconds(copies, [&](int c) {
     const auto [begin, end] = share(n_elem, c, copies);

@@ -159,6 +159,7 @@ std::vector<LayerShape> model_layers(ModelKind kind, int64_t in, int64_t hidden,
         s.agg_backward = gemm_first || !first;
         s.gemms = {{a, b, !first}};
         s.biases = b;
+        s.tensors = 2;
         elem += s.agg_width;
         break;
       }
@@ -167,6 +168,7 @@ std::vector<LayerShape> model_layers(ModelKind kind, int64_t in, int64_t hidden,
         s.agg_backward = !first;
         s.gemms = {{a, b, !first}, {a, b, !first}};
         s.biases = b;  // one bias for the sum of both products
+        s.tensors = 3;
         elem += a + b;  // the copy, the add of the two products
         break;
       case ModelKind::gin: {
@@ -175,16 +177,33 @@ std::vector<LayerShape> model_layers(ModelKind kind, int64_t in, int64_t hidden,
         s.agg_backward = !first;
         s.gemms = {{a, mid, !first}, {mid, b, true}};
         s.biases = mid + b;
+        s.tensors = 4;
         elem += a + a + 2 * mid;  // the copy, x + sum, the inner bias and ReLU
         break;
       }
       case ModelKind::gat:
-        throw OptionError("dgnn plan: --model gat is not modelled yet (gcn, sage or gin)");
+        // GATConv: z = x W, z's halo rows fetched (with_halo), per-vertex scores (two head_dots
+        // over the rows), attention over the GCN structure, then a bias.
+        s.heads = gat_heads(b);
+        s.agg_width = b;
+        s.self_loops = true;
+        s.agg_backward = true;  // W's gradient needs z's, halo rows included
+        s.gemms = {{a, b, !first}};
+        s.biases = 3 * b;  // the bias and the two attention vectors
+        s.tensors = 4;
+        elem += b + 2 * b;  // z into [owned | halo], the two head_dots
+        break;
     }
     s.elementwise_per_row = elem;
     out.push_back(std::move(s));
   }
   return out;
+}
+
+int64_t allreduce_floats(const std::vector<LayerShape>& layers) {
+  int64_t n = parameter_count(layers) + 1;
+  for (const LayerShape& l : layers) n += l.tensors;
+  return n;
 }
 
 int64_t parameter_count(const std::vector<LayerShape>& layers) {
@@ -211,6 +230,15 @@ double nearest(const Map& m, const Key& key, double fallback) {
 }  // namespace
 
 double Rates::spmm_rate(int64_t width) const { return nearest(spmm, width, 1e9); }
+double Rates::attention_fwd_s(int64_t heads, int64_t width) const {
+  // Unmeasured: about eight passes over an entry's heads and one SpMM entry of its width.
+  return nearest(attention_fwd, std::make_pair(heads, width),
+                 8.0 * double(heads) / elementwise + double(width) / spmm_rate(width));
+}
+double Rates::attention_bwd_s(int64_t heads, int64_t width) const {
+  return nearest(attention_bwd, std::make_pair(heads, width),
+                 2 * attention_fwd_s(heads, width));
+}
 double Rates::gemm_fwd_rate(int64_t k, int64_t n) const {
   return nearest(gemm_fwd, std::make_pair(k, n), 1e10);
 }
@@ -308,14 +336,22 @@ Prediction predict(const PartitionCounts& counts, const std::vector<LayerShape>&
                (rates.elementwise * scale);
       };
       const bool aggregates = dir == 0 || l.agg_backward;
+      // Seconds per entry of the aggregation: an SpMM entry of agg_width, or attention's edge work.
+      const double entry_s =
+          l.heads > 0 ? (dir == 0 ? rates.attention_fwd_s(l.heads, l.agg_width)
+                                  : rates.attention_bwd_s(l.heads, l.agg_width)) /
+                            scale
+                      : double(l.agg_width) / spmm_rate;
       auto work = [&](const PartCounts& c) {
-        return gemm_s(c) + elem_s(c) + (aggregates ? nnz(c) * double(l.agg_width) / spmm_rate : 0);
+        return gemm_s(c) + elem_s(c) + (aggregates ? nnz(c) * entry_s : 0);
       };
       // Forward: interior rows aggregate while the halo travels. Backward: the transposed
       // product's owned-row entries (all but the cut ones) while the halo gradient travels.
+      // Attention fetches its halo rows first (with_halo): nothing overlaps that exchange.
       auto hidden = [&](const PartCounts& c) {
+        if (l.heads > 0) return 0.0;
         const double e = dir == 0 ? double(c.interior_edges) : double(c.edges - c.cut_edges);
-        return e * double(l.agg_width) / spmm_rate;
+        return e * entry_s;
       };
       phase(work, hidden, aggregates ? l.agg_width : 0);
     }
@@ -323,13 +359,14 @@ Prediction predict(const PartitionCounts& counts, const std::vector<LayerShape>&
 
   // Gradient all-reduce (parameters and the loss) and the optimizer's pass over the weights.
   const int64_t params = parameter_count(layers);
-  const double param_bytes = double(params + 1) * 4;
+  const int64_t floats = allreduce_floats(layers);
+  const double param_bytes = double(floats) * 4;
   double allreduce_s = 0;
   if (P > 1) {
     allreduce_s = 2.0 * (P - 1) / P * param_bytes / net.bandwidth_Bps +
                   2.0 * std::ceil(std::log2(double(P))) * net.latency_s;
     wait_s += rates.sync_s;
-    for (int64_t& b : rank_bytes) b += (params + 1) * 4;
+    for (int64_t& b : rank_bytes) b += floats * 4;
   }
   const double adam_s = double(params) * 8 / (rates.elementwise * scale);
   compute_mean_s += adam_s;

@@ -53,14 +53,22 @@ struct LayerShape {
   bool agg_backward = true;   // the aggregated input needs a gradient (not the raw features)
   std::vector<Gemm> gemms;
   int64_t biases = 0;               // bias parameters (with the weights: what is all-reduced)
+  int64_t tensors = 0;  // parameter tensors: each adds a flag to the all-reduce (did a rank's
+                        // backward reach it)
   int64_t elementwise_per_row = 0;  // floats touched per owned row by the forward's element-wise
                                     // ops (dropout, bias, ReLU, adds, copies); backward: twice
+  // Attention (GAT): `heads` > 0. The aggregation is then the attention's edge work, costed per
+  // entry (Rates::attention_*), after an exchange of agg_width columns that nothing overlaps
+  // (with_halo), forward and backward.
+  int64_t heads = 0;
 };
 // The layers `make_model` builds for dims {in, hidden x (layers - 1), classes}, following
 // gnn/layers.cpp (GCN multiplies first when that narrows the aggregation; GIN's MLP width).
 std::vector<LayerShape> model_layers(ModelKind kind, int64_t in, int64_t hidden,
                                      int64_t classes, int layers);
 int64_t parameter_count(const std::vector<LayerShape>& layers);
+// Floats the gradient all-reduce sums: the parameters, a flag per parameter tensor, the loss.
+int64_t allreduce_floats(const std::vector<LayerShape>& layers);
 
 // Measured per-rank compute rates.
 struct Rates {
@@ -77,6 +85,13 @@ struct Rates {
   double lstm_fwd = 0, lstm_bwd = 0, gru_fwd = 0, gru_bwd = 0, pair_fwd = 0, pair_bwd = 0;
   // Rows gathered or scattered by index (fetching pair ends), in floats per second.
   double gather = 0;
+  // Attention layers: seconds per entry (of the GCN structure, self loops included) of a layer's
+  // edge work, by (heads, width): forward (edge_add, LeakyReLU, edge_softmax, dropout,
+  // spmm_heads) and backward (their gradients: sddmm, spmm_heads on the transpose,
+  // edge_softmax_backward, two edge_row_sums and the transposed-order gather).
+  std::map<std::pair<int64_t, int64_t>, double> attention_fwd, attention_bwd;
+  double attention_fwd_s(int64_t heads, int64_t width) const;
+  double attention_bwd_s(int64_t heads, int64_t width) const;
   double spmm_rate(int64_t width) const;  // the nearest measured width when not measured
   double gemm_fwd_rate(int64_t k, int64_t n) const;
   double gemm_bwd_rate(int64_t k, int64_t n) const;

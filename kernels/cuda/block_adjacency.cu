@@ -130,7 +130,8 @@ DeviceCsr transpose_with_offsets(const CsrView& a, std::vector<int64_t> host_off
   const int64_t nnz = a.device_nnz;
   DGNN_CHECK(nnz >= 0 && int64_t(host_offsets.size()) == a.cols + 1 &&
                  host_offsets.back() == nnz && nnz <= INT32_MAX,
-             ShapeError, "transpose_with_offsets: a whole device matrix and its transpose's offsets");
+             ShapeError,
+             "transpose_with_offsets: a whole device matrix and its transpose's offsets");
   Transposed t = transpose_buffers(a.rows, a.cols, nnz, a.offsets, a.indices, a.values);
   Buffer off32;
   if (nnz < (int64_t(1) << 31)) {  // for cuSPARSE, as DeviceCsr gives uploaded matrices

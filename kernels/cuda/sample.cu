@@ -2,9 +2,10 @@
 // bit for bit. The draws are kernels/sample_draw.hpp, the same code the CPU runs, one thread per
 // destination (a warp per long row taken whole); the per-row counts are scanned into offsets
 // with Thrust; the compact numbering of sources follows NeighborSampler::sample exactly:
-// destinations first, then each new vertex at its first appearance in the concatenated rows. That order is found without a sort: an atomicMin
-// of the entry index per vertex (an integer minimum: the same result whatever the thread order),
-// then a stable copy_if of the entries that hold their vertex's first appearance.
+// destinations first, then each new vertex at its first appearance in the concatenated rows.
+// That order is found without a sort: an atomicMin of the entry index per vertex (an integer
+// minimum: the same result whatever the thread order), then a stable copy_if of the entries
+// that hold their vertex's first appearance.
 #include <thrust/copy.h>
 #include <thrust/execution_policy.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -185,7 +186,8 @@ DeviceBlock sample_block(const SampleGraph& g, const int64_t* dst, int64_t n_dst
         weighted ? b.values.as<float>() : nullptr);
     DGNN_CUDA_LAUNCHED("draw_kernel");
     copy_whole_rows_kernel<<<grid_for(n_dst * 32), kBlock, 0, stream()>>>(
-        g, dst, n_dst, fanout, replace, offsets, nbrs.get(), weighted ? b.values.as<float>() : nullptr);
+        g, dst, n_dst, fanout, replace, offsets, nbrs.get(),
+        weighted ? b.values.as<float>() : nullptr);
     DGNN_CUDA_LAUNCHED("copy_whole_rows_kernel");
   }
 

@@ -58,6 +58,21 @@ TEST_CASE("cli plan: one rank has no communication, no bytes and no wait", "[cli
   CHECK(fs::exists(d / "calibration.json"));
 }
 
+TEST_CASE("cli plan: GAT is modelled, its attention scaled by a probe of real epochs", "[cli]") {
+  const fs::path d = scratch("plan_gat");
+  const json j = plan_json(d, "--ranks 1,2 --model gat");
+  // 32 features -> 16 (4 heads) -> 8 classes (1 head): W, two attention vectors and a bias each.
+  CHECK(j.at("model").at("parameters") == (32 * 16 + 3 * 16) + (16 * 8 + 3 * 8));
+  const json& probe = j.at("attention_probe");
+  CHECK(probe.at("epoch_ms").get<double>() > 0);
+  CHECK(probe.at("factor").get<double>() >= 0.5);
+  CHECK(probe.at("factor").get<double>() <= 8);
+  // One rank: the probe's own configuration.
+  CHECK(row(j, 1).at("epoch_ms").get<double>() > 0);
+  CHECK(row(j, 2).at("bytes_per_epoch").get<int64_t>() > 0);
+  CHECK(row(j, 2).at("comm_ms").get<double>() > 0);
+}
+
 TEST_CASE("cli plan: communication and bytes grow with the rank count", "[cli]") {
   const fs::path d = scratch("plan_grow");
   const json j = plan_json(d, "--ranks 1,2,4,8 --network ethernet-10g --partitioners metis,random");
@@ -162,7 +177,7 @@ TEST_CASE("cli plan: bad options are one line naming the option", "[cli]") {
       {"--ranks 1,,2", "--ranks"},
       {"--ranks 20000", "--ranks"},  // more ranks than the 10000 vertices
       {"--ranks 2 --network token-ring", "--network"},
-      {"--ranks 2 --model gat", "--model"},
+      {"--ranks 2 --model gcnn", "--model"},
       {"--ranks 2 --partitioners metis,zoltan", "--partitioners"},
       {"--ranks 2 --layers 0", "--layers"},
       {"--ranks 2 --hidden 0", "--hidden"},

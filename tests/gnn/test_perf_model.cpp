@@ -56,6 +56,30 @@ TEST_CASE("plan model: layer shapes follow the built-in layers", "[perf]") {
   CHECK(parameter_count(gin) == (32 * 32 + 32) + (32 * 16 + 16) + (16 * 16 + 16) + (16 * 8 + 8));
 }
 
+TEST_CASE("plan model: GAT's layers are the built-in GATConv's", "[perf]") {
+  const auto gat = model_layers(ModelKind::gat, 32, 16, 8, 2);
+  REQUIRE(gat.size() == 2);
+  CHECK(gat[0].heads == 4);  // gat_heads(16)
+  CHECK(gat[1].heads == 1);  // gat_heads(8)
+  CHECK(gat[0].agg_width == 16);
+  CHECK(gat[0].agg_backward);  // W's gradient needs z's, halo rows included
+  CHECK(gat[0].self_loops);
+  CHECK_FALSE(gat[0].gemms[0].input_grad);  // the features need no gradient
+}
+
+TEST_CASE("plan model: parameters and all-reduced floats are the real models'", "[perf]") {
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage, ModelKind::gin, ModelKind::gat}) {
+    INFO(model_kind_name(kind));
+    const auto shape = model_layers(kind, 32, 16, 8, 3);
+    StackModel real(builtin_layer(kind), {32, 16, 16, 8}, 0.5f);
+    int64_t n = 0;
+    for (auto* p : real.parameters()) n += p->var.value().numel();
+    CHECK(parameter_count(shape) == n);
+    // The gradients, a flag per parameter tensor (allreduce_gradients), the loss.
+    CHECK(allreduce_floats(shape) == n + int64_t(real.parameters().size()) + 1);
+  }
+}
+
 namespace {
 
 // Two ranks of 100 rows, 1000 in-edges (600 interior, 100 cut), 50 halo rows each way; one layer
@@ -180,4 +204,22 @@ TEST_CASE("plan model: named networks", "[perf]") {
   CHECK(named_network("ethernet-10g").bandwidth_Bps == 1.25e9);
   CHECK(named_network("infiniband-hdr").latency_s < named_network("ethernet-100g").latency_s);
   CHECK_THROWS_AS(named_network("token-ring"), dgnn::OptionError);
+}
+
+TEST_CASE("plan model: attention layers cost their entries and expose their exchange", "[perf]") {
+  // One attention layer on the two parts: 1000 edges + 100 self loops per rank at 2 us an
+  // entry forward, 3 us backward; GEMM 10 ms forward, 20 ms backward (as above); no element-wise
+  // work. No overlap, whatever the option: with_halo fetches the rows before anything runs.
+  std::vector<LayerShape> l = one_layer();
+  l[0].heads = 2;
+  l[0].self_loops = true;
+  l[0].elementwise_per_row = 0;
+  Rates r = unit_rates();
+  r.attention_fwd[{2, 10}] = 2e-6;
+  r.attention_bwd[{2, 10}] = 3e-6;
+  const Prediction p = predict(two_parts(), l, r, kNet);
+  const double adam = 55 * 8 / 1e6 * 1e3;
+  CHECK(p.compute_ms == Approx(1100 * 2e-3 + 10 + 1100 * 3e-3 + 20 + adam));
+  CHECK(p.halo_ms == Approx(2 * (3 + 1)));  // nothing hides the exchanges: 3 ms + 1 ms packing
+  CHECK(p.bytes_per_epoch == 2 * (2000 + 2000 + 56 * 4));
 }

@@ -60,7 +60,8 @@ TEST_CASE("GPU sampler: the CPU sampler's blocks, bit for bit", "[gpu]") {
   for (bool weighted : {false, true}) {
     const Csr g = random_graph(weighted);
     LocalNeighborSource local(g);
-    for (const std::vector<int>& fanouts : std::vector<std::vector<int>>{{3, 5}, {-1}, {2, -1, 4}, {100, 3}})
+    for (const std::vector<int>& fanouts :
+         std::vector<std::vector<int>>{{3, 5}, {-1}, {2, -1, 4}, {100, 3}})
       for (bool replace : {false, true}) {
         INFO("weighted " << weighted << " fanouts " << fanouts.size() << " layers, first "
                          << fanouts[0] << ", replace " << replace);

@@ -207,12 +207,14 @@ TEST_CASE("overwriting GPU products ignore what the output held (NaN), and 0 byt
   const HostCsr a = random_csr(300, 200, 5, 7, 21);
   const int64_t f = 24;
   const auto x = random_floats(200 * f, 22);
-  const std::vector<float> want = cpu_spmm(a.view(true), x, f, f, std::vector<float>(size_t(300 * f), 0.f), f, false);
+  const std::vector<float> want =
+      cpu_spmm(a.view(true), x, f, f, std::vector<float>(size_t(300 * f), 0.f), f, false);
   const kernels::DeviceCsr d(Device::cuda, a.view(true));
   for (auto algo : {kernels::cuda::SpmmAlgo::rowwarp, kernels::cuda::SpmmAlgo::cusparse}) {
     INFO("algo " << int(algo));
     kernels::cuda::set_spmm_algo(algo);
-    const auto got = gpu_spmm(d, 0, 300, x, 200, f, f, std::vector<float>(size_t(300 * f), nan), f, false);
+    const auto got =
+        gpu_spmm(d, 0, 300, x, 200, f, f, std::vector<float>(size_t(300 * f), nan), f, false);
     check_close(got, want, 1e-4);
   }
   kernels::cuda::set_spmm_algo(kernels::cuda::SpmmAlgo::automatic);

@@ -149,6 +149,26 @@ assert not hv["feasible"] and "top-k" in hv["why"], hv
 print(f"dgnn plan predicts the temporal runs' bytes exactly: vertex {vert['bytes_per_epoch']}, "
       f"snapshot {snap['bytes_per_epoch']} (GCRN), {h['bytes_per_epoch']} (EvolveGCN-H)")
 PY
+# GAT and GCN on 2 ranks: `dgnn plan` predicts the bytes they send (the halo rows each way, per
+# layer, and the gradient all-reduce with its flags and the loss).
+run "$dgnn" train --graph "$work/g" --model gat --hidden 16 --epochs 2 --seed 1 --parts 2 \
+  --quiet --log-json "$work/gat2.jsonl" >/dev/null
+for m in gat gcn; do
+  "$dgnn" plan --graph "$work/g" --model $m --hidden 16 --ranks 2 --network shm \
+    --threads-per-rank 1 --calibration "$work/plan-cal.json" --json > "$work/plan-$m.json"
+done
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+for model, log in (("gat", "gat2"), ("gcn", "two")):
+    runs = [json.loads(l) for l in open(f"{work}/{log}.jsonl")]
+    plan = json.load(open(f"{work}/plan-{model}.json"))
+    row = next(r for r in plan["rows"] if r["ranks"] == 2)
+    for e in (r for r in runs if not r.get("final")):
+        assert e["bytes_sent"] == row["bytes_per_epoch"], (model, e["bytes_sent"], row)
+    print(f"dgnn plan predicts {model}'s 2-rank bytes exactly: {row['bytes_per_epoch']}")
+assert json.load(open(f"{work}/plan-gat.json"))["attention_probe"]["epoch_ms"] > 0
+PY
 set +e
 out=$(timeout 60 mpiexec -n 3 --oversubscribe "$dgnn" train --graph "$work/evo" --snapshots 2 \
   --strategy snapshot --epochs 1 2>&1)
