@@ -1,8 +1,10 @@
 #pragma once
 // Temporal fixtures shared by the single-process, MPI and GPU tests: the small evolving SBM the
 // distributed temporal tests compare on, and a signed temporal graph made from an evolving SBM
-// (an edge inside a community +1, across -1: edge classification's task).
+// (an edge inside a community +1, across -1: edge classification's task), and the edge list
+// beneath both.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "datasets/evolving_sbm.hpp"
@@ -26,24 +28,33 @@ inline const EvolvingSbm& small_evolving() {
   return s;
 }
 
-// One snapshot per step of `sbm`, each edge weighted by the sign of its ends' communities.
-inline TemporalGraph signed_temporal(const EvolvingSbm& sbm, const std::string& name) {
-  const EvolvingSbmConfig& cfg = sbm.config;
+// The steps of `sbm` as an edge list, each edge's time its step; with `weight`, edge i of step
+// t weighs weight(t, i).
+inline EdgeList sbm_edge_list(const EvolvingSbm& sbm,
+                              const std::function<float(int, int64_t)>& weight = {}) {
   EdgeList e;
-  for (int t = 0; t < cfg.snapshots; ++t)
+  for (int t = 0; t < sbm.num_snapshots(); ++t)
     for (int64_t i = sbm.step_offsets[size_t(t)]; i < sbm.step_offsets[size_t(t) + 1]; ++i) {
-      const int32_t u = sbm.src[size_t(i)], v = sbm.dst[size_t(i)];
-      e.src.push_back(u);
-      e.dst.push_back(v);
-      e.weight.push_back(sbm.community(t, u) == sbm.community(t, v) ? 1.f : -1.f);
+      e.src.push_back(sbm.src[size_t(i)]);
+      e.dst.push_back(sbm.dst[size_t(i)]);
+      if (weight) e.weight.push_back(weight(t, i));
       e.time.push_back(t);
     }
+  return e;
+}
+
+// One snapshot per step of `sbm`, each edge weighted by the sign of its ends' communities.
+inline TemporalGraph signed_temporal(const EvolvingSbm& sbm, const std::string& name) {
+  const EdgeList e = sbm_edge_list(sbm, [&](int t, int64_t i) {
+    return sbm.community(t, sbm.src[size_t(i)]) == sbm.community(t, sbm.dst[size_t(i)]) ? 1.f
+                                                                                        : -1.f;
+  });
   EdgeListOptions eo;
   eo.weight_col = 2;
   eo.time_col = 3;
   SnapshotOptions so;
   so.seconds = 1;
-  return build_temporal(e, eo, so, name, cfg.vertices);
+  return build_temporal(e, eo, so, name, sbm.num_vertices());
 }
 
 }  // namespace dgnn::test

@@ -9,6 +9,8 @@
 #include "gpu_test_util.hpp"
 #include "graph/temporal.hpp"
 
+#include "../small_evolving.hpp"
+
 using namespace dgnn;
 using namespace dgnn::test;
 
@@ -37,13 +39,7 @@ TemporalGraph graph(SnapshotMode mode) { return generate_evolving_sbm(config()).
 // not symmetric, so its transpose is built on the device too.
 TemporalGraph directed_graph(SnapshotMode mode) {
   const EvolvingSbm sbm = generate_evolving_sbm(config());
-  EdgeList e;
-  for (int t = 0; t < sbm.num_snapshots(); ++t)
-    for (int64_t i = sbm.step_offsets[size_t(t)]; i < sbm.step_offsets[size_t(t) + 1]; ++i) {
-      e.src.push_back(sbm.src[size_t(i)]);
-      e.dst.push_back(sbm.dst[size_t(i)]);
-      e.time.push_back(t);
-    }
+  const EdgeList e = sbm_edge_list(sbm);
   EdgeListOptions eo;
   eo.time_col = 2;
   eo.directed = true;

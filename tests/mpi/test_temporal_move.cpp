@@ -8,6 +8,8 @@
 #include "gnn/temporal_dist.hpp"
 #include "graph/temporal.hpp"
 
+#include "../small_evolving.hpp"
+
 using namespace dgnn;
 
 namespace {
@@ -23,14 +25,8 @@ TemporalGraph graph(SnapshotMode mode, bool weighted) {
   cfg.seed = 11;
   const EvolvingSbm sbm = generate_evolving_sbm(cfg);
   if (!weighted) return sbm.to_temporal(mode);
-  EdgeList e;
-  for (int t = 0; t < sbm.num_snapshots(); ++t)
-    for (int64_t i = sbm.step_offsets[size_t(t)]; i < sbm.step_offsets[size_t(t) + 1]; ++i) {
-      e.src.push_back(sbm.src[size_t(i)]);
-      e.dst.push_back(sbm.dst[size_t(i)]);
-      e.time.push_back(t);
-      e.weight.push_back(float(1 + (i + t) % 3));
-    }
+  const EdgeList e =
+      test::sbm_edge_list(sbm, [](int t, int64_t i) { return float(1 + (i + t) % 3); });
   EdgeListOptions opt;
   opt.time_col = 2;
   opt.weight_col = 3;
