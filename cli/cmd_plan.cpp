@@ -13,7 +13,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -89,13 +88,23 @@ std::vector<perf::PartitionCounts> counts_for(const Dataset& d, Partitioner meth
 // does around them (the coefficients' dropout hashes each entry's ends, the tape's entries x
 // heads tensors, the gathers into the transpose's order). So one process trains the model for
 // four epochs here at the 1-rank row's threads, and the attention terms of every row are
-// scaled by what the measured epoch leaves them beyond the model's other terms. Returns the
-// factor (1 for other models) and the epoch measured (ms, 0 for other models).
-std::pair<double, double> attention_probe(const Dataset& d, ModelKind kind, const PlanArgs& a,
+// scaled by what the measured epoch leaves them beyond the model's other terms (on the first 4 M
+// entries' vertices of a larger graph: a ratio, which the graph's size hardly moves). Returns
+// the factor (1 for other models) and the epoch measured (ms, 0 for other models).
+struct AttentionProbe {
+  double factor = 1, epoch_ms = 0;
+  int64_t vertices = 0;  // the graph it trained on
+};
+
+AttentionProbe attention_probe(const Dataset& whole, ModelKind kind, const PlanArgs& a,
                                           const std::vector<perf::LayerShape>& layers,
                                           const perf::Rates& one, double scale,
                                           const perf::Network& net, int threads) {
-  if (kind != ModelKind::gat) return {1.0, 0.0};
+  if (kind != ModelKind::gat) return {};
+  constexpr int64_t kProbeEntries = 4'000'000;
+  Dataset head;
+  if (whole.graph.in.nnz() > kProbeEntries) head = head_subgraph(whole, kProbeEntries);
+  const Dataset& d = whole.graph.in.nnz() > kProbeEntries ? head : whole;
   const int before = omp_get_max_threads();
   omp_set_num_threads(threads);
   NodeTask task = make_node_task(d);
@@ -129,8 +138,9 @@ std::pair<double, double> attention_probe(const Dataset& d, ModelKind kind, cons
     for (auto& [shape, v] : *m) v = 0;
   const double all = perf::predict(c1, layers, one, net, opt).epoch_ms;
   const double rest = perf::predict(c1, layers, none, net, opt).epoch_ms;
-  if (all - rest <= 0) return {1.0, measured};
-  return {std::clamp((measured - rest) / (all - rest), 0.5, 8.0), measured};
+  AttentionProbe probe{1.0, measured, d.num_vertices()};
+  if (all - rest > 0) probe.factor = std::clamp((measured - rest) / (all - rest), 0.5, 8.0);
+  return probe;
 }
 
 void run(PlanArgs& a) {
@@ -176,13 +186,13 @@ void run(PlanArgs& a) {
   RankRates rr(a, d.graph.in, layers);
   std::map<int, perf::Rates> rates;
   for (int p : ranks) rates[p] = rr.rates_for(p);
-  double attention_factor = 1, probe_ms = 0;
+  AttentionProbe probe;
   if (kind == ModelKind::gat)  // (the 1-rank rates: calibrated for it if 1 is not among --ranks)
-    std::tie(attention_factor, probe_ms) = attention_probe(
-        d, kind, a, layers, rr.rates_for(1), rr.scale_for(1), net, rr.threads_for(1));
+    probe = attention_probe(d, kind, a, layers, rr.rates_for(1), rr.scale_for(1), net,
+                            rr.threads_for(1));
   for (auto& [p, r] : rates)
     for (auto* m : {&r.attention_fwd, &r.attention_bwd})
-      for (auto& [shape, v] : *m) v *= attention_factor;
+      for (auto& [shape, v] : *m) v *= probe.factor;
 
   perf::PlanOptions opt;
   opt.overlap = !a.no_overlap;
@@ -223,8 +233,8 @@ void run(PlanArgs& a) {
     }
     j["calibration_file"] = rr.cache();
     if (kind == ModelKind::gat)
-      j["attention_probe"] = {{"epoch_ms", probe_ms}, {"factor", attention_factor},
-                              {"threads", rr.threads_for(1)}};
+      j["attention_probe"] = {{"epoch_ms", probe.epoch_ms}, {"factor", probe.factor},
+                              {"vertices", probe.vertices}, {"threads", rr.threads_for(1)}};
     if (!fitted.empty()) j["extrapolated_from"] = fitted;
     for (const Row& r : rows) {
       nlohmann::json o = prediction_json(r.p, r.threads, r.copies, r.compute_scale);
@@ -261,10 +271,11 @@ void run(PlanArgs& a) {
     std::printf(" (%s)\n", c.cached ? ("cached in " + rr.cache()).c_str() : "measured now");
   }
   if (kind == ModelKind::gat)
-    std::printf("probe     one process trained the model, %d thread%s: %.2f ms per epoch; the "
-                "attention kernels' times x %.2f (dropout on the coefficients, the tape, "
-                "gathers)\n",
-                rr.threads_for(1), rr.threads_for(1) == 1 ? "" : "s", probe_ms, attention_factor);
+    std::printf("probe     one process trained the model on %lld vertices, %d thread%s: %.2f ms "
+                "per epoch; the attention kernels' times x %.2f (dropout on the coefficients, "
+                "the tape, gathers)\n",
+                (long long)probe.vertices, rr.threads_for(1), rr.threads_for(1) == 1 ? "" : "s",
+                probe.epoch_ms, probe.factor);
   if (a.cores > 0)
     std::printf(
         "cores     %d shared by all ranks: rates timed with the ranks' threads running at "

@@ -438,4 +438,32 @@ LabelSplit split_labelled(const std::vector<int32_t>& labels, double train_frac,
   return out;
 }
 
+Dataset head_subgraph(const Dataset& d, int64_t max_entries) {
+  const Csr& in = d.graph.in;
+  const int64_t k = std::max<int64_t>(
+      1, std::upper_bound(in.offsets.begin(), in.offsets.end(), max_entries) -
+             in.offsets.begin() - 1);
+  Dataset s;
+  s.feature_dim = d.feature_dim;
+  s.num_classes = d.num_classes;
+  s.graph.directed = d.graph.directed;
+  Csr& c = s.graph.in;
+  c.rows = c.cols = k;
+  c.offsets.assign(1, 0);
+  for (int64_t v = 0; v < k; ++v) {
+    for (int64_t e = in.offsets[v]; e < in.offsets[v + 1]; ++e)
+      if (in.indices[e] < k) {
+        c.indices.push_back(in.indices[e]);
+        if (in.weighted()) c.values.push_back(in.values[e]);
+      }
+    c.offsets.push_back(int64_t(c.indices.size()));
+  }
+  s.features.assign(d.features.begin(), d.features.begin() + k * d.feature_dim);
+  if (!d.labels.empty()) s.labels.assign(d.labels.begin(), d.labels.begin() + k);
+  for (auto [from, to] : {std::pair{&d.train, &s.train}, {&d.val, &s.val}, {&d.test, &s.test}})
+    for (int32_t v : *from)
+      if (v < k) to->push_back(v);
+  return s;
+}
+
 }  // namespace dgnn

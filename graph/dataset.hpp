@@ -62,6 +62,11 @@ struct Dataset {
 // OptionError for contradictory options.
 Dataset load_dataset(const DatasetOptions& opt);
 
+// The vertices [0, k) of `d` with the edges among them, their features, labels and splits, k the
+// most rows whose in-edges number at most `max_entries` (at least one row): a smaller graph of
+// the same kind, for timing what a whole epoch of `d` would not fit (dgnn plan's GAT probe).
+Dataset head_subgraph(const Dataset& d, int64_t max_entries);
+
 // A seeded random split of the labelled vertices (labels[v] >= 0) into train / val / test by
 // fractions (rounded), each list ascending: the split load_dataset makes when no split files
 // are given. OptionError for fractions that are negative or sum past 1.

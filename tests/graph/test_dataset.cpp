@@ -403,3 +403,30 @@ TEST_CASE("dataset: cora from the shared datasets, when present", "[dataset][cor
   CHECK(ds.graph.self_loops_removed == 0);
   CHECK(ds.graph.duplicates_merged == 0);
 }
+
+TEST_CASE("head_subgraph: the first vertices, the edges among them, their rows and splits",
+          "[dataset]") {
+  // 0 <- 1, 0 <- 3; 1 <- 0, 1 <- 2; 2 <- 1; 3 <- 0: rows 0..1 hold 4 entries, 0..2 five.
+  Dataset d;
+  d.graph.in = csr_from_coo(4, 4, {0, 0, 1, 1, 2, 3}, {1, 3, 0, 2, 1, 0}, {1, 2, 3, 4, 5, 6});
+  d.feature_dim = 2;
+  d.features = {0, 1, 10, 11, 20, 21, 30, 31};
+  d.labels = {0, 1, 0, 1};
+  d.num_classes = 2;
+  d.train = {0, 3};
+  d.val = {2};
+  d.test = {1};
+  const Dataset s = head_subgraph(d, 5);  // rows 0..2: entries 1, 0; 0, 2; 1 (3 dropped)
+  REQUIRE(s.num_vertices() == 3);
+  CHECK(s.graph.in.offsets == std::vector<int64_t>{0, 1, 3, 4});
+  CHECK(s.graph.in.indices == std::vector<int32_t>{1, 0, 2, 1});
+  CHECK(s.graph.in.values == std::vector<float>{1, 3, 4, 5});
+  CHECK(s.features == std::vector<float>{0, 1, 10, 11, 20, 21});
+  CHECK(s.labels == std::vector<int32_t>{0, 1, 0});
+  CHECK(s.train == std::vector<int32_t>{0});
+  CHECK(s.val == std::vector<int32_t>{2});
+  CHECK(s.test == std::vector<int32_t>{1});
+  CHECK(s.num_classes == 2);
+  CHECK(head_subgraph(d, 100).num_vertices() == 4);  // everything fits
+  CHECK(head_subgraph(d, 0).num_vertices() == 1);    // at least one row
+}
