@@ -93,9 +93,6 @@ struct PairBatch {
   std::vector<int32_t> src, dst;
   std::vector<float> target, weight;
 };
-// With `keep`, only the pairs whose first vertex it accepts (a rank's share under the vertex
-// strategy): the same pairs, draws and weights as the whole batch's, in the same order, without
-// drawing the others' negatives.
 // The distinct positives of link step `step` (the edges of snapshot step + 1, no self loops, an
 // undirected edge once) whose first vertex `keep` accepts, with their ordinals among all of the
 // step's distinct positives (what keys their negatives). They depend on the step alone: a rank
@@ -108,8 +105,10 @@ struct StepPositives {
 };
 StepPositives step_positives(const TemporalGraph& g, int step,
                              const std::function<bool(int32_t)>& keep = {});
-// `known`: step_positives(g, step, keep) for the same `keep` (link prediction only); the result
-// is the same as without it.
+// A step's pairs. With `keep`, only the pairs whose first vertex it accepts (a rank's share under
+// the vertex strategy): the same pairs, draws and weights as the whole batch's, in the same
+// order, without drawing the others' negatives. `known`: step_positives(g, step, keep) for the
+// same `keep` (link prediction only); the result is the same as without it.
 PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int negatives,
                      uint64_t seed, uint64_t salt,
                      const std::function<bool(int32_t)>& keep = {},
