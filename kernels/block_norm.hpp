@@ -34,11 +34,14 @@ DGNN_HD inline int64_t gcn_row_length(const int32_t* row, int64_t len, int64_t v
 
 // Row v of A + I: the self loop inserted before the first non-self entry numbered above v (an
 // existing self loop replaced), each entry scale * 1/sqrt(deg_u + 1) * 1/sqrt(deg_v + 1), scale
-// being the row's for non-self entries and 1 for the self loop.
-DGNN_HD inline void gcn_row(const int32_t* row, int64_t len, int64_t v, const int64_t* src_degree,
+// being the row's for non-self entries and 1 for the self loop. degree(u): u's in-degree without
+// self loops (a block's src_degree; for a whole graph, whose rows hold every in-edge, the row's
+// own non-self entries: scale is then exactly 1).
+template <class Degree>
+DGNN_HD inline void gcn_row(const int32_t* row, int64_t len, int64_t v, Degree degree,
                             int32_t* out_idx, float* out_val) {
-  const double iv = gcn_inv_sqrt(src_degree[v]);
-  const double scale = row_scale(src_degree[v], non_self(row, len, v));
+  const double iv = gcn_inv_sqrt(degree(v));
+  const double scale = row_scale(degree(v), non_self(row, len, v));
   int64_t k = 0;
   bool placed = false;
   for (int64_t e = 0; e < len; ++e) {
@@ -50,12 +53,22 @@ DGNN_HD inline void gcn_row(const int32_t* row, int64_t len, int64_t v, const in
       placed = true;
     }
     out_idx[k] = u;
-    out_val[k++] = float(scale * gcn_inv_sqrt(src_degree[u]) * iv);
+    out_val[k++] = float(scale * gcn_inv_sqrt(degree(u)) * iv);
   }
   if (!placed) {
     out_idx[k] = int32_t(v);
     out_val[k] = float(1.0 * iv * iv);
   }
+}
+
+// Degrees read from an array (a block's src_degree).
+struct DegreeArray {
+  const int64_t* degree;
+  DGNN_HD int64_t operator()(int64_t u) const { return degree[u]; }
+};
+DGNN_HD inline void gcn_row(const int32_t* row, int64_t len, int64_t v, const int64_t* src_degree,
+                            int32_t* out_idx, float* out_val) {
+  gcn_row(row, len, v, DegreeArray{src_degree}, out_idx, out_val);
 }
 
 // Row v of the sum adjacency: edge weights (w null: ones), non-self entries times the row's scale.

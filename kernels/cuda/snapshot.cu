@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "kernels/block_norm.hpp"
 #include "kernels/cuda/context.hpp"
 #include "kernels/cuda/cuda_kernels.hpp"
 
@@ -56,42 +57,30 @@ __global__ void gcn_lengths_kernel(int64_t rows, const int64_t* __restrict__ off
                                    const int32_t* __restrict__ idx, int64_t* __restrict__ out_off) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += stride) {
-    int64_t non_self = 0;
-    for (int64_t e = off[r]; e < off[r + 1]; ++e) non_self += idx[e] != r;
-    out_off[r + 1] = non_self + 1;
+    out_off[r + 1] = block_norm::gcn_row_length(idx + off[r], off[r + 1] - off[r], r);
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) out_off[0] = 0;
 }
 
-// Row r of A + I with the host's values: deg_u = (u's adjacency row length) - 1 = its non-self
-// in-entries; value = double(1) * inv_sqrt(u) * inv_sqrt(v) rounded to float once.
+// A whole graph's degree of u: its non-self in-entries, (u's adjacency row length) - 1.
+struct RowLengthDegree {
+  const int64_t* out_off;
+  __host__ __device__ int64_t operator()(int64_t u) const {
+    return out_off[u + 1] - out_off[u] - 1;
+  }
+};
+
+// Row r of A + I with the host's values (block_norm::gcn_row, the blocks' code: with every
+// in-edge in the row, its scale is exactly 1, so value = double(1) * inv_sqrt(u) * inv_sqrt(v)
+// rounded to float once, as gnn/graph_view.cpp computes it).
 __global__ void gcn_fill_kernel(int64_t rows, const int64_t* __restrict__ off,
                                 const int32_t* __restrict__ idx,
                                 const int64_t* __restrict__ out_off, int32_t* __restrict__ out_idx,
                                 float* __restrict__ out_val, int32_t* __restrict__ out_off32) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < rows; v += stride) {
-    auto inv_sqrt = [&](int64_t u) {
-      return 1.0 / sqrt(double(out_off[u + 1] - out_off[u]));  // non-self + 1
-    };
-    const double iv = inv_sqrt(v);
-    int64_t k = out_off[v];
-    bool placed = false;
-    for (int64_t e = off[v]; e < off[v + 1]; ++e) {
-      const int32_t u = idx[e];
-      if (u == v) continue;
-      if (!placed && u > v) {
-        out_idx[k] = int32_t(v);
-        out_val[k++] = float(1.0 * iv * iv);
-        placed = true;
-      }
-      out_idx[k] = u;
-      out_val[k++] = float(1.0 * inv_sqrt(u) * iv);
-    }
-    if (!placed) {
-      out_idx[k] = int32_t(v);
-      out_val[k] = float(1.0 * iv * iv);
-    }
+    block_norm::gcn_row(idx + off[v], off[v + 1] - off[v], v, RowLengthDegree{out_off},
+                        out_idx + out_off[v], out_val + out_off[v]);
     if (out_off32) out_off32[v + 1] = int32_t(out_off[v + 1]);
     if (out_off32 && v == 0) out_off32[0] = 0;
   }
