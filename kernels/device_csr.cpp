@@ -74,19 +74,10 @@ CsrView DeviceCsr::rows(int64_t begin, int64_t end) const {
   DGNN_CHECK(0 <= begin && begin <= end && end <= rows_, ShapeError,
              "DeviceCsr::rows: [" + std::to_string(begin) + ", " + std::to_string(end) +
                  ") is not inside " + std::to_string(rows_) + " rows");
-  if (whole_only_) {
+  if (whole_only_)
     DGNN_CHECK(begin == end || (begin == 0 && end == rows_), ShapeError,
                "DeviceCsr::rows: a matrix whose offsets stay on the device is viewed whole");
-    CsrView v;
-    v.rows = end - begin;
-    v.cols = cols_;
-    v.offsets = offsets_.as<const int64_t>() + begin;
-    v.indices = indices_.as<const int32_t>();
-    v.values = values_.as<const float>();
-    v.device_nnz = begin == end ? 0 : nnz_;
-    return v;
-  }
-  if (dev_ == Device::cpu) {
+  if (dev_ == Device::cpu && !whole_only_) {
     CsrView v = host_;
     v.offsets += begin;
     v.rows = end - begin;
@@ -98,6 +89,10 @@ CsrView DeviceCsr::rows(int64_t begin, int64_t end) const {
   v.offsets = offsets_.as<const int64_t>() + begin;
   v.indices = indices_.as<const int32_t>();
   v.values = values_.as<const float>();
+  if (whole_only_) {
+    v.device_nnz = begin == end ? 0 : nnz_;
+    return v;
+  }
   v.device_nnz = host_offsets_[size_t(end)] - host_offsets_[size_t(begin)];
   // cuSPARSE counts offsets from 0: only a slice starting at row 0 can use the 32-bit copy.
   if (begin == 0 && offsets32_.bytes() > 0) v.offsets32 = offsets32_.as<const int32_t>();

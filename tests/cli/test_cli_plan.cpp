@@ -38,6 +38,18 @@ const json& row(const json& j, int ranks, const std::string& partitioner = "meti
   return find_row(j, ranks, "partitioner", partitioner);
 }
 
+// Each `plan ARGS` fails with one line naming OPTION.
+void check_one_line_errors(const std::vector<std::pair<std::string, std::string>>& cases,
+                           const std::string& cal) {
+  for (const auto& [args, option] : cases) {
+    const Result r = run("plan " + args + cal);
+    INFO(args << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(count_lines(r.out) == 1);
+    CHECK_THAT(r.out, Contains(option));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("cli plan: one rank has no communication, no bytes and no wait", "[cli]") {
@@ -188,13 +200,7 @@ TEST_CASE("cli plan: bad options are one line naming the option", "[cli]") {
       {"--ranks 2 --max-partition 1", "--max-partition"},
       {"--ranks 2 --graph " + (d / "nope").string(), "--graph"},
   };
-  for (const auto& [args, option] : cases) {
-    const Result r = run("plan " + args + cal);
-    INFO(args << "\n" << r.out);
-    CHECK(r.code != 0);
-    CHECK(count_lines(r.out) == 1);
-    CHECK_THAT(r.out, Contains(option));
-  }
+  check_one_line_errors(cases, cal);
 }
 
 // ---- temporal graphs: both strategies of `dgnn train --strategy` ----------------------------
@@ -287,11 +293,5 @@ TEST_CASE("cli plan: bad temporal options are one line naming the option", "[cli
       {"--ranks 5000" + graph, "--ranks"},  // more ranks than vertices
       {"--ranks 2 --strategies snapshot", "--strategies"},  // a static graph
   };
-  for (const auto& [args, option] : cases) {
-    const Result r = run("plan " + args + cal);
-    INFO(args << "\n" << r.out);
-    CHECK(r.code != 0);
-    CHECK(count_lines(r.out) == 1);
-    CHECK_THAT(r.out, Contains(option));
-  }
+  check_one_line_errors(cases, cal);
 }
