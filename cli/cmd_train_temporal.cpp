@@ -181,9 +181,21 @@ void run_train_temporal(TrainArgs& a) {
       if (f.defined()) f = Var(f.value().to(dev));
   }
 
-  // One GPU, whole snapshots: they go to the device as differences, adjacencies built there.
+  // Whole snapshots on a GPU (one process, or the snapshot strategy's blocks of steps): they go
+  // to the device as differences, adjacencies built there; the report sums every rank's.
   std::optional<SnapshotUploads> uploads;
-  if (dev != Device::cpu && !graphs.empty()) uploads = upload_snapshots_by_difference(g, graphs, dev);
+  if (dev != Device::cpu && (!graphs.empty() || snap_data)) {
+    uploads = upload_snapshots_by_difference(g, snap_data ? snap_data->graphs : graphs, dev);
+    if (comm.size() > 1) {
+      int64_t sums[4] = {uploads->snapshots, uploads->as_difference, uploads->bytes,
+                         uploads->whole_bytes};
+      comm.allreduce_sum(sums, 4);
+      uploads->snapshots = int(sums[0]);
+      uploads->as_difference = int(sums[1]);
+      uploads->bytes = sums[2];
+      uploads->whole_bytes = sums[3];
+    }
+  }
 
   const auto& views = rank_data ? rank_data->graphs : snap_data ? snap_data->graphs : graphs;
   LinkPredictionTrainer trainer(*model, head, g, views, rank_data ? rank_data->features : features,
@@ -199,11 +211,12 @@ void run_train_temporal(TrainArgs& a) {
                 double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6, in.ms);
   if (!a.quiet && root && comm.size() > 1)
     std::printf("%s\n", describe_moves(in.moves, comm.size()).c_str());
-  if (!a.quiet && uploads)
-    std::printf("snapshots to the GPU: %d, %d as differences: %.2f MB instead of %.2f MB of "
-                "adjacencies\n",
-                uploads->snapshots, uploads->as_difference, double(uploads->bytes) / 1e6,
-                double(uploads->whole_bytes) / 1e6);
+  if (!a.quiet && root && uploads)
+    std::printf(
+        "snapshots to the GPU%s: %d, %d as differences: %.2f MB instead of %.2f MB of "
+        "adjacencies\n",
+        comm.size() > 1 ? "s (all ranks)" : "", uploads->snapshots, uploads->as_difference,
+        double(uploads->bytes) / 1e6, double(uploads->whole_bytes) / 1e6);
 
   nlohmann::json settings = {{"graph", a.data.graph},
                              {"model", temporal_kind_name(kind)},

@@ -82,19 +82,29 @@ SnapshotUploads upload_snapshots_by_difference(const TemporalGraph& g,
   DGNN_CHECK(int(views.size()) == g.num_snapshots(), ShapeError, "need one view per snapshot");
   SnapshotUploads up;
   kernels::DeviceStructure cur;
+  const GraphView* prev = nullptr;
+  int prev_t = -1;
   for (int t = 0; t < g.num_snapshots(); ++t) {
+    if (!views[size_t(t)]) continue;  // not held here
     const GraphView& v = *views[size_t(t)];
     DGNN_CHECK(v.n_halo() == 0 && !v.bipartite() && v.structure().rows == g.num_vertices,
                ShapeError, "upload_snapshots_by_difference: whole-graph views only");
-    if (t == 0) {
+    if (!prev) {
       cur = kernels::upload_structure(dev, v.structure().view());
       up.bytes += cur.bytes();
     } else {
-      const SnapshotDiff& d = g.diffs[size_t(t) - 1];
+      SnapshotDiff computed;
+      // g's differences delete and re-add an entry whose weight changes; the GCN adjacency
+      // does not read weights, so a weighted graph's structural difference is smaller.
+      const bool from_g = prev_t == t - 1 && g.diffs.size() >= size_t(t) && !g.weighted;
+      if (!from_g) computed = csr_difference(prev->structure(), v.structure(), false);
+      const SnapshotDiff& d = from_g ? g.diffs[size_t(t) - 1] : computed;
       cur =
           kernels::apply_structure_diff(cur, d.add_src, d.add_dst, d.del_src, d.del_dst, &up.bytes);
       ++up.as_difference;
     }
+    prev = &v;
+    prev_t = t;
     const GraphView::Adjacency& adj = v.adjacency(Norm::gcn);
     const int64_t n = adj.forward.rows, nnz = adj.forward.nnz();
     // What uploading it whole would move: offsets (and their 32-bit copy), indices, values; a

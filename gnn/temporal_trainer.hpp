@@ -40,13 +40,17 @@ std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<Csr
                                    const std::vector<float>& features, int64_t feature_dim,
                                    int64_t* out_dim);
 
-// Snapshots moved to a GPU as differences (Chakaravarthy et al., SC'21): snapshot 0's structure
-// goes whole, every later one as g.diffs[t - 1] applied on the device, where its GCN adjacency
-// is built and handed to views[t] (which then never uploads it). `views` are whole-graph views
-// of g's snapshots in order. Counts what crossed the bus against the whole adjacencies.
+// Snapshots moved to a GPU as differences (Chakaravarthy et al., SC'21): the first snapshot held
+// goes whole, every later one as its difference from the previous one held, applied on the
+// device, where its GCN adjacency is built and handed to views[t] (which then never uploads it).
+// `views` has one slot per snapshot of g, whole-graph views, null where a snapshot is not held
+// here (the snapshot strategy: a rank holds blocks of consecutive steps). The difference is
+// g.diffs[t - 1] when the previous snapshot is held and g has its differences (unweighted),
+// otherwise the structural difference of the two held snapshots. Counts what crossed the bus against the whole
+// adjacencies.
 struct SnapshotUploads {
   int snapshots = 0, as_difference = 0;
-  int64_t bytes = 0;        // uploaded: snapshot 0's structure, then the differences
+  int64_t bytes = 0;        // uploaded: the first structure, then the differences
   int64_t whole_bytes = 0;  // the GCN adjacencies (directed: and transposes) uploaded whole
 };
 SnapshotUploads upload_snapshots_by_difference(const TemporalGraph& g,

@@ -254,11 +254,11 @@ Csr apply_diff(const Csr& prev, const SnapshotDiff& d) {
   return out;
 }
 
-SnapshotDiff csr_difference(const Csr& from, const Csr& to) {
+SnapshotDiff csr_difference(const Csr& from, const Csr& to, bool weights) {
   DGNN_CHECK(from.rows == to.rows && from.cols == to.cols, ShapeError,
              "csr_difference: " + std::to_string(from.rows) + "x" + std::to_string(from.cols) +
                  " against " + std::to_string(to.rows) + "x" + std::to_string(to.cols));
-  const bool weighted = to.weighted();
+  const bool weighted = weights && to.weighted();
   SnapshotDiff d;
   auto del = [&](int32_t s, int64_t r) {
     d.del_src.push_back(s);
@@ -281,6 +281,10 @@ SnapshotDiff csr_difference(const Csr& from, const Csr& to) {
       } else if (b < be && (a >= ae || tb < fa)) {
         add(tb, r, b), ++b;
       } else {  // in both: unchanged unless its weight differs
+        if (!weights) {
+          ++a, ++b;
+          continue;
+        }
         const float wa = from.weighted() ? from.values[size_t(a)] : 1.f;
         const float wb = weighted ? to.values[size_t(b)] : 1.f;
         if (wa != wb || from.weighted() != weighted) del(fa, r), add(tb, r, b);

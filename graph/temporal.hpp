@@ -70,8 +70,9 @@ Csr apply_diff(const Csr& prev, const SnapshotDiff& d);
 
 // The difference that turns `from` into `to` (both in-CSRs of one shape, rows sorted, no
 // duplicate entries): apply_diff(from, csr_difference(from, to)) == to. An entry whose weight
-// changes is deleted and added again. O(rows + nnz of both).
-SnapshotDiff csr_difference(const Csr& from, const Csr& to);
+// changes is deleted and added again, unless `weights` is false: then only the structure counts
+// (no weights in the difference, an entry in both is unchanged). O(rows + nnz of both).
+SnapshotDiff csr_difference(const Csr& from, const Csr& to, bool weights = true);
 
 // What sending a snapshot whole costs: as a CSR (8 bytes per row + 8, 4 per entry, 4 more per
 // entry when weighted; the unit TemporalGraph::full_bytes() adds up), or as its entries alone

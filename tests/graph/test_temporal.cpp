@@ -256,6 +256,31 @@ TEST_CASE("temporal: apply_diff refuses inconsistent differences", "[temporal]")
   check_same(apply_diff(c, ok), rows(3, {{2}, {0}, {0}}));
 }
 
+TEST_CASE("temporal: csr_difference turns one snapshot into another, weights or structure only",
+          "[temporal]") {
+  // Row 0 keeps 1 with a new weight, loses 2, gains 3; row 1 is unchanged; row 2 goes from
+  // empty to {0}; row 3 loses everything.
+  const Csr from = rows(4, {{1, 2}, {0}, {}, {0, 1}}, {{1.f, 2.f}, {4.f}, {}, {1.f, 1.f}});
+  const Csr to = rows(4, {{1, 3}, {0}, {0}, {}}, {{5.f, 6.f}, {4.f}, {7.f}, {}});
+  const SnapshotDiff d = csr_difference(from, to);
+  check_same(apply_diff(from, d), to);
+  CHECK(d.add_src == std::vector<int32_t>{1, 3, 0});  // the reweighted entry goes and comes back
+  CHECK(d.add_weight == std::vector<float>{5.f, 6.f, 7.f});
+  CHECK(d.del_src == std::vector<int32_t>{1, 2, 0, 1});
+  CHECK(d.del_dst == std::vector<int32_t>{0, 0, 3, 3});
+
+  // Structure only (what a GPU upload by difference needs): no weights, no reweighted entries.
+  const SnapshotDiff s = csr_difference(from, to, false);
+  CHECK(s.add_src == std::vector<int32_t>{3, 0});
+  CHECK(s.add_dst == std::vector<int32_t>{0, 2});
+  CHECK(s.add_weight.empty());
+  CHECK(s.del_src == std::vector<int32_t>{2, 0, 1});
+  Csr bare_from = from, bare_to = to;
+  bare_from.values.clear();
+  bare_to.values.clear();
+  check_same(apply_diff(bare_from, s), bare_to);
+}
+
 TEST_CASE("temporal: bad input names the file and line, bad options the option", "[temporal]") {
   TempDir tmp;
   EdgeListOptions o;
