@@ -100,12 +100,13 @@ Transposed transpose_buffers(int64_t rows, int64_t cols, int64_t nnz, const int6
     Scratch<int32_t> keys(nnz), perm(nnz), row_of(nnz);
     DGNN_CUDA_CHECK(cudaMemcpyAsync(keys.get(), idx, size_t(nnz) * sizeof(int32_t),
                                     cudaMemcpyDeviceToDevice, stream()));
-    thrust::sequence(policy, perm.get(), perm.get() + nnz);
+    DGNN_THRUST(thrust::sequence(policy, perm.get(), perm.get() + nnz));
     // Stable: entries of one column keep their (row-ascending) forward order.
-    thrust::stable_sort_by_key(policy, keys.get(), keys.get() + nnz, perm.get());
+    DGNN_THRUST(thrust::stable_sort_by_key(policy, keys.get(), keys.get() + nnz, perm.get()));
     // Column c's entries start at the first sorted key >= c; offsets[cols] = nnz.
-    thrust::lower_bound(policy, keys.get(), keys.get() + nnz, thrust::counting_iterator<int64_t>(0),
-                        thrust::counting_iterator<int64_t>(cols + 1), t_off.as<int64_t>());
+    DGNN_THRUST(thrust::lower_bound(
+        policy, keys.get(), keys.get() + nnz, thrust::counting_iterator<int64_t>(0),
+        thrust::counting_iterator<int64_t>(cols + 1), t_off.as<int64_t>()));
     if (rows > 0) {
       row_of_entry_kernel<<<grid_for(rows), kBlock, 0, stream()>>>(rows, off, row_of.get());
       DGNN_CUDA_LAUNCHED("row_of_entry_kernel");
@@ -159,7 +160,8 @@ BlockAdjacency block_adjacency(const DeviceBlock& b, BlockNorm norm) {
       gcn_lengths_kernel<<<grid_for(rows), kBlock, 0, stream()>>>(rows, off, idx, o);
       DGNN_CUDA_LAUNCHED("gcn_lengths_kernel");
       PoolAllocator pool;
-      thrust::inclusive_scan(thrust::cuda::par(pool).on(stream()), o + 1, o + 1 + rows, o + 1);
+      DGNN_THRUST(
+          thrust::inclusive_scan(thrust::cuda::par(pool).on(stream()), o + 1, o + 1 + rows, o + 1));
     }
     copy(&nnz, o + rows, sizeof(int64_t), 1);  // synchronises: the size of what comes next
     DGNN_CHECK(nnz <= INT32_MAX, ShapeError,

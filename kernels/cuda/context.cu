@@ -25,6 +25,20 @@ bool g_created = false;
 class ContextOwner {
  public:
   ContextOwner() {
+    try {
+      create();
+    } catch (...) {
+      release();  // what was created before the failure
+      throw;
+    }
+  }
+  ~ContextOwner() { release(); }
+  ContextOwner(const ContextOwner&) = delete;
+  ContextOwner& operator=(const ContextOwner&) = delete;
+  Context& get() { return ctx_; }
+
+ private:
+  void create() {
     ctx_.device = g_selected;
     DGNN_CUDA_CHECK(cudaSetDevice(ctx_.device));
     DGNN_CUDA_CHECK(cudaStreamCreateWithFlags(&ctx_.stream, cudaStreamNonBlocking));
@@ -42,17 +56,16 @@ class ContextOwner {
     DGNN_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
     g_created = true;
   }
-  ~ContextOwner() {
+  void release() {
     // At exit the runtime may already be shutting down: ignore errors here.
     if (ctx_.cusparse) cusparseDestroy(ctx_.cusparse);
     if (ctx_.cublas) cublasDestroy(ctx_.cublas);
     if (ctx_.stream) cudaStreamDestroy(ctx_.stream);
+    ctx_.cusparse = nullptr;
+    ctx_.cublas = nullptr;
+    ctx_.stream = nullptr;
   }
-  ContextOwner(const ContextOwner&) = delete;
-  ContextOwner& operator=(const ContextOwner&) = delete;
-  Context& get() { return ctx_; }
 
- private:
   Context ctx_;
 };
 
@@ -62,6 +75,11 @@ void fail_cuda(cudaError_t status, const char* call, const char* file, int line)
   cudaGetLastError();  // clear a non-sticky error so later calls can report their own
   throw DeviceError(where(call, file, line) + ": " + cudaGetErrorName(status) + ": " +
                     cudaGetErrorString(status));
+}
+
+void fail_thrust(const char* what, const char* call, const char* file, int line) {
+  cudaGetLastError();  // as fail_cuda: a non-sticky error must not surface at the next check
+  throw DeviceError(where(call, file, line) + ": " + what);
 }
 
 void fail_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
@@ -165,14 +183,17 @@ void require_context_stream(const char* call) {
 void use_own_stream() {
   Context& c = context();
   if (t_own.s) return;
-  cudaStream_t s = nullptr;
-  DGNN_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  OwnStream made;  // destroyed on a failure below, kept (moved into t_own) on success
+  DGNN_CUDA_CHECK(cudaStreamCreateWithFlags(&made.s, cudaStreamNonBlocking));
   cudaEvent_t forked = nullptr;
   DGNN_CUDA_CHECK(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
-  DGNN_CUDA_CHECK(cudaEventRecord(forked, c.stream));
-  DGNN_CUDA_CHECK(cudaStreamWaitEvent(s, forked, 0));
+  const cudaError_t recorded = cudaEventRecord(forked, c.stream);
+  const cudaError_t waited =
+      recorded == cudaSuccess ? cudaStreamWaitEvent(made.s, forked, 0) : recorded;
   cudaEventDestroy(forked);  // released once the wait is done
-  t_own.s = s;
+  DGNN_CUDA_CHECK(waited);
+  t_own.s = made.s;
+  made.s = nullptr;
 }
 
 std::shared_ptr<void> record_mark() {

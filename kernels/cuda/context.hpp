@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <string>
 
 #include "common/error.hpp"
@@ -40,6 +41,22 @@ namespace dgnn::kernels::cuda {
   } while (0)
 // After a kernel launch: launch-configuration errors surface here, with the kernel's name.
 #define DGNN_CUDA_LAUNCHED(name) DGNN_CUDA_CHECK(cudaGetLastError())
+
+// A Thrust call (it throws thrust::system_error or bad_alloc, not a status) whose failure becomes
+// a DeviceError naming it, as the checks above do; our own DeviceErrors (the pool) pass through.
+[[noreturn]] void fail_thrust(const char* what, const char* call, const char* file, int line);
+template <typename F>
+auto thrust_call(const char* call, const char* file, int line, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const DeviceError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail_thrust(e.what(), call, file, line);
+  }
+}
+#define DGNN_THRUST(...) \
+  ::dgnn::kernels::cuda::thrust_call(#__VA_ARGS__, __FILE__, __LINE__, [&] { return __VA_ARGS__; })
 
 // Lazily created on first use, on the device select_device chose (default 0); lives until exit.
 struct Context {

@@ -167,7 +167,8 @@ DeviceBlock sample_block(const SampleGraph& g, const int64_t* dst, int64_t n_dst
     count_kernel<<<grid_for(n_dst), kBlock, 0, stream()>>>(g, dst, n_dst, fanout, replace,
                                                            offsets + 1);
     DGNN_CUDA_LAUNCHED("count_kernel");
-    thrust::inclusive_scan(on_stream(pool), offsets + 1, offsets + 1 + n_dst, offsets + 1);
+    DGNN_THRUST(
+        thrust::inclusive_scan(on_stream(pool), offsets + 1, offsets + 1 + n_dst, offsets + 1));
   }
   copy(&b.nnz, offsets + n_dst, sizeof(int64_t), 1);
   const int64_t nnz = b.nnz;
@@ -205,9 +206,10 @@ DeviceBlock sample_block(const SampleGraph& g, const int64_t* dst, int64_t n_dst
                                                               first_of);
     DGNN_CUDA_LAUNCHED("first_seen_kernel");
     // copy_if keeps the order of its input: the entries, ascending.
-    int64_t* end = thrust::copy_if(on_stream(pool), thrust::counting_iterator<int64_t>(0),
-                                   thrust::counting_iterator<int64_t>(nnz), new_entries.get(),
-                                   FirstOfNew{nbrs.get(), local_of, first_of});
+    int64_t* end =
+        DGNN_THRUST(thrust::copy_if(on_stream(pool), thrust::counting_iterator<int64_t>(0),
+                                    thrust::counting_iterator<int64_t>(nnz), new_entries.get(),
+                                    FirstOfNew{nbrs.get(), local_of, first_of}));
     n_new = end - new_entries.get();
   }
   b.n_src = n_dst + n_new;  // <= n_dst + nnz, checked above

@@ -101,12 +101,12 @@ void apply_structure_diff(int64_t rows, const int64_t* off, const int32_t* idx,
   // Where each row's additions and deletions start in the (dst, src)-sorted lists.
   Scratch<int64_t> add_start(rows + 1), del_start(rows + 1);
   const thrust::counting_iterator<int64_t> first(0), last(rows + 1);
-  thrust::lower_bound(policy, add_dst, add_dst + na, first, last, add_start.get());
-  thrust::lower_bound(policy, del_dst, del_dst + nd, first, last, del_start.get());
+  DGNN_THRUST(thrust::lower_bound(policy, add_dst, add_dst + na, first, last, add_start.get()));
+  DGNN_THRUST(thrust::lower_bound(policy, del_dst, del_dst + nd, first, last, del_start.get()));
   diff_lengths_kernel<<<grid_for(rows), kBlock, 0, stream()>>>(rows, off, add_start.get(),
                                                               del_start.get(), out_off);
   DGNN_CUDA_LAUNCHED("diff_lengths_kernel");
-  thrust::inclusive_scan(policy, out_off + 1, out_off + 1 + rows, out_off + 1);
+  DGNN_THRUST(thrust::inclusive_scan(policy, out_off + 1, out_off + 1 + rows, out_off + 1));
   diff_merge_kernel<<<grid_for(rows), kBlock, 0, stream()>>>(
       rows, off, idx, add_src, add_start.get(), del_src, del_start.get(), out_off, out_idx);
   DGNN_CUDA_LAUNCHED("diff_merge_kernel");
@@ -123,7 +123,7 @@ void gcn_adjacency(int64_t rows, const int64_t* off, const int32_t* idx, int64_t
   const auto policy = thrust::cuda::par(pool).on(stream());
   gcn_lengths_kernel<<<grid_for(rows), kBlock, 0, stream()>>>(rows, off, idx, out_off);
   DGNN_CUDA_LAUNCHED("gcn_lengths_kernel");
-  thrust::inclusive_scan(policy, out_off + 1, out_off + 1 + rows, out_off + 1);
+  DGNN_THRUST(thrust::inclusive_scan(policy, out_off + 1, out_off + 1 + rows, out_off + 1));
   gcn_fill_kernel<<<grid_for(rows), kBlock, 0, stream()>>>(rows, off, idx, out_off, out_idx,
                                                            out_val, out_off32);
   DGNN_CUDA_LAUNCHED("gcn_fill_kernel");
