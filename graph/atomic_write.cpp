@@ -12,16 +12,36 @@
 
 namespace dgnn {
 
-AtomicFile::AtomicFile(std::string path)
-    : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
-  f_ = std::fopen(tmp_.c_str(), "wb");
+std::filesystem::path follow_links(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p = path;
+  std::error_code ec;
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+    if (hops == 40) throw IoError(path + ": too many levels of symbolic links");
+    const fs::path link = fs::read_symlink(p, ec);
+    if (ec) throw IoError(path + ": cannot read the symbolic link (" + ec.message() + ")");
+    p = link.is_absolute() ? link : p.parent_path() / link;
+  }
+  return p;
+}
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  namespace fs = std::filesystem;
+  const fs::path target = follow_links(path_);
+  std::error_code ec;
+  const fs::file_status st = fs::status(target, ec);
+  if (fs::is_directory(st)) throw IoError(path_ + ": cannot write: it is a directory");
+  const bool in_place = fs::exists(st) && !fs::is_regular_file(st);
+  if (!in_place) tmp_ = target.string() + ".tmp." + std::to_string(::getpid());
+  f_ = std::fopen(in_place ? target.c_str() : tmp_.c_str(), "wb");
   if (!f_) throw IoError(path_ + ": cannot write (" + std::strerror(errno) + ")");
+  target_ = target.string();
 }
 
 AtomicFile::~AtomicFile() {
   if (f_) {
     std::fclose(f_);
-    std::remove(tmp_.c_str());
+    if (!tmp_.empty()) std::remove(tmp_.c_str());
   }
 }
 
@@ -32,10 +52,11 @@ void AtomicFile::commit() {
   const int err = errno;
   f_ = nullptr;
   if (!ok || !closed) {
-    std::remove(tmp_.c_str());
+    if (!tmp_.empty()) std::remove(tmp_.c_str());
     throw IoError(path_ + ": write failed (" + std::strerror(err) + ")");
   }
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+  if (tmp_.empty()) return;  // written in place
+  if (std::rename(tmp_.c_str(), target_.c_str()) != 0) {
     const int rename_err = errno;
     std::remove(tmp_.c_str());
     throw IoError(path_ + ": cannot move the written file into place (" +

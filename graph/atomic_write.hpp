@@ -3,6 +3,7 @@
 // the complete new one, never a partial one left by a crash, a full disk or a concurrent writer.
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -12,8 +13,11 @@ namespace dgnn {
 // A file written under a temporary name and renamed over `path` by commit(). The temporary is
 // `path.tmp.<pid>`: in the same folder, so the rename is atomic, and per process, so two runs
 // writing the same output never share one. Not committed (an exception while writing), the
-// temporary is removed. IoError, naming `path`, when it cannot be created or commit() fails;
-// write errors on get() need not be checked one by one: commit() sees them.
+// temporary is removed. IoError, naming `path`, when it cannot be created, is a directory, or
+// commit() fails; write errors on get() need not be checked one by one: commit() sees them.
+// A symbolic link is followed: the file it names is replaced, the link stays. A target that is
+// not a regular file (/dev/null, a FIFO) is written in place: a rename would replace the device
+// or pipe with a plain file.
 class AtomicFile {
  public:
   explicit AtomicFile(std::string path);
@@ -25,9 +29,14 @@ class AtomicFile {
   void commit();
 
  private:
-  std::string path_, tmp_;
+  std::string path_, target_;  // as given; with symbolic links followed
+  std::string tmp_;            // empty: written in place
   std::FILE* f_ = nullptr;
 };
+
+// `path` with its symbolic links followed to the file they name (which may not exist yet): the
+// file an AtomicFile on `path` replaces. IoError for a loop of links.
+std::filesystem::path follow_links(const std::string& path);
 
 // `bytes` written to `path` through an AtomicFile.
 void write_file_atomically(const std::string& path, std::string_view bytes);

@@ -1,0 +1,75 @@
+// AtomicFile: a file is replaced whole; a symbolic link is followed (the link stays, the file it
+// names is replaced); a FIFO is written in place, not replaced by a plain file; a directory is
+// an error naming the path; an uncommitted file leaves nothing behind.
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "common/error.hpp"
+#include "graph/atomic_write.hpp"
+#include "temp_files.hpp"
+
+using namespace dgnn;
+using Catch::Matchers::Contains;
+using dgnn::test::error_of;
+using dgnn::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+}  // namespace
+
+TEST_CASE("atomic write: replaces a file whole, leaves nothing when not committed", "[io]") {
+  TempDir dir;
+  const std::string p = dir.write("out.txt", "old");
+  write_file_atomically(p, "new");
+  CHECK(slurp(p) == "new");
+  {
+    AtomicFile f(p);
+    std::fputs("partial", f.get());
+  }  // not committed
+  CHECK(slurp(p) == "new");
+  CHECK(std::distance(fs::directory_iterator(dir.dir()), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("atomic write: a symbolic link is followed and kept", "[io]") {
+  TempDir dir;
+  const std::string target = dir.write("sub/target.txt", "old");
+  const std::string link = dir.path("link.txt");
+  fs::create_symlink("sub/target.txt", link);  // relative to the link's folder
+  write_file_atomically(link, "new");
+  CHECK(fs::is_symlink(fs::symlink_status(link)));
+  CHECK(slurp(target) == "new");
+  // A dangling link: the file it names is created.
+  const std::string dangling = dir.path("dangling.txt");
+  fs::create_symlink(dir.path("sub/made.txt"), dangling);
+  write_file_atomically(dangling, "made");
+  CHECK(fs::is_symlink(fs::symlink_status(dangling)));
+  CHECK(slurp(dir.path("sub/made.txt")) == "made");
+}
+
+TEST_CASE("atomic write: a FIFO is written in place, a directory is an error", "[io]") {
+  TempDir dir;
+  const std::string fifo = dir.path("pipe");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string got;
+  std::thread reader([&] { got = slurp(fifo); });
+  write_file_atomically(fifo, "through the pipe");
+  reader.join();
+  CHECK(got == "through the pipe");
+  CHECK(fs::is_fifo(fs::status(fifo)));  // not replaced by a plain file
+
+  fs::create_directories(dir.path("adir"));
+  CHECK_THAT(error_of<IoError>([&] { write_file_atomically(dir.path("adir"), "x"); }),
+             Contains("adir: cannot write: it is a directory"));
+}
