@@ -1,11 +1,15 @@
 // End-to-end training on generated graphs: accuracy well above chance for every built-in layer,
 // reproducibility by seed, checkpoints that resume bit-for-bit, and parameter bookkeeping.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "comm/communicator.hpp"
 #include "common/error.hpp"
 #include "datasets/sbm.hpp"
+#include "gnn/checkpoint.hpp"
 #include "gnn/layers.hpp"
 #include "gnn/trainer.hpp"
 
@@ -131,6 +135,43 @@ TEST_CASE("loading a checkpoint of another shape is a clear error") {
   }
   other.load = (dir / "garbage.ckpt").string();
   CHECK_THROWS_WITH(train(data, ModelKind::gcn, other), Catch::Contains("not a dgnn checkpoint"));
+}
+
+TEST_CASE("a damaged checkpoint is refused: flipped byte, truncated, extended, NaN") {
+  const auto dir = std::filesystem::temp_directory_path() / "dgnn_test_ckpt_damage";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "good.ckpt").string();
+  Tensor w = Tensor::uninitialized(3, 4);
+  for (int64_t i = 0; i < w.numel(); ++i) w.data()[i] = 0.25f * float(i);
+  save_checkpoint(path, R"({"epoch": 3})", {{"w", &w}});
+  const Checkpoint ok = load_checkpoint(path);
+  REQUIRE(ok.tensors.size() == 1);
+  CHECK(ok.find("w")->data()[5] == 1.25f);
+
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto damaged = [&](const std::string& name, const std::string& content) {
+    const std::string p = (dir / name).string();
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+  };
+  std::string flipped = bytes;
+  flipped[bytes.size() - 10] ^= 0x01;  // inside the tensor's floats
+  CHECK_THROWS_WITH(load_checkpoint(damaged("flipped.ckpt", flipped)),
+                    Catch::Contains("checksum mismatch"));
+  CHECK_THROWS_WITH(load_checkpoint(damaged("short.ckpt", bytes.substr(0, bytes.size() - 2))),
+                    Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(load_checkpoint(damaged("long.ckpt", bytes + "junk")),
+                    Catch::Contains("bytes after its end"));
+  Tensor bad = w.clone();
+  bad.data()[7] = std::nanf("");
+  save_checkpoint((dir / "nan.ckpt").string(), "{}", {{"w", &bad}});
+  CHECK_THROWS_WITH(load_checkpoint((dir / "nan.ckpt").string()),
+                    Catch::Contains("tensor w holds NaN"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("parameter initialisation depends on the seed and the name, not construction order") {
