@@ -3,6 +3,8 @@
 // original ids; everything in Dataset uses dense ids.
 #include "graph/dataset.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <charconv>
@@ -222,6 +224,15 @@ std::string generate_features(Dataset& ds, const DatasetOptions& opt) {
                       std::to_string(opt.generated_dim));
   if (opt.generated == GeneratedFeatures::random) {
     const int64_t dim = opt.generated_dim;
+    // Refused up front, not by the allocator after minutes of swapping: training needs the
+    // features and more, so at most half of the machine's memory.
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    const __int128 need = __int128(n) * dim * 4, have = __int128(pages) * page;
+    if (pages > 0 && page > 0 && 2 * need > have)
+      throw OptionError("--feature-dim " + std::to_string(dim) + ": " + std::to_string(n) +
+                        " vertices x " + std::to_string(dim) + " random features need " +
+                        std::to_string(int64_t(need / 1000000)) + " MB, more than half of " +
+                        "this machine's " + std::to_string(int64_t(have / 1000000)) + " MB");
     ds.feature_dim = dim;
     ds.features.resize(size_t(n * dim));
     // Keyed by original id, so a vertex gets the same row whatever else is in the graph.

@@ -121,7 +121,17 @@ std::string token_at(const char* q) {
   while (!ends_field(*e) && e - q < 40) ++e;
   if (e == q) return "nothing";
   std::string t(1, '\'');  // built by appends: "'" + std::string trips GCC 12's -Wrestrict
-  t.append(q, e);
+  for (const char* c = q; c < e; ++c) {
+    const auto u = static_cast<unsigned char>(*c);
+    if (u >= 0x20 && u < 0x7f) {
+      t.push_back(*c);
+    } else {  // binary or non-ASCII bytes: escaped, so the message stays one readable line
+      static const char hex[] = "0123456789abcdef";
+      t += "\\x";
+      t.push_back(hex[u >> 4]);
+      t.push_back(hex[u & 15]);
+    }
+  }
   t.push_back('\'');
   return t;
 }
@@ -134,8 +144,20 @@ int64_t parse_edges(const std::string& buf, const std::string& path, const EdgeL
   const int want = std::max({opt.src_col, opt.dst_col, opt.weight_col, opt.time_col});
   if (opt.src_col < 0 || opt.dst_col < 0 || opt.src_col == opt.dst_col)
     throw OptionError("edge list: the source and destination columns must be two columns >= 0");
+  for (int c : {opt.weight_col, opt.time_col})
+    if (c >= 0 && (c == opt.src_col || c == opt.dst_col))
+      throw OptionError(std::string(c == opt.weight_col ? "--weight-col " : "--time-col ") +
+                        std::to_string(c) + ": the column of a vertex id (--src-col " +
+                        std::to_string(opt.src_col) + ", --dst-col " +
+                        std::to_string(opt.dst_col) + ")");
+  if (opt.weight_col >= 0 && opt.weight_col == opt.time_col)
+    throw OptionError("--weight-col and --time-col name the same column " +
+                      std::to_string(opt.time_col));
   const char* p = buf.data();
   const char* const end = buf.data() + buf.size();
+  // A UTF-8 byte order mark (editors on Windows write one) is not part of the first line: read
+  // as text it would make the first edge look like a header.
+  if (end - p >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
   int64_t line = 0;
   bool seen_data = false;
   auto fail = [&](const std::string& what) -> void { throw InputError(path, line, what); };

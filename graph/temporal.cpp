@@ -102,11 +102,18 @@ struct Cut {
   }
 };
 
-Cut make_cut(const std::vector<int64_t>& time, const SnapshotOptions& snap) {
+Cut make_cut(const std::vector<int64_t>& time, const SnapshotOptions& snap,
+             const std::string& path) {
   Cut c;
   auto [lo, hi] = std::minmax_element(time.begin(), time.end());
   c.t_min = *lo;
   c.t_max = *hi;
+  // Differences of times, and the end of the last bucket (t_max + 1), must fit in 64 bits.
+  if (__int128(c.t_max) - __int128(c.t_min) > (__int128(1) << 62) ||
+      c.t_max == std::numeric_limits<int64_t>::max())
+    throw InputError(path, 0,
+                     "the times span " + std::to_string(c.t_min) + ".." + std::to_string(c.t_max) +
+                         ", more than 2^62 time units: shift or rescale the time column");
   const double span = double(c.t_max) - double(c.t_min);
   if (snap.seconds > 0) {
     c.seconds = snap.seconds;
@@ -434,7 +441,7 @@ TemporalGraph build_temporal(const EdgeList& edges, const EdgeListOptions& opt,
   g.num_vertices = n;
   g.original_ids = std::move(r.original);
 
-  const Cut cut = make_cut(edges.time, snap);
+  const Cut cut = make_cut(edges.time, snap, path);
   const int64_t T = cut.count;
   const size_t m = edges.src.size();
   // Edges grouped by bucket, in file order within a bucket (a stable counting sort).
