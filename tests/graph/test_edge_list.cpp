@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "graph/graph.hpp"
+#include "graph/temporal.hpp"
 #include "temp_files.hpp"
 
 using namespace dgnn;
@@ -359,4 +360,33 @@ TEST_CASE("time column: fractions round down, values beyond int64 are errors",
     auto [f, msg] = err(std::string("bad") + bad + ".txt", std::string("1 2 ") + bad + "\n");
     CHECK_THAT(msg, Contains(f + ":1: expected an integer time, found '" + bad + "'"));
   }
+}
+
+TEST_CASE("edge list: a byte-order mark is skipped, columns must differ, odd bytes are escaped",
+          "[edge_list]") {
+  TempDir tmp;
+  EdgeListOptions o;
+  o.use_cache = false;
+  const EdgeList e = read_edge_list(tmp.write("bom.txt", "\xEF\xBB\xBF" "0 1\n1 2\n"), o);
+  CHECK(e.src.size() == 2);  // the first edge is not taken for a header
+  EdgeListOptions same = o;
+  same.weight_col = 0;
+  CHECK_THAT(error_of<OptionError>([&] { read_edge_list(tmp.write("w.txt", "0 1\n"), same); }),
+             Contains("--weight-col 0: the column of a vertex id"));
+  const std::string f = tmp.write("bin.txt", "0 1\n1 \x01\xff\n");
+  CHECK_THAT(error_of<InputError>([&] { read_edge_list(f, o); }),
+             Contains(f + ":2: expected an integer vertex id, found '\\x01\\xff'"));
+}
+
+TEST_CASE("temporal: a time span beyond 2^62 is an error naming the file", "[temporal]") {
+  TempDir tmp;
+  EdgeListOptions o;
+  o.use_cache = false;
+  o.time_col = 2;
+  SnapshotOptions s;
+  s.seconds = 4e18;
+  const std::string f =
+      tmp.write("span.txt", "0 1 -9223372036854775808\n1 2 9223372036854775807\n");
+  CHECK_THAT(error_of<InputError>([&] { load_temporal(f, o, s); }),
+             Contains(f + ": the times span"));
 }
