@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/timer.hpp"
 #include "datasets/evolving_sbm.hpp"
@@ -32,25 +33,25 @@ void add_sbm(CLI::App* gen) {
       ->check(CLI::Range(int64_t(2), int64_t(std::numeric_limits<int32_t>::max())))
       ->capture_default_str();
   cmd->add_option("--classes,-c", c.classes, "Number of classes (planted blocks)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--avg-degree,-d", c.avg_degree,
                   "Average degree: 2 * undirected edges / vertices")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--homophily", c.homophily,
                   "Fraction of edges that join two vertices of the same class")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--features,-f", c.feature_dim, "Feature columns")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--signal", c.signal,
                   "Scale of the class centroids in the features (0 = features carry no label)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--noise", c.noise, "Standard deviation of the per-vertex feature noise")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--degree-skew", c.degree_skew,
                   "0 = Poisson-like degrees; in (0, 1) power-law degrees with tail index "
@@ -111,11 +112,11 @@ void add_evolving_sbm(CLI::App* gen) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   cmd->add_option("--classes,-c", c.classes, "Number of communities")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--avg-degree,-d", c.avg_degree,
                   "Average degree of one snapshot: 2 * its undirected edges / vertices")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--homophily", c.homophily,
                   "Fraction of a snapshot's edges inside one (current) community")
@@ -126,13 +127,13 @@ void add_evolving_sbm(CLI::App* gen) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--features,-f", c.feature_dim, "Feature columns")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--signal", c.signal, "Scale of the initial-community centroid in the features")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--noise", c.noise, "Standard deviation of the per-vertex feature noise")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--seed,-s", c.seed, "Random seed: the same seed gives the same files")
       ->capture_default_str();

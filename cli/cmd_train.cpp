@@ -135,11 +135,24 @@ nlohmann::json split_json(const StepSplit& s) {
 
 void set_threads(int threads) {
   if (threads < 0) throw OptionError("--threads must be >= 0 (0 = all cores)");
+  // Far more threads than cores only slows a run down, and beyond some thousands the OpenMP
+  // runtime cannot start them (it crashes instead of failing).
+  const int cores = omp_get_num_procs(), most = std::max(64, 16 * cores);
+  if (threads > most)
+    throw OptionError("--threads " + std::to_string(threads) + ": at most " +
+                      std::to_string(most) + " (16 per core; this machine has " +
+                      std::to_string(cores) + ")");
   if (threads > 0) {
     omp_set_num_threads(threads);
     return;
   }
-  if (std::getenv("OMP_NUM_THREADS")) return;
+  if (std::getenv("OMP_NUM_THREADS")) {
+    if (omp_get_max_threads() > most)
+      throw OptionError("OMP_NUM_THREADS asks for " + std::to_string(omp_get_max_threads()) +
+                        " threads: at most " + std::to_string(most) + " (16 per core; this " +
+                        "machine has " + std::to_string(cores) + ")");
+    return;
+  }
   for (const char* var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"})
     if (const char* v = std::getenv(var)) {
       const int local = std::atoi(v);
@@ -158,6 +171,43 @@ void check_writable(const std::string& path, const char* option) {
   if (::access(dir.c_str(), W_OK) != 0)
     throw OptionError(std::string(option) + " " + path + ": folder " + dir.string() +
                       " is not writable");
+  if (std::filesystem::is_directory(path))
+    throw OptionError(std::string(option) + " " + path + ": is a directory (expected a file)");
+}
+
+void check_outputs(const TrainArgs& a, const std::vector<std::pair<const char*, std::string>>& out) {
+  namespace fs = std::filesystem;
+  auto key = [](const std::string& p) {  // links followed, as AtomicFile follows them
+    std::error_code ec;
+    const fs::path abs = fs::absolute(follow_links(p)).lexically_normal();
+    const fs::path k = fs::weakly_canonical(abs, ec);
+    return ec ? abs : k;
+  };
+  const std::vector<std::pair<const char*, std::string>> inputs = {
+      {"--graph", a.data.graph},     {"--features", a.data.features}, {"--labels", a.data.labels},
+      {"--train-ids", a.data.train}, {"--val-ids", a.data.val},       {"--test-ids", a.data.test},
+      {"--partition", a.partition_dir}, {"--load", a.train.load}};
+  for (size_t i = 0; i < out.size(); ++i) {
+    const auto& [option, path] = out[i];
+    if (path.empty()) continue;
+    check_writable(path, option);
+    const fs::path k = key(path);
+    for (size_t j = 0; j < i; ++j)
+      if (!out[j].second.empty() && key(out[j].second) == k)
+        throw OptionError(std::string(out[j].first) + " and " + option + " both write " + path +
+                          ": give each output a file of its own");
+    for (const auto& [in_option, in_path] : inputs) {
+      if (in_path.empty()) continue;
+      // --save over --load is resuming in place: the checkpoint is read before it is replaced.
+      if (std::string(in_option) == "--load" && std::string(option) == "--save") continue;
+      const fs::path ik = key(in_path);
+      const bool inside = fs::is_directory(ik) && k.parent_path() == ik && fs::exists(k);
+      if (k == ik || inside)
+        throw OptionError(std::string(option) + " " + path + " would overwrite the input " +
+                          (inside ? "folder's file " : "") + "given by " + in_option + " " +
+                          in_path);
+    }
+  }
 }
 
 Device train_device(const TrainArgs& a, Communicator& comm, std::unique_ptr<DeviceComm>* link) {
@@ -222,9 +272,9 @@ void run_train(TrainArgs& a) {
   if (!(a.data.train_frac >= 0 && a.data.train_frac <= 1 && a.data.val_frac >= 0 &&
         a.data.val_frac <= 1 && a.data.train_frac + a.data.val_frac <= 1))
     throw OptionError("--train-frac and --val-frac must be in [0, 1] with a sum <= 1");
-  check_writable(a.log_json, "--log-json");
-  check_writable(a.predictions, "--predictions");
-  check_writable(a.train.save, "--save");
+  check_outputs(a, {{"--log-json", a.log_json},
+                    {"--predictions", a.predictions},
+                    {"--save", a.train.save}});
   const ModelKind kind = parse_model_kind(a.model.empty() ? "gcn" : a.model);
   parse_partitioner(a.partitioner);
   std::optional<MiniBatchOptions> mb = minibatch_options(a);
@@ -483,16 +533,34 @@ void register_train(CLI::App& app) {
       ->capture_default_str();
   for (const char* frac : {"--train-frac", "--val-frac"})
     cmd->get_option(frac)->each([a](const std::string&) { a->step_fracs_given = true; });
-  cmd->callback([a] {
+  cmd->callback([a, cmd] {
     a->data.seed = a->train.seed;
     if (!a->quiet) a->data.edges.progress = terminal_progress("loading " + a->data.graph);
+    // An option the chosen path does not read is refused, not silently ignored.
+    auto refuse = [cmd](const std::vector<const char*>& names, const std::string& why) {
+      for (const char* n : names)
+        if (cmd->get_option(n)->count() > 0) throw OptionError(std::string(n) + ": " + why);
+    };
     if (is_temporal_input(a->data.graph, a->data.edges, a->snapshots)) {
       if (a->batch_size_given || a->fanouts_given)
         throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
                           ": mini-batch training is for static graphs (this input has a time "
                           "column)");
+      refuse({"--dropout", "--optimizer", "--momentum", "--save", "--load", "--predictions",
+              "--parts", "--partition", "--no-overlap", "--replace", "--no-prefetch",
+              "--train-ids", "--val-ids", "--test-ids", "--generate-features", "--feature-dim"},
+             "not used by temporal training (this input has a time column)");
+      if (a->task != "node")
+        refuse({"--labels", "--num-classes"},
+               "not used by --task " + a->task + " (it is for --task node)");
       run_train_temporal(*a);
     } else {
+      refuse({"--task", "--strategy", "--bptt", "--neg-train", "--neg-eval"},
+             "for temporal graphs only (give the time column with --time-col)");
+      if (a->train.optimizer != "sgd") refuse({"--momentum"}, "is for --optimizer sgd");
+      if (a->parts < 0 || (a->parts == 0 && cmd->get_option("--parts")->count() > 0))
+        throw OptionError("--parts must be the MPI rank count (at least 1), got " +
+                          std::to_string(a->parts));
       run_train(*a);
     }
   });

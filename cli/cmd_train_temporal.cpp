@@ -86,7 +86,7 @@ void run_train_temporal(TrainArgs& a) {
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
   if (a.layers < 1) throw OptionError("--layers must be >= 1");
   set_threads(a.threads);
-  check_writable(a.log_json, "--log-json");
+  check_outputs(a, {{"--log-json", a.log_json}});
   if (a.task == "node") return run_train_temporal_node(a);
   const TemporalTask task = parse_temporal_task(a.task);
   const bool link = task == TemporalTask::link;

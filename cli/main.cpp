@@ -26,7 +26,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // One line like every other error (CLI11's own print adds "Run with --help ..."), from the
+    // first rank only: every rank parses the same arguments and fails the same way.
+    if (dgnn::launcher_rank() <= 0) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "dgnn: error: %s (see dgnn --help)\n", e.what());
+    }
+    return 2;
   } catch (const dgnn::Error& e) {
     // One line, and under MPI the whole job comes down (MPI_Abort), never a hang.
     dgnn::fail_job(e.what(), 1);

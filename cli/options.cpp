@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -42,7 +44,23 @@ CLI::Option* add_enum_option(CLI::App* cmd, const std::string& flag, Enum& targe
       ->default_str(current);
 }
 
+CLI::Validator number_check(bool strict) {
+  return CLI::Validator(
+      [strict](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0') return {};  // not a number: the conversion says so
+        const bool ok = std::isfinite(v) && (strict ? v > 0 : v >= 0);
+        return ok ? std::string() : "must be " + std::string(strict ? "> 0" : ">= 0") +
+                                        " (a finite number), got " + text;
+      },
+      strict ? "> 0" : ">= 0");
+}
+
 }  // namespace
+
+CLI::Validator positive() { return number_check(true); }
+CLI::Validator non_negative() { return number_check(false); }
 
 void add_edge_list_options(CLI::App* cmd, EdgeListOptions& opt) {
   const std::string group = "Edge list";
@@ -50,20 +68,20 @@ void add_edge_list_options(CLI::App* cmd, EdgeListOptions& opt) {
                 "Keep edges one-way (src -> dst); by default every edge is stored both ways")
       ->group(group);
   cmd->add_option("--src-col", opt.src_col, "0-based column of the source vertex id")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str()
       ->group(group);
   cmd->add_option("--dst-col", opt.dst_col, "0-based column of the destination vertex id")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str()
       ->group(group);
   cmd->add_option("--weight-col", opt.weight_col,
                   "0-based column of the edge weight (default: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->group(group);
   cmd->add_option("--time-col", opt.time_col,
                   "0-based column of the edge timestamp, for temporal graphs (default: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->group(group);
   add_enum_option(cmd, "--self-loops", opt.self_loops,
                   {{"keep", SelfLoops::keep}, {"remove", SelfLoops::remove}},
@@ -108,7 +126,7 @@ void add_dataset_options(CLI::App* cmd, DatasetOptions& opt) {
                   "onehot (vertex id), random")
       ->group(group);
   cmd->add_option("--feature-dim", opt.generated_dim, "Columns of generated features")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str()
       ->group(group);
   cmd->add_option("--train-frac", opt.train_frac,
@@ -126,7 +144,7 @@ void add_dataset_options(CLI::App* cmd, DatasetOptions& opt) {
       ->group(group);
   cmd->add_option("--num-classes", opt.num_classes,
                   "Number of classes (default: largest label + 1; larger labels are errors)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->group(group);
   add_edge_list_options(cmd, opt.edges);
 }
@@ -136,11 +154,11 @@ void add_snapshot_options(CLI::App* cmd, SnapshotOptions& snap) {
   CLI::Option* secs =
       cmd->add_option("--snapshot-seconds", snap.seconds,
                       "Cut the time line into buckets of this many time units (e.g. 1200000 s)")
-          ->check(CLI::PositiveNumber)
+          ->check(positive())
           ->group(group);
   CLI::Option* count = cmd->add_option("--snapshots", snap.count,
                                        "Cut [first time, last time] into this many equal buckets")
-                           ->check(CLI::PositiveNumber)
+                           ->check(positive())
                            ->group(group);
   secs->excludes(count);
   CLI::Option* window =
@@ -151,7 +169,7 @@ void add_snapshot_options(CLI::App* cmd, SnapshotOptions& snap) {
                snap.mode = k > 1 ? SnapshotMode::sliding : SnapshotMode::window;
              },
              "Snapshot t holds the edges of buckets t-k+1..t (default 1: its own bucket only)")
-          ->check(CLI::PositiveNumber)
+          ->check(positive())
           ->group(group);
   CLI::Option* cumulative =
       cmd->add_flag_callback(

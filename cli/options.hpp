@@ -12,6 +12,12 @@ namespace dgnn::cli {
 
 // Adds --directed, --src-col, --dst-col, --weight-col, --time-col, --self-loops, --duplicates
 // and --no-cache to `cmd`, bound to `opt` (which must outlive the parse). Defaults are opt's.
+// Number checks for options: finite and > 0, or finite and >= 0. CLI11's PositiveNumber and
+// NonNegativeNumber print DBL_MAX as an upper bound ("0 not in range 0.000000 to 1797...").
+// A value that is not a number passes, and CLI11's conversion names it.
+CLI::Validator positive();
+CLI::Validator non_negative();
+
 void add_edge_list_options(CLI::App* cmd, EdgeListOptions& opt);
 
 // Adds the edge-list options plus what load_dataset reads besides the graph: --features,

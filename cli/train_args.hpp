@@ -66,6 +66,10 @@ nlohmann::json split_json(const StepSplit& s);
 // Fails now, not after hours of training, if `path` could not be written later: its folder must
 // exist and be writable.
 void check_writable(const std::string& path, const char* option);
+// check_writable for each (option, path) given, and no output may name the same file as another
+// or as an input (a file given by --graph, --features, ..., or a file inside a dataset folder);
+// --save may name --load's checkpoint (resuming in place).
+void check_outputs(const TrainArgs& a, const std::vector<std::pair<const char*, std::string>>& out);
 
 // --device: cpu, or cuda bound to this rank's GPU (the node-local rank picks it); fails with one
 // line when no GPU is usable (the count and CUDA's error). With several GPU ranks, also the

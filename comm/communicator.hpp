@@ -111,6 +111,10 @@ class SelfCommunicator final : public Communicator {
 // finalised at exit by an RAII object.
 Communicator& world();
 
+// This process's rank as the launcher announced it (Open MPI, MPICH/Hydra, Slurm's PMI), without
+// initialising MPI; -1 when not launched as a job.
+long launcher_rank();
+
 // Reports a fatal error and ends the job: prints "dgnn: error: [rank R] message" (the rank only
 // when the job has more than one) to stderr, then MPI_Abort(code) when running under MPI with
 // more than one rank, so that no peer is left waiting; otherwise exit(code). Call it from main's

@@ -33,12 +33,6 @@ long launcher_size() {
   return -1;
 }
 
-long launcher_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-    if (long r = env_int(name); r >= 0) return r;
-  return -1;
-}
-
 bool want_mpi() {
   if (const char* f = std::getenv("DGNN_FORCE_MPI"); f != nullptr && std::strcmp(f, "1") == 0)
     return true;
@@ -94,6 +88,12 @@ WorldState make_world() {
 }
 
 }  // namespace
+
+long launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (long r = env_int(name); r >= 0) return r;
+  return -1;
+}
 
 Communicator& world() {
   static WorldState state = make_world();

@@ -148,7 +148,12 @@ TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt)
                       std::to_string(t) + " snapshots give " + std::to_string(sp.steps) +
                       " steps (use more snapshots: --snapshots or a shorter --snapshot-seconds)");
   if (opt.bptt < 0) throw OptionError("--bptt must be >= 0");
-  if (opt.neg_train < 1 || opt.neg_eval < 1) throw OptionError("negative ratios must be >= 1");
+  if (opt.neg_train < 1)
+    throw OptionError("--neg-train: sampled non-edges per edge must be >= 1, got " +
+                      std::to_string(opt.neg_train));
+  if (opt.neg_eval < 1)
+    throw OptionError("--neg-eval: sampled non-edges per edge must be >= 1 (or all), got " +
+                      std::to_string(opt.neg_eval));
   return sp;
 }
 

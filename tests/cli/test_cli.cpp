@@ -146,3 +146,83 @@ TEST_CASE("cli: generate then train and info on the generated directory") {
   CHECK(t.code == 0);
   CHECK(t.out.find("test accuracy") != std::string::npos);
 }
+
+TEST_CASE("cli: usage errors are one line starting 'dgnn: error:', numbers say what they need") {
+  for (const std::string& args :
+       {std::string("train --frobnicate"), std::string("train --feature-dim 0 --epochs 1"),
+        std::string("train --epochs 1 --feature-dim nan"), std::string("plan --bandwidth-gbs 0")}) {
+    const Result r = run(args);
+    INFO(args << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(count_lines(r.out) == 1);
+    CHECK(r.out.rfind("dgnn: error: ", 0) == 0);
+    CHECK(r.out.find("1797") == std::string::npos);  // no DBL_MAX as an upper bound
+  }
+  CHECK_THAT(run("train --feature-dim 0").out, Catch::Contains("--feature-dim: must be > 0"));
+}
+
+TEST_CASE("cli: an option the run would not use is refused, naming it") {
+  const fs::path d = tiny_dataset();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {" --bptt 3", "--bptt: for temporal graphs only"},
+      {" --neg-train 2", "--neg-train: for temporal graphs only"},
+      {" --momentum 0.9", "--momentum: is for --optimizer sgd"},
+      {" --parts 0", "--parts must be the MPI rank count"},
+      {" --threads 100000", "--threads 100000: at most"},
+  };
+  for (const auto& [opt, want] : cases) {
+    const Result r = run("train --graph " + d.string() + " --epochs 1" + opt);
+    INFO(opt << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(count_lines(r.out) == 1);
+    CHECK_THAT(r.out, Catch::Contains(want));
+  }
+  CHECK(run("train --graph " + d.string() + " --epochs 1 --quiet --optimizer sgd --momentum 0.9")
+            .code == 0);
+  // And the other way: a temporal run refuses what only static training reads.
+  const fs::path t = scratch("refused_temporal");
+  std::string events;
+  for (int i = 0; i < 60; ++i)
+    events += std::to_string(i % 12) + " " + std::to_string((i * 5 + 1) % 12) + " " +
+              std::to_string(i) + "\n";
+  write(t / "events.txt", events);
+  for (const std::string opt : {"--dropout 0.2", "--save x.ckpt", "--predictions p.txt"}) {
+    const Result r = run("train --graph " + (t / "events.txt").string() +
+                         " --time-col 2 --snapshots 6 --epochs 1 " + opt);
+    INFO(opt << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(count_lines(r.out) == 1);
+    CHECK_THAT(r.out, Catch::Contains("not used by temporal training"));
+  }
+}
+
+TEST_CASE("cli: outputs are checked before training: folders, clashes, inputs") {
+  const fs::path d = tiny_dataset();
+  const fs::path o = scratch("outputs");
+  fs::create_directories(o / "adir");
+  const std::string g = "train --quiet --graph " + d.string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {" --log-json " + (o / "adir").string(), "is a directory"},
+      {" --log-json " + (o / "same").string() + " --predictions " + (o / "." / "same").string(),
+       "--log-json and --predictions both write"},
+      {" --predictions " + (d / "labels.txt").string(), "would overwrite the input folder's file"},
+      {" --save " + (d / "edges.txt").string(), "would overwrite the input"},
+  };
+  for (const auto& [opt, want] : cases) {
+    const Result r = run(g + opt);
+    INFO(opt << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(count_lines(r.out) == 1);
+    CHECK_THAT(r.out, Catch::Contains(want));
+  }
+  CHECK_FALSE(fs::exists(o / "same"));
+  // Resuming in place: --save may replace --load's checkpoint.
+  REQUIRE(run(g + " --epochs 1 --save " + (o / "ck").string()).code == 0);
+  CHECK(run(g + " --epochs 2 --load " + (o / "ck").string() + " --save " + (o / "ck").string())
+            .code == 0);
+  // A link is followed: the file it names gets the log, the link stays.
+  fs::create_symlink("real.jsonl", o / "link.jsonl");
+  REQUIRE(run(g + " --epochs 1 --log-json " + (o / "link.jsonl").string()).code == 0);
+  CHECK(fs::is_symlink(fs::symlink_status(o / "link.jsonl")));
+  CHECK(fs::file_size(o / "real.jsonl") > 0);
+}
