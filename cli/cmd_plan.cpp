@@ -338,9 +338,12 @@ void register_plan(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--network", a.network, "Interconnect (latency, bandwidth per direction): " + nets)
       ->capture_default_str();
-  cmd->add_option("--latency-us", a.latency_us, "Per-message latency in microseconds (overrides --network's)");
+  cmd->add_option("--latency-us", a.latency_us,
+                  "Per-message latency in microseconds (overrides --network's)")
+      ->check(non_negative());
   cmd->add_option("--bandwidth-gbs", a.bandwidth_gbs,
-                  "Link bandwidth per direction in GB/s (overrides --network's)");
+                  "Link bandwidth per direction in GB/s (overrides --network's)")
+      ->check(positive());
   cmd->add_option("--threads-per-rank", a.threads_per_rank,
                   "OpenMP threads of each rank, calibrated here (default: this machine's cores, or "
                   "--cores / ranks)");

@@ -319,6 +319,11 @@ void run_scale(ScaleArgs& a) {
       (a.graph.empty() ? std::string("the generated SBM") : graph_name(a.graph)) + ", " +
       std::to_string(a.epochs) + " epochs";
   draw_plots(exe, out, title);
+  // A study where some configurations fail is still a study (their rows say why); one where
+  // every run failed measured nothing, and says so by its exit code.
+  if (failed_runs == total)
+    throw Error("every run failed (the first: " + results.front().front().error + "); see " +
+                csv.string());
 }
 
 }  // namespace

@@ -18,6 +18,8 @@
 #include <new>
 #include <cstdlib>
 #include <filesystem>
+#include <cmath>
+#include <stdexcept>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -173,15 +175,23 @@ nlohmann::json to_json(const perf::Rates& r) {
 }
 
 perf::Rates from_json(const nlohmann::json& j) {
+  // A rate that is not a positive finite number (a hand-edited or damaged cache) would make the
+  // plan's times negative or infinite: such an entry is measured again instead.
+  auto rate = [](const nlohmann::json& v) {
+    const double x = v.get<double>();
+    if (!(x > 0) || !std::isfinite(x)) throw std::runtime_error("not a positive rate");
+    return x;
+  };
   perf::Rates r;
   r.threads = j.at("threads").get<int>();
-  r.elementwise = j.at("elementwise").get<double>();
+  r.elementwise = rate(j.at("elementwise"));
   r.sync_s = j.at("sync_s").get<double>();
-  for (auto& [w, v] : j.at("spmm").items()) r.spmm[std::stoll(w)] = v.get<double>();
+  if (!(r.sync_s >= 0) || !std::isfinite(r.sync_s)) throw std::runtime_error("bad sync time");
+  for (auto& [w, v] : j.at("spmm").items()) r.spmm[std::stoll(w)] = rate(v);
   auto shapes = [&](const char* name, auto& into) {
     for (auto& [s, v] : j.at(name).items()) {
       const size_t x = s.find('x');
-      into[{std::stoll(s.substr(0, x)), std::stoll(s.substr(x + 1))}] = v.template get<double>();
+      into[{std::stoll(s.substr(0, x)), std::stoll(s.substr(x + 1))}] = rate(v);
     }
   };
   shapes("gemm_fwd", r.gemm_fwd);
@@ -192,6 +202,8 @@ perf::Rates from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json read_cache(const std::string& file) {
+  if (fs::is_directory(file))
+    throw OptionError("--calibration " + file + ": is a directory (expected a JSON file)");
   std::ifstream in(file);
   if (!in) return nlohmann::json::object();
   nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);

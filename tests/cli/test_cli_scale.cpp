@@ -233,3 +233,17 @@ TEST_CASE("cli scale: bad options are one line naming the option", "[cli]") {
   }
   CHECK_FALSE(fs::exists(d / "study" / "results.csv"));
 }
+
+TEST_CASE("cli scale: a study where every run fails writes its CSV and exits non-zero",
+          "[cli]") {
+  const fs::path d = small_sbm("scale_all_fail");
+  const Result r = run("scale --graph " + (d / "g").string() + " --ranks 1 --epochs 1 --out " +
+                       (d / "study").string() + " -- --bptt 3");
+  INFO(r.out);
+  CHECK(r.code != 0);
+  CHECK_THAT(r.out, Contains("dgnn: error: every run failed (the first: "));
+  CHECK_THAT(r.out, Contains("--bptt: for temporal graphs only"));
+  const std::vector<Row> rows = read_results(d / "study" / "results.csv");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].at("status") == "failed");
+}
