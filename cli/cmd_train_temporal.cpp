@@ -20,25 +20,15 @@ namespace dgnn::cli {
 std::vector<float> read_static_features(const TrainArgs& a, const TemporalGraph& g, int64_t* dim,
                                         std::string* file) {
   *file = a.data.features;
-  if (file->empty() && std::filesystem::is_directory(a.data.graph) &&
-      std::filesystem::exists(std::filesystem::path(a.data.graph) / "features.npy"))
-    *file = (std::filesystem::path(a.data.graph) / "features.npy").string();
-  std::vector<float> out;
+  if (file->empty() && std::filesystem::is_directory(a.data.graph))
+    for (const char* name : {"features.npy", "features.txt"})
+      if (std::filesystem::exists(std::filesystem::path(a.data.graph) / name)) {
+        *file = (std::filesystem::path(a.data.graph) / name).string();
+        break;
+      }
   *dim = 0;
-  if (file->empty()) return out;
-  NpyMatrix m = read_npy(*file);
-  *dim = m.cols;
-  out.resize(size_t(g.num_vertices * m.cols));
-  for (int64_t v = 0; v < g.num_vertices; ++v) {
-    const int64_t id = g.original_ids[size_t(v)];
-    if (id >= m.rows)
-      throw InputError(*file, 0,
-                       "has " + std::to_string(m.rows) + " rows, but vertex id " +
-                           std::to_string(id) + " appears in the edges (row i = vertex id i)");
-    std::copy(m.data.begin() + id * m.cols, m.data.begin() + (id + 1) * m.cols,
-              out.begin() + v * m.cols);
-  }
-  return out;
+  if (file->empty()) return {};
+  return read_vertex_features(*file, g.original_ids, dim);
 }
 
 std::unique_ptr<TemporalRank> vertex_partition_rank(const TrainArgs& a, const TemporalGraph& g,
@@ -222,6 +212,7 @@ void run_train_temporal(TrainArgs& a) {
                              {"model", temporal_kind_name(kind)},
                              {"task", a.task},
                              {"snapshots", g.num_snapshots()},
+                             {"features", feature_dim},
                              {"layers", a.layers},
                              {"hidden", a.hidden},
                              {"lr", a.train.lr},

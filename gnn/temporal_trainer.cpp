@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <unordered_set>
@@ -129,6 +130,14 @@ TemporalTask parse_temporal_task(const std::string& name) {
   throw OptionError("--task: unknown temporal task '" + name + "' (expected link or edge)");
 }
 
+namespace {
+std::string fmt_frac(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+}  // namespace
+
 TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt) {
   const int t = g.num_snapshots();
   TemporalSplit sp;
@@ -144,9 +153,14 @@ TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt)
   sp.train = int(std::floor(opt.train_frac * sp.steps));
   sp.val = int(std::floor(opt.val_frac * sp.steps));
   if (sp.train < 1 || sp.val < 1 || sp.steps - sp.train - sp.val < 1)
-    throw OptionError("link prediction needs at least one training, validation and test step: " +
-                      std::to_string(t) + " snapshots give " + std::to_string(sp.steps) +
-                      " steps (use more snapshots: --snapshots or a shorter --snapshot-seconds)");
+    throw OptionError(
+        std::string(opt.task == TemporalTask::link ? "link prediction" : "edge classification") +
+        " needs at least one training, validation and test step: " + std::to_string(t) +
+        " snapshots give " + std::to_string(sp.steps) + " steps, split " +
+        std::to_string(sp.train) + " / " + std::to_string(sp.val) + " / " +
+        std::to_string(sp.steps - sp.train - sp.val) + " by --train-frac " +
+        fmt_frac(opt.train_frac) + " and --val-frac " + fmt_frac(opt.val_frac) +
+        " (use more snapshots: --snapshots or a shorter --snapshot-seconds; or other fractions)");
   if (opt.bptt < 0) throw OptionError("--bptt must be >= 0");
   if (opt.neg_train < 1)
     throw OptionError("--neg-train: sampled non-edges per edge must be >= 1, got " +

@@ -428,6 +428,51 @@ std::vector<int32_t> read_vertex_labels(const std::string& path,
   return labels;
 }
 
+std::vector<float> read_vertex_features(const std::string& path,
+                                        const std::vector<int64_t>& original_ids, int64_t* dim) {
+  const int64_t n = int64_t(original_ids.size());
+  std::vector<float> out;
+  const bool npy = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+  if (npy) {
+    NpyMatrix m = read_npy(path);
+    check_finite(m, path);
+    *dim = m.cols;
+    out.resize(size_t(n * m.cols));
+    for (int64_t v = 0; v < n; ++v) {
+      const int64_t id = original_ids[size_t(v)];
+      if (id >= m.rows)
+        throw InputError(path, 0,
+                         "has " + std::to_string(m.rows) + " rows, but vertex id " +
+                             std::to_string(id) + " appears in the edges (row i = vertex id i)");
+      std::copy(m.data.begin() + id * m.cols, m.data.begin() + (id + 1) * m.cols,
+                out.begin() + v * m.cols);
+    }
+    return out;
+  }
+  const TextFeatures t = read_text_features(path);
+  *dim = t.dim;
+  out.assign(size_t(n * t.dim), 0.f);
+  std::vector<char> seen(size_t(n), 0);
+  for (size_t i = 0; i < t.ids.size(); ++i) {
+    const auto it = std::lower_bound(original_ids.begin(), original_ids.end(), t.ids[i]);
+    if (it == original_ids.end() || *it != t.ids[i])
+      throw InputError(path, 0,
+                       "vertex " + std::to_string(t.ids[i]) + " is in no edge of the graph");
+    const int64_t v = it - original_ids.begin();
+    if (seen[size_t(v)]) throw InputError(path, 0, "vertex " + std::to_string(t.ids[i]) +
+                                                       " has two feature rows");
+    seen[size_t(v)] = 1;
+    std::copy(t.rows.begin() + int64_t(i) * t.dim, t.rows.begin() + int64_t(i + 1) * t.dim,
+              out.begin() + v * t.dim);
+  }
+  for (int64_t v = 0; v < n; ++v)
+    if (!seen[size_t(v)])
+      throw InputError(path, 0,
+                       "no feature row for vertex " + std::to_string(original_ids[size_t(v)]) +
+                           ", which appears in the edges");
+  return out;
+}
+
 LabelSplit split_labelled(const std::vector<int32_t>& labels, double train_frac, double val_frac,
                           uint64_t seed) {
   if (train_frac < 0 || val_frac < 0 || train_frac + val_frac > 1)

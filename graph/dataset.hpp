@@ -74,6 +74,13 @@ using LabelSplit = std::array<std::vector<int32_t>, 3>;
 LabelSplit split_labelled(const std::vector<int32_t>& labels, double train_frac, double val_frac,
                           uint64_t seed);
 
+// A features file for vertices whose original ids are `original_ids` (ascending; dense id =
+// position): .npy (row i = vertex id i) or text ('vertex f1 f2 ...', every vertex once), as a
+// row-major original_ids.size() x *dim matrix in dense ids. InputError for a vertex without a
+// row, a row for a vertex not among them, or a value that is not finite.
+std::vector<float> read_vertex_features(const std::string& path,
+                                        const std::vector<int64_t>& original_ids, int64_t* dim);
+
 // A labels file ("vertex label" per line, -1 = unlabelled) for vertices whose original ids are
 // `original_ids` (ascending; dense id = position): one label per dense id, -1 where the file
 // names none. InputError (path:LINE) for a vertex id not among them or a bad line. *classes

@@ -2,6 +2,7 @@
 // per-snapshot tables and JSON, the snapshot flags, and one-line errors for bad input.
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -254,4 +255,55 @@ TEST_CASE("cli temporal: node classification over snapshots from the command lin
                  " --task node --strategy snapshot --epochs 1");
   CHECK(s.code != 0);
   CHECK(s.out.find("--strategy") != std::string::npos);
+}
+
+TEST_CASE("cli temporal: text features train exactly as the same features in .npy", "[cli]") {
+  const fs::path d = scratch("temporal_text_features");
+  REQUIRE(run("generate evolving-sbm --vertices 200 --snapshots 12 --classes 3 --features 4 "
+              "--seed 4 --out " +
+              (d / "evo").string())
+              .code == 0);
+  // features.npy as written by generate: float32, C order, shape (200, 4), header then data.
+  const std::string npy = slurp(d / "evo" / "features.npy");
+  const size_t header = 10 + size_t(uint8_t(npy[8])) + 256 * size_t(uint8_t(npy[9]));
+  REQUIRE(npy.find("'<f4'") != std::string::npos);
+  REQUIRE(npy.size() == header + 200 * 4 * 4);
+  std::string text;
+  for (int v = 0; v < 200; ++v) {
+    text += std::to_string(v);
+    for (int j = 0; j < 4; ++j) {
+      float x;
+      std::memcpy(&x, npy.data() + header + (size_t(v) * 4 + size_t(j)) * 4, 4);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, " %.9g", double(x));  // round-trips a float exactly
+      text += buf;
+    }
+    text += "\n";
+  }
+  write(d / "features.txt", text);
+  auto final_line = [&](const std::string& extra, const std::string& log) {
+    const Result r = run("train --graph " + (d / "evo").string() +
+                         " --model gcrn --hidden 8 --epochs 2 --bptt 3 --neg-eval 5 --quiet "
+                         "--threads 1 --log-json " +
+                         (d / log).string() + extra);
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    std::ifstream in(d / log);
+    std::string line, last;
+    while (std::getline(in, line)) last = line;
+    return nlohmann::json::parse(last);
+  };
+  const nlohmann::json a = final_line("", "npy.jsonl");
+  const nlohmann::json b = final_line(" --features " + (d / "features.txt").string(), "txt.jsonl");
+  CHECK(b["settings"]["features"] == 4);
+  for (const char* k : {"test_auc", "test_map", "test_mrr"}) {
+    INFO(k);
+    CHECK(a[k] == b[k]);
+  }
+  // A vertex without a row is an error naming it.
+  write(d / "short.txt", text.substr(0, text.rfind("199 ")));
+  const Result r = run("train --graph " + (d / "evo").string() + " --epochs 1 --features " +
+                       (d / "short.txt").string());
+  CHECK(r.code != 0);
+  CHECK_THAT(r.out, Contains("short.txt: no feature row for vertex 199"));
 }
