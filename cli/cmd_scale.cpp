@@ -29,6 +29,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A --timeout as given: 0.5 stays 0.5, 600 stays 600.
+std::string fmt_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
 struct ScaleArgs {
   std::string graph, model, task;
   std::string ranks, strategies = "vertex", partitioners = "metis";
@@ -280,7 +287,7 @@ void run_scale(ScaleArgs& a) {
       if (!pr.started)
         run.error = pr.error;
       else if (pr.timed_out)
-        run.error = "timed out after " + std::to_string(int(a.timeout_s)) + " s (--timeout)";
+        run.error = "timed out after " + fmt_seconds(a.timeout_s) + " s (--timeout)";
       else
         run = read_scale_run(pr.exit_code, json, log);
       if (run.ok) {
@@ -318,12 +325,12 @@ void run_scale(ScaleArgs& a) {
       (a.model.empty() ? std::string(temporal ? "evolvegcn-o" : "gcn") : a.model) + " on " +
       (a.graph.empty() ? std::string("the generated SBM") : graph_name(a.graph)) + ", " +
       std::to_string(a.epochs) + " epochs";
-  draw_plots(exe, out, title);
   // A study where some configurations fail is still a study (their rows say why); one where
-  // every run failed measured nothing, and says so by its exit code.
+  // every run failed measured nothing (no plots), and says so by its exit code.
   if (failed_runs == total)
     throw Error("every run failed (the first: " + results.front().front().error + "); see " +
                 csv.string());
+  draw_plots(exe, out, title);
 }
 
 }  // namespace
