@@ -48,6 +48,8 @@ void print_quality(const Dataset& d, const PartitionQuality& q) {
 void run(PartitionArgs& a) {
   if (a.out.empty() && !a.dry_run)
     throw OptionError("partition: give --out DIR to write the parts, or --dry-run");
+  if (!a.out.empty() && a.dry_run)
+    throw OptionError("--dry-run writes nothing: drop --out " + a.out + ", or --dry-run");
   a.opt.method = parse_partitioner(a.partitioner);
   a.opt.objective = parse_metis_objective(a.objective);
   // As in `dgnn train`, one --seed also seeds a random train/val/test split, so that the parts

@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "dgnn: error: %s (see dgnn --help)\n", e.what());
     }
     return 2;
+  } catch (const dgnn::OptionError& e) {
+    dgnn::fail_job(e.what(), 1, /*same_on_every_rank=*/true);
   } catch (const dgnn::Error& e) {
     // One line, and under MPI the whole job comes down (MPI_Abort), never a hang.
     dgnn::fail_job(e.what(), 1);

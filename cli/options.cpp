@@ -124,10 +124,12 @@ void add_dataset_options(CLI::App* cmd, DatasetOptions& opt) {
                    {"random", GeneratedFeatures::random}},
                   "Features to make when none are given: degree (one-hot log2 degree bucket), "
                   "onehot (vertex id), random")
+      ->each([&opt](const std::string&) { opt.generate_given = true; })
       ->group(group);
   cmd->add_option("--feature-dim", opt.generated_dim, "Columns of generated features")
       ->check(positive())
       ->capture_default_str()
+      ->each([&opt](const std::string&) { opt.generate_given = true; })
       ->group(group);
   cmd->add_option("--train-frac", opt.train_frac,
                   "Without split files: fraction of labelled vertices to train on (temporal "

@@ -118,7 +118,9 @@ long launcher_rank();
 // Reports a fatal error and ends the job: prints "dgnn: error: [rank R] message" (the rank only
 // when the job has more than one) to stderr, then MPI_Abort(code) when running under MPI with
 // more than one rank, so that no peer is left waiting; otherwise exit(code). Call it from main's
-// catch blocks. A code of 0 is reported as 1.
-[[noreturn]] void fail_job(const std::string& message, int code = 1);
+// catch blocks. A code of 0 is reported as 1. `same_on_every_rank` (a bad option, which every
+// rank meets): only rank 0 reports it, unless it has not ended the job within a few seconds.
+[[noreturn]] void fail_job(const std::string& message, int code = 1,
+                           bool same_on_every_rank = false);
 
 }  // namespace dgnn

@@ -1,11 +1,13 @@
 // world(): the process's communicator, chosen once from how the process was launched, and
 // fail_job(): the one way a fatal error leaves the process.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "comm/communicator.hpp"
 #include "dgnn_config.hpp"
@@ -100,7 +102,7 @@ Communicator& world() {
   return *state.comm;
 }
 
-void fail_job(const std::string& message, int code) {
+void fail_job(const std::string& message, int code, bool same_on_every_rank) {
   if (code == 0) code = 1;
   long rank = launcher_rank(), size = launcher_size();
   bool under_mpi = false;
@@ -115,6 +117,11 @@ void fail_job(const std::string& message, int code) {
     }
   }
 #endif
+  // Every rank meets the same error (a bad option): rank 0 reports it and brings the job down;
+  // the others stay quiet unless rank 0 has not done so within a few seconds (it may not have
+  // met the error after all).
+  if (size > 1 && same_on_every_rank && rank != 0)
+    std::this_thread::sleep_for(std::chrono::seconds(3));
   std::fflush(stdout);
   // One write, so that lines from several failing ranks do not interleave.
   const std::string line =

@@ -150,6 +150,15 @@ TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt)
     throw OptionError(
         "--task edge classifies edges by the sign of their weight: give the "
         "weight column (--weight-col)");
+  if (opt.task == TemporalTask::edge) {
+    bool negative = false, positive = false;
+    for (const SnapshotEvents& ev : g.events)
+      for (float w : ev.weight) (w < 0 ? negative : positive) = true;
+    if (!negative || !positive)
+      throw OptionError(std::string("--task edge classifies edges by the sign of their weight, "
+                                    "but every weight is ") +
+                        (negative ? "negative" : "positive") + ": one class, nothing to learn");
+  }
   sp.train = int(std::floor(opt.train_frac * sp.steps));
   sp.val = int(std::floor(opt.val_frac * sp.steps));
   if (sp.train < 1 || sp.val < 1 || sp.steps - sp.train - sp.val < 1)

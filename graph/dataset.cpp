@@ -193,6 +193,8 @@ std::vector<int32_t> read_split(const std::string& path, const Graph& g,
     seen.line[d] = line;
     out.push_back(int32_t(d));
   });
+  // An empty split would print an accuracy of 0 (or train on nothing) as if it were a result.
+  if (out.empty()) throw InputError(path, 0, "no vertex ids found (expected one per line)");
   return out;
 }
 
@@ -362,6 +364,9 @@ Dataset load_dataset(const DatasetOptions& opt) {
               " of the labels in no edge (added without edges)";
   }
 
+  if (opt.generate_given && !p.features.empty())
+    throw OptionError("--generate-features and --feature-dim make features when none are given, "
+                      "but " + p.features + " gives them");
   if (npy) {
     // Every vertex id is below npy_rows and all of 0..npy_rows-1 are vertices: dense == original.
     ds.feature_dim = mat.cols;

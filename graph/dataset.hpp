@@ -22,6 +22,9 @@ struct DatasetOptions {
   // When no features are found: what to generate.
   GeneratedFeatures generated = GeneratedFeatures::degree;
   int64_t generated_dim = 64;  // random: columns; degree: one-hot degree buckets (log2)
+  // --generate-features or --feature-dim was given: an error when features are found, since
+  // nothing would be generated.
+  bool generate_given = false;
   // When labels exist but no split files: a random split of labelled vertices by fractions.
   double train_frac = 0.6;
   double val_frac = 0.2;

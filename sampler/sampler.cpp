@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 
 #include "common/error.hpp"
 #include "common/hash_rng.hpp"
@@ -26,6 +27,8 @@ std::vector<int> parse_fanouts(const std::string& text) {
     tok.erase(tok.find_last_not_of(" \t") + 1);
     int v = 0;
     auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+    if (ec == std::errc::result_out_of_range)
+      throw bad("'" + tok + "' is too large (at most " + std::to_string(INT32_MAX) + ")");
     if (tok.empty() || ec != std::errc() || p != tok.data() + tok.size())
       throw bad("'" + tok + "' is not an integer");
     if (v == 0 || v < -1) throw bad(std::to_string(v) + " is not >= 1 or -1");

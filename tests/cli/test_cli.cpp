@@ -226,3 +226,35 @@ TEST_CASE("cli: outputs are checked before training: folders, clashes, inputs") 
   CHECK(fs::is_symlink(fs::symlink_status(o / "link.jsonl")));
   CHECK(fs::file_size(o / "real.jsonl") > 0);
 }
+
+TEST_CASE("cli: empty splits, one-class edge tasks and options that would do nothing are refused") {
+  const fs::path d = tiny_dataset();
+  const fs::path o = scratch("contradictions");
+  write(o / "empty.txt", "# no ids\n");
+  write(o / "signed.txt", "0 1 1 10\n1 2 2 20\n2 3 1 30\n3 0 4 40\n0 2 1 50\n1 3 1 60\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"train --epochs 1 --graph " + d.string() + " --test-ids " + (o / "empty.txt").string(),
+       "empty.txt: no vertex ids found"},
+      {"train --epochs 1 --graph " + (o / "signed.txt").string() +
+           " --weight-col 2 --time-col 3 --snapshots 6 --task edge",
+       "every weight is positive: one class"},
+      {"partition --graph " + d.string() + " --parts 2 --dry-run --out " + (o / "p").string(),
+       "--dry-run writes nothing"},
+      {"train --epochs 1 --graph " + d.string() + " --batch-size 8 --fanouts 99999999999,3",
+       "'99999999999' is too large"},
+      {"train --epochs 1 --graph " + d.string() + " --features " + (o / "f.txt").string() +
+           " --feature-dim 8",
+       "--generate-features and --feature-dim make features when none are given"},
+  };
+  std::string features;
+  for (int i = 0; i < 40; ++i) features += std::to_string(100 + 10 * i) + " 1 0\n";
+  write(o / "f.txt", features);
+  for (const auto& [args, want] : cases) {
+    const Result r = run(args);
+    INFO(args << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(count_lines(r.out) == 1);
+    CHECK_THAT(r.out, Catch::Contains(want));
+  }
+  CHECK_FALSE(fs::exists(o / "p"));
+}
