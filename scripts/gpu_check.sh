@@ -133,6 +133,9 @@ else
   echo "(skipped: ${tests_budget} s left for the tests)" | tee "$out/gpu_tests.log"
 fi
 tests_line=$(grep -E "tests passed|tests failed|timed out" "$out/gpu_tests.log" | tail -1)
+# Skipped tests count as passed in ctest's line: say how many there were (all = no usable GPU).
+skipped=$(grep -c "(Skipped)" "$out/gpu_tests.log")
+[ "$skipped" -gt 0 ] && tests_line="$tests_line; $skipped of them SKIPPED (see gpu_tests.log)"
 
 step "bench: SpMM and GCN epoch on a generated 1M-vertex, 20M-edge graph"
 fits 150 && run_for 150 "$build/bench/bench_gpu" 1000000 20 128 128 20 "$build/export" 2>&1 |
