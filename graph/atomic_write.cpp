@@ -78,6 +78,8 @@ void write_dir_atomically(const std::string& dir, const std::string& what,
   fs::path target = fs::path(dir).lexically_normal();
   if (!target.has_filename()) target = target.parent_path();  // "out/" -> "out"
   if (target.empty()) throw IoError("empty " + what + " directory name");
+  // A link to a folder: the folder it names is replaced, the link stays.
+  target = follow_links(target.string()).lexically_normal();
   const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   const std::string name = target.filename().string();
   std::error_code ec;
@@ -88,7 +90,8 @@ void write_dir_atomically(const std::string& dir, const std::string& what,
       throw IoError(target.string() + ": exists and is not a directory");
     for (const auto& entry : fs::directory_iterator(target, ec)) {
       const std::string f = entry.path().filename().string();
-      if (!is_ours(f))
+      // Ours are plain files: a folder (or a link) by one of our names holds someone else's.
+      if (!is_ours(f) || !entry.is_regular_file(ec) || entry.is_symlink(ec))
         throw IoError(target.string() + ": refusing to replace a directory that holds '" + f +
                       "', which is not part of a " + what);
     }

@@ -73,3 +73,29 @@ TEST_CASE("atomic write: a FIFO is written in place, a directory is an error", "
   CHECK_THAT(error_of<IoError>([&] { write_file_atomically(dir.path("adir"), "x"); }),
              Contains("adir: cannot write: it is a directory"));
 }
+
+TEST_CASE("atomic directory write: only plain files of ours are replaced; links are followed",
+          "[io]") {
+  TempDir dir;
+  auto ours = [](const std::string& name) { return name == "a.txt" || name == "b.txt"; };
+  auto fill = [](const std::string& tmp) { std::ofstream(tmp + "/a.txt") << "new"; };
+  // A folder that holds our names as plain files is ours to replace.
+  const std::string out = dir.path("out");
+  dir.write("out/a.txt", "old");
+  dir.write("out/b.txt", "old");
+  write_dir_atomically(out, "dataset", ours, 1, fill);
+  CHECK(slurp(out + "/a.txt") == "new");
+  CHECK_FALSE(fs::exists(out + "/b.txt"));
+  // A folder named like one of our files holds someone else's files: refused, left intact.
+  const std::string user = dir.path("user");
+  dir.write("user/a.txt/precious.txt", "keep");
+  CHECK_THAT(error_of<IoError>([&] { write_dir_atomically(user, "dataset", ours, 1, fill); }),
+             Contains("refusing to replace a directory that holds 'a.txt'"));
+  CHECK(slurp(user + "/a.txt/precious.txt") == "keep");
+  // A link to a folder: the folder is written, the link stays a link.
+  fs::create_symlink(out, dir.path("link"));
+  write_dir_atomically(dir.path("link"), "dataset", ours, 2,
+                       [](const std::string& tmp) { std::ofstream(tmp + "/b.txt") << "via"; });
+  CHECK(fs::is_symlink(fs::symlink_status(dir.path("link"))));
+  CHECK(slurp(out + "/b.txt") == "via");
+}
