@@ -72,6 +72,9 @@ struct LocalPart {
   int32_t num_classes = 0;
   std::vector<int32_t> train, val, test;  // local row ids
   int64_t global_train = 0, global_val = 0, global_test = 0;
+  // A hash of the whole assignment (every vertex's part): the parts of one partition agree, so a
+  // part file copied in from another partition is found (0 when cut on the fly).
+  uint64_t partition_id = 0;
 };
 
 // Cuts rank `rank`'s part out of a loaded dataset (what `train --parts P` does on the fly).

@@ -26,9 +26,9 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 constexpr char kMagic[8] = {'D', 'G', 'N', 'N', 'P', 'A', 'R', 'T'};
-constexpr uint32_t kPartVersion = 1;
+constexpr uint32_t kPartVersion = 2;  // 2: the partition id
 constexpr uint32_t kEndianMark = 0x01020304;  // reads back swapped on a machine of other order
-constexpr int kManifestVersion = 1;
+constexpr int kManifestVersion = 2;  // 2: the partition id
 constexpr const char* kFormat = "dgnn-partition";
 
 std::string part_file_name(int rank) { return "part-" + std::to_string(rank) + ".bin"; }
@@ -71,6 +71,7 @@ std::string encode(const LocalPart& lp) {
                     lp.feature_dim, int64_t(lp.num_classes), lp.global_train, lp.global_val,
                     lp.global_test, lp.local_in.rows, lp.local_in.cols})
     e.scalar(v);
+  e.scalar(lp.partition_id);
   e.array(lp.global_ids);
   e.array(lp.original_ids);
   e.array(lp.local_in.offsets);
@@ -151,6 +152,7 @@ LocalPart decode(const std::string& bytes, const std::string& path) {
   lp.global_test = d.scalar<int64_t>();
   lp.local_in.rows = d.scalar<int64_t>();
   lp.local_in.cols = d.scalar<int64_t>();
+  lp.partition_id = d.scalar<uint64_t>();
   lp.global_ids = d.array<int64_t>();
   lp.original_ids = d.array<int64_t>();
   lp.local_in.offsets = d.array<int64_t>();
@@ -173,8 +175,14 @@ LocalPart decode(const std::string& bytes, const std::string& path) {
   return lp;
 }
 
+std::string hex(uint64_t x) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(x));
+  return buf;
+}
+
 json manifest_of(const Dataset& d, const PartitionOptions& opt, const std::string& source_hash,
-                 const PartitionQuality& q) {
+                 const PartitionQuality& q, uint64_t partition_id) {
   json ranks = json::array();
   for (size_t r = 0; r < q.per_part.size(); ++r) {
     const PartQuality& p = q.per_part[r];
@@ -188,6 +196,7 @@ json manifest_of(const Dataset& d, const PartitionOptions& opt, const std::strin
   return {{"format", kFormat},
           {"version", kManifestVersion},
           {"source_hash", source_hash},
+          {"partition_id", hex(partition_id)},
           {"parts", opt.parts},
           {"partitioner", partitioner_name(opt.method)},
           {"seed", opt.seed},
@@ -218,16 +227,24 @@ LocalPart decode_part(const std::string& bytes, const std::string& origin) {
 void write_partition_dir(const std::string& dir, const Dataset& d, const std::vector<int32_t>& part,
                          const PartitionOptions& opt, const std::string& source_hash) {
   const PartitionQuality q = partition_quality(d.graph.in, part, opt.parts, d.train);
+  ContentHash h;
+  const int64_t parts = opt.parts;
+  h.update(&parts, sizeof parts);
+  h.update(part.data(), part.size() * sizeof(int32_t));
+  const uint64_t id = h.digest();
   // Each file is also written atomically (AtomicFile) inside the temporary folder: redundant
   // there, but it is the one checked whole-file write, and costs a rename per part.
   write_dir_atomically(dir, "partition", is_partition_file, opt.seed ^ uint64_t(opt.parts),
                        [&](const std::string& tmp_dir) {
                          const fs::path tmp(tmp_dir);
-                         for (int r = 0; r < opt.parts; ++r)
-                           write_file_atomically((tmp / part_file_name(r)).string(),
-                                                 encode(extract_part(d, part, opt.parts, r)));
-                         write_file_atomically((tmp / "manifest.json").string(),
-                                               manifest_of(d, opt, source_hash, q).dump(2) + "\n");
+                         for (int r = 0; r < opt.parts; ++r) {
+                           LocalPart lp = extract_part(d, part, opt.parts, r);
+                           lp.partition_id = id;
+                           write_file_atomically((tmp / part_file_name(r)).string(), encode(lp));
+                         }
+                         write_file_atomically(
+                             (tmp / "manifest.json").string(),
+                             manifest_of(d, opt, source_hash, q, id).dump(2) + "\n");
                        });
 }
 
@@ -245,7 +262,7 @@ LocalPart read_partition_part(const std::string& dir, int rank, int parts,
   } catch (const json::exception& e) {
     throw InputError(mpath, 0, std::string("not valid JSON: ") + e.what());
   }
-  std::string format, source_hash;
+  std::string format, source_hash, partition_id;
   int version = 0, made_for = 0;
   int64_t global_vertices = 0;
   try {
@@ -254,6 +271,7 @@ LocalPart read_partition_part(const std::string& dir, int rank, int parts,
     source_hash = m.at("source_hash").get<std::string>();
     made_for = m.at("parts").get<int>();
     global_vertices = m.at("global_vertices").get<int64_t>();
+    if (version == kManifestVersion) partition_id = m.at("partition_id").get<std::string>();
   } catch (const json::exception& e) {
     throw InputError(mpath, 0, std::string("not a dgnn partition manifest: ") + e.what());
   }
@@ -285,6 +303,11 @@ LocalPart read_partition_part(const std::string& dir, int rank, int parts,
                          " (" + std::to_string(lp.global_vertices) +
                          " vertices), the manifest says rank " + std::to_string(rank) + " of " +
                          std::to_string(parts) + " (" + std::to_string(global_vertices) + ")");
+  if (hex(lp.partition_id) != partition_id)
+    throw InputError(path.string(), 0,
+                     "belongs to another partition (id " + hex(lp.partition_id) +
+                         ", the manifest's is " + partition_id +
+                         "): the folder mixes files of two runs of dgnn partition; run it again");
   return lp;
 }
 

@@ -154,6 +154,17 @@ TEST_CASE("corrupt, truncated and missing partition files are reported") {
     CHECK_THAT(error_of<InputError>([&] { read_partition_part(dir, 1, 2, "00ff"); }),
                Catch::Contains("manifest.json"));
   }
+  SECTION("a part file of another partition of the same graph") {
+    TempDir other;
+    Written w{small_sbm().to_dataset(), {}, {}};
+    w.opt.parts = 2;
+    w.opt.method = Partitioner::random;
+    w.part = partition_vertices(w.d.graph.in, w.opt);
+    write_partition_dir(other.path("parts"), w.d, w.part, w.opt, "00ff");
+    fs::copy_file(other.path("parts/part-1.bin"), file, fs::copy_options::overwrite_existing);
+    CHECK_THAT(error_of<InputError>([&] { read_partition_part(dir, 1, 2, "00ff"); }),
+               Catch::Contains(file) && Catch::Contains("belongs to another partition"));
+  }
   SECTION("a missing directory or manifest") {
     CHECK_THROWS_AS(read_partition_part(t.path("nothing"), 0, 2, "00ff"), IoError);
     fs::remove(dir + "/manifest.json");
