@@ -363,6 +363,16 @@ void Trainer::restore_checkpoint(const std::string& path) {
     throw OptionError(path + ": checkpoint was written with --optimizer " +
                       meta.value("optimizer", std::string()) + ", this run uses " +
                       opt_.optimizer);
+  // Layers of another kind can have the same parameter names and shapes (GAT's and GCN's).
+  const nlohmann::json mine = nlohmann::json::parse(opt_.meta_json);
+  if (meta.contains("model") && mine.contains("model") && meta["model"] != mine["model"])
+    throw OptionError(path + ": checkpoint was written for --model " +
+                      meta["model"].get<std::string>() + ", this run trains " +
+                      mine["model"].get<std::string>());
+  if (meta.value("epoch", 0) > opt_.epochs)
+    throw OptionError(path + ": checkpoint is at epoch " + std::to_string(meta.value("epoch", 0)) +
+                      ", past --epochs " + std::to_string(opt_.epochs) +
+                      " (a resumed run trains up to --epochs)");
   auto restore = [&](const std::string& name, Tensor& into) {
     const Tensor* t = ck.find(name);
     if (!t)

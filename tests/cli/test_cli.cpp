@@ -258,3 +258,17 @@ TEST_CASE("cli: empty splits, one-class edge tasks and options that would do not
   }
   CHECK_FALSE(fs::exists(o / "p"));
 }
+
+TEST_CASE("cli: a checkpoint of another model, or past --epochs, is refused") {
+  const fs::path d = tiny_dataset();
+  const fs::path o = scratch("checkpoint_mismatch");
+  const std::string g = "train --quiet --graph " + d.string();
+  REQUIRE(run(g + " --model gat --epochs 2 --save " + (o / "gat.ckpt").string()).code == 0);
+  Result r = run(g + " --model gcn --epochs 3 --load " + (o / "gat.ckpt").string());
+  CHECK(r.code != 0);
+  CHECK_THAT(r.out, Catch::Contains("checkpoint was written for --model gat, this run trains gcn"));
+  r = run(g + " --model gat --epochs 1 --load " + (o / "gat.ckpt").string());
+  CHECK(r.code != 0);
+  CHECK_THAT(r.out, Catch::Contains("checkpoint is at epoch 2, past --epochs 1"));
+  CHECK(run(g + " --model gat --epochs 3 --load " + (o / "gat.ckpt").string()).code == 0);
+}
