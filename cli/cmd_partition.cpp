@@ -133,7 +133,15 @@ void register_partition(CLI::App& app) {
                   "Partition directory to write (an existing partition there is replaced)");
   cmd->add_flag("--dry-run", a.dry_run, "Print the partition's quality, write nothing");
   add_dataset_options(cmd, a.dataset);
-  cmd->callback([args] { run(*args); });
+  cmd->callback([args, cmd] {
+    if (args->partitioner != "metis")
+      for (const char* metis_only : {"--imbalance", "--balance-edges", "--balance-train",
+                                     "--objective"})
+        if (cmd->get_option(metis_only)->count() > 0)
+          throw OptionError(std::string(metis_only) + " is for --partitioner metis (this run uses " +
+                            args->partitioner + ")");
+    run(*args);
+  });
 }
 
 }  // namespace dgnn::cli

@@ -337,7 +337,8 @@ void register_plan(CLI::App& app) {
                   "Temporal graphs: sampled non-edges per edge in training, as train")
       ->capture_default_str();
   cmd->add_option("--network", a.network, "Interconnect (latency, bandwidth per direction): " + nets)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&a](const std::string&) { a.network_given = true; });
   cmd->add_option("--latency-us", a.latency_us,
                   "Per-message latency in microseconds (overrides --network's)")
       ->check(non_negative());

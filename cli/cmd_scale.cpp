@@ -176,18 +176,29 @@ std::string graph_name(const std::string& graph) {
 }
 
 void check_extra(const std::vector<std::string>& extra) {
-  for (const std::string& a : extra)
-    for (const char* own : {"--graph", "--model", "--task", "--epochs", "--partitioner",
-                            "--strategy", "--log-json"}) {
-      const std::string o = own;
-      if (a == o || a.rfind(o + "=", 0) == 0)
-        throw OptionError(
-            "scale: " + o + " after -- is set by scale itself (give it as `dgnn scale " + o +
-            " ...`" +
-            (o == "--partitioner" || o == "--strategy" ? std::string(", plural: ") + o + "s"
-                                                       : std::string()) +
-            ")");
-    }
+  auto given = [&](const std::string& o) {
+    return std::any_of(extra.begin(), extra.end(), [&](const std::string& a) {
+      return a == o || a.rfind(o + "=", 0) == 0;
+    });
+  };
+  for (const char* own : {"--graph", "--model", "--task", "--epochs", "--log-json"})
+    if (given(own))
+      throw OptionError(std::string("scale: ") + own +
+                        " after -- is set by scale itself (give it as `dgnn scale " + own +
+                        " ...`)");
+  for (const auto& [own, plural] : {std::pair{"--partitioner", "--partitioners"},
+                                    std::pair{"--strategy", "--strategies"}})
+    if (given(own))
+      throw OptionError(std::string("scale: ") + own + " after -- is set by scale itself (give " +
+                        plural + " to scale)");
+  // Every run of a study would share one output, or use another partition than its row says.
+  for (const char* shared : {"--save", "--predictions", "--partition"})
+    if (given(shared))
+      throw OptionError(std::string("scale: ") + shared + " after -- is not for a study (" +
+                        (std::string(shared) == "--partition"
+                             ? "each run partitions with its row's partitioner and rank count"
+                             : "every run would write the same file") +
+                        ")");
 }
 
 void run_scale(ScaleArgs& a) {
@@ -221,6 +232,12 @@ void run_scale(ScaleArgs& a) {
 
   const fs::path out = a.out, runs_dir = out / "runs";
   std::error_code ec;
+  if (fs::exists(out / "results.csv") && !fs::is_regular_file(out / "results.csv"))
+    throw OptionError("--out " + a.out + ": results.csv there is not a file");
+  if (!a.graph.empty() && fs::is_directory(a.graph) &&
+      fs::weakly_canonical(fs::absolute(out), ec) == fs::weakly_canonical(fs::absolute(a.graph), ec))
+    throw OptionError("--out " + a.out + " is the dataset folder --graph reads: give the study a "
+                      "folder of its own");
   fs::create_directories(runs_dir, ec);
   if (ec)
     throw OptionError("--out " + a.out + ": cannot create " + runs_dir.string() + ": " +

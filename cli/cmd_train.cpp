@@ -73,6 +73,8 @@ LocalPart load_part(const TrainArgs& a, Communicator& comm) {
                   (long long)data->feature_dim, int(data->num_classes), data->train.size(),
                   data->val.size(), data->test.size(), load_timer.ms());
     if (data->labels.empty()) throw OptionError("the dataset has no labels (give --labels FILE)");
+    require_split(int64_t(data->train.size()), int64_t(data->val.size()),
+                  int64_t(data->test.size()), a.data.train_frac, a.data.val_frac);
   }
   PartitionOptions popt;
   popt.method = parse_partitioner(a.partitioner);
@@ -553,6 +555,9 @@ void register_train(CLI::App& app) {
       if (a->task != "node")
         refuse({"--labels", "--num-classes"},
                "not used by --task " + a->task + " (it is for --task node)");
+      else
+        refuse({"--neg-train", "--neg-eval"},
+               "not used by --task node (it scores vertices, not sampled non-edges)");
       run_train_temporal(*a);
     } else {
       refuse({"--task", "--strategy", "--bptt", "--neg-train", "--neg-eval"},

@@ -2,6 +2,7 @@
 // vertex, e.g. labels.txt of a generated evolving planted partition: the final community).
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -46,6 +47,17 @@ void run_train_temporal_node(TrainArgs& a) {
   int32_t classes = 0;
   const std::vector<int32_t> labels =
       read_vertex_labels(label_file, g.original_ids, a.data.num_classes, &classes);
+  {
+    std::vector<int32_t> seen;
+    for (int32_t l : labels)
+      if (l >= 0 && std::find(seen.begin(), seen.end(), l) == seen.end() && seen.size() < 2)
+        seen.push_back(l);
+    if (seen.size() < 2)
+      throw InputError(label_file, 0,
+                       seen.empty() ? "no vertex is labelled"
+                                    : "every labelled vertex has class " +
+                                          std::to_string(seen[0]) + ": nothing to classify");
+  }
   std::string feature_file;
   int64_t static_dim = 0;
   const std::vector<float> feats = read_static_features(a, g, &static_dim, &feature_file);
@@ -58,6 +70,8 @@ void run_train_temporal_node(TrainArgs& a) {
   for (int8_t k = 0; k < 3; ++k)
     for (int32_t v : sets[size_t(k)]) split[size_t(v)] = k;
   const size_t n_train = sets[0].size(), n_val = sets[1].size(), n_test = sets[2].size();
+  require_split(int64_t(n_train), int64_t(n_val), int64_t(n_test), a.data.train_frac,
+                a.data.val_frac);
 
   std::vector<std::unique_ptr<GraphView>> graphs;
   std::unique_ptr<TemporalRank> rank_data;

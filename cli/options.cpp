@@ -136,6 +136,7 @@ void add_dataset_options(CLI::App* cmd, DatasetOptions& opt) {
                   "link and edge tasks: fraction of the steps, 0.7 when not given)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str()
+      ->each([&opt](const std::string&) { opt.fracs_given = true; })
       ->group(group);
   cmd->add_option("--val-frac", opt.val_frac,
                   "Without split files: fraction of labelled vertices to validate on (the rest "
@@ -143,6 +144,7 @@ void add_dataset_options(CLI::App* cmd, DatasetOptions& opt) {
                   "given)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str()
+      ->each([&opt](const std::string&) { opt.fracs_given = true; })
       ->group(group);
   cmd->add_option("--num-classes", opt.num_classes,
                   "Number of classes (default: largest label + 1; larger labels are errors)")

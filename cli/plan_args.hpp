@@ -32,6 +32,7 @@ struct PlanArgs {
   bool step_fracs_given = false;
   bool temporal_options_given = false;  // --strategies, --task, --bptt or --neg-train
   std::string network = "infiniband-hdr";
+  bool network_given = false;
   double latency_us = NAN, bandwidth_gbs = NAN;  // NAN: the --network's
   int threads_per_rank = 0;                      // 0: see RankRates::threads_for
   int cores = 0;

@@ -527,16 +527,28 @@ double sustained_seconds(const std::function<void()>& f) {
 
 perf::Network plan_network(const PlanArgs& a) {
   perf::Network net = perf::named_network(a.network);
+  auto g = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return std::string(buf);
+  };
+  // Bounds a real network can have (a microsecond to a second per message, 1 MB/s to 1 PB/s):
+  // beyond them the plan's times are only overflow.
   if (!std::isnan(a.latency_us)) {
-    if (!(a.latency_us >= 0 && a.latency_us < 1e9))
-      throw OptionError("--latency-us must be >= 0, got " + std::to_string(a.latency_us));
+    if (!(a.latency_us >= 0 && a.latency_us <= 1e6))
+      throw OptionError("--latency-us must be from 0 to 1e6 (a second), got " + g(a.latency_us));
     net.latency_s = a.latency_us * 1e-6, net.name = "custom";
   }
   if (!std::isnan(a.bandwidth_gbs)) {
-    if (!(a.bandwidth_gbs > 0 && a.bandwidth_gbs < 1e9))
-      throw OptionError("--bandwidth-gbs must be > 0, got " + std::to_string(a.bandwidth_gbs));
+    if (!(a.bandwidth_gbs >= 1e-3 && a.bandwidth_gbs <= 1e6))
+      throw OptionError("--bandwidth-gbs must be from 0.001 (1 MB/s) to 1e6, got " +
+                        g(a.bandwidth_gbs));
     net.bandwidth_Bps = a.bandwidth_gbs * 1e9, net.name = "custom";
   }
+  // Both given: the --network's figures are all replaced, so naming one has no effect.
+  if (!std::isnan(a.latency_us) && !std::isnan(a.bandwidth_gbs) && a.network_given)
+    throw OptionError("--network " + a.network + ": --latency-us and --bandwidth-gbs replace "
+                      "both of its figures; give one of them, or no --network");
   return net;
 }
 

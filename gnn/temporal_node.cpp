@@ -21,14 +21,15 @@ NodeSequenceTrainer::NodeSequenceTrainer(TemporalModel& model,
       comm_(comm),
       opt_(opt),
       head_(model.out_dim(), task.num_classes) {
-  DGNN_CHECK(!graphs_.empty(), OptionError, "node classification needs at least one snapshot");
+  // User-facing: plain messages (DGNN_CHECK would add this file's name and line).
+  if (graphs_.empty()) throw OptionError("node classification needs at least one snapshot");
   DGNN_CHECK(features_.size() == 1 || features_.size() == graphs_.size(), ShapeError,
              "need one feature matrix, or one per snapshot");
-  DGNN_CHECK(task_.num_classes >= 2, OptionError,
-             "node classification needs labels of at least two classes");
-  DGNN_CHECK(task_.global_train > 0, OptionError,
-             "node classification needs labelled training vertices");
-  DGNN_CHECK(opt_.bptt >= 0, OptionError, "--bptt must be >= 0");
+  if (task_.num_classes < 2)
+    throw OptionError("node classification needs labels of at least two classes (--labels)");
+  if (task_.global_train <= 0)
+    throw OptionError("node classification needs labelled training vertices (--labels)");
+  if (opt_.bptt < 0) throw OptionError("--bptt must be >= 0");
   const int64_t owned = graphs_[0]->n_owned();
   DGNN_CHECK(int64_t(task_.labels.size()) == owned, ShapeError,
              "need one label per owned vertex: " + std::to_string(task_.labels.size()) +

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -394,6 +395,10 @@ Dataset load_dataset(const DatasetOptions& opt) {
   }
 
   if (!p.train.empty() || !p.val.empty() || !p.test.empty()) {
+    if (opt.fracs_given)
+      throw OptionError("--train-frac and --val-frac split the labelled vertices at random, but "
+                        "the split comes from files here (" +
+                        (!p.train.empty() ? p.train : !p.val.empty() ? p.val : p.test) + ")");
     SplitSeen seen;
     if (!p.train.empty()) ds.train = read_split(p.train, ds.graph, ds.labels, seen);
     if (!p.val.empty()) ds.val = read_split(p.val, ds.graph, ds.labels, seen);
@@ -420,13 +425,20 @@ std::vector<int32_t> read_vertex_labels(const std::string& path,
                                         const std::vector<int64_t>& original_ids,
                                         int32_t num_classes, int32_t* classes) {
   std::vector<int32_t> labels(original_ids.size(), -1);
+  std::vector<int64_t> line_of(original_ids.size(), 0);
   int32_t top = -1;
   for (const LabelRow& r : read_labels(path, num_classes)) {
     const auto it = std::lower_bound(original_ids.begin(), original_ids.end(), r.id);
     if (it == original_ids.end() || *it != r.id)
       throw InputError(path, r.line,
                        "vertex " + std::to_string(r.id) + " is in no edge of the graph");
-    labels[size_t(it - original_ids.begin())] = r.label;
+    const size_t v = size_t(it - original_ids.begin());
+    if (line_of[v] > 0)
+      throw InputError(path, r.line,
+                       "expected one label per vertex, vertex " + std::to_string(r.id) +
+                           " is already on line " + std::to_string(line_of[v]));
+    line_of[v] = r.line;
+    labels[v] = r.label;
     top = std::max(top, r.label);
   }
   if (classes) *classes = num_classes > 0 ? num_classes : top + 1;
@@ -476,6 +488,22 @@ std::vector<float> read_vertex_features(const std::string& path,
                        "no feature row for vertex " + std::to_string(original_ids[size_t(v)]) +
                            ", which appears in the edges");
   return out;
+}
+
+void require_split(int64_t train, int64_t val, int64_t test, double train_frac,
+                   double val_frac) {
+  // A set the fractions ask for but rounding left empty would report an accuracy of 0 (or
+  // train on nothing) as if it were a result.
+  const char* empty = train == 0                              ? "training"
+                      : val == 0 && val_frac > 0              ? "validation"
+                      : test == 0 && train_frac + val_frac < 1 ? "test"
+                                                               : nullptr;
+  if (empty) {
+    char fr[96];
+    std::snprintf(fr, sizeof fr, "--train-frac %g and --val-frac %g of ", train_frac, val_frac);
+    throw OptionError(fr + std::to_string(train + val + test) + " labelled vertices leave no " +
+                      empty + " vertices: label more vertices or change the fractions");
+  }
 }
 
 LabelSplit split_labelled(const std::vector<int32_t>& labels, double train_frac, double val_frac,

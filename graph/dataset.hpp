@@ -28,6 +28,7 @@ struct DatasetOptions {
   // When labels exist but no split files: a random split of labelled vertices by fractions.
   double train_frac = 0.6;
   double val_frac = 0.2;
+  bool fracs_given = false;  // an error when the split comes from files
   uint64_t seed = 0;
   // 0 = max label + 1, with labels >= kMaxInferredClasses refused as likely mistakes (an id
   // column read as labels); otherwise labels >= this are errors.
@@ -74,6 +75,9 @@ Dataset head_subgraph(const Dataset& d, int64_t max_entries);
 // fractions (rounded), each list ascending: the split load_dataset makes when no split files
 // are given. OptionError for fractions that are negative or sum past 1.
 using LabelSplit = std::array<std::vector<int32_t>, 3>;
+// OptionError when a random split left a set empty that its fraction asks for (training always;
+// validation when val_frac > 0; test when train_frac + val_frac < 1).
+void require_split(int64_t train, int64_t val, int64_t test, double train_frac, double val_frac);
 LabelSplit split_labelled(const std::vector<int32_t>& labels, double train_frac, double val_frac,
                           uint64_t seed);
 

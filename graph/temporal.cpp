@@ -572,7 +572,9 @@ std::optional<TemporalLayout> read_temporal_layout(const std::string& path) {
                   "edges.txt.gz or edges.csv.gz");
   const std::string text = read_file(file.string());
   int64_t line = 0;
-  for (size_t pos = 0; pos < text.size();) {
+  std::vector<std::string> seen;
+  size_t start = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a byte-order mark
+  for (size_t pos = start; pos < text.size();) {
     size_t nl = text.find('\n', pos);
     if (nl == std::string::npos) nl = text.size();
     std::string l = text.substr(pos, nl - pos);
@@ -585,24 +587,28 @@ std::optional<TemporalLayout> read_temporal_layout(const std::string& path) {
     auto fail = [&](const std::string& what) { throw InputError(file.string(), line, what); };
     if (got != 2) fail("expected 'key value', found '" + l + "'");
     const std::string k = key, v = value;
-    auto integer = [&](int64_t lo) {
+    if (std::find(seen.begin(), seen.end(), k) != seen.end()) fail("a second '" + k + "' line");
+    seen.push_back(k);
+    auto integer = [&](int64_t lo, int64_t hi) {
       int64_t x = 0;
       auto res = std::from_chars(v.data(), v.data() + v.size(), x);
-      if (res.ec != std::errc() || res.ptr != v.data() + v.size() || x < lo)
-        fail("expected an integer >= " + std::to_string(lo) + " for " + k + ", found '" + v + "'");
+      if (res.ec != std::errc() || res.ptr != v.data() + v.size() || x < lo || x > hi)
+        fail("expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+             " for " + k + ", found '" + v + "'");
       return x;
     };
     if (k == "time-col") {
-      lay.time_col = int(integer(0));
+      // Columns 0 and 1 are the edge's vertices ('src dst [weight] time').
+      lay.time_col = int(integer(2, 1000));
     } else if (k == "snapshot-seconds") {
       char* endp = nullptr;
       lay.seconds = std::strtod(v.c_str(), &endp);
       if (*endp || !(lay.seconds > 0) || !std::isfinite(lay.seconds))
         fail("expected a positive number for snapshot-seconds, found '" + v + "'");
     } else if (k == "snapshots") {
-      lay.snapshots = int(integer(1));
+      lay.snapshots = int(integer(1, kMaxSnapshots));
     } else if (k == "vertices") {
-      lay.vertices = integer(0);
+      lay.vertices = integer(0, std::numeric_limits<int32_t>::max());
     } else {
       fail("unknown key '" + k + "' (expected time-col, snapshot-seconds, snapshots, vertices)");
     }

@@ -272,3 +272,33 @@ TEST_CASE("cli: a checkpoint of another model, or past --epochs, is refused") {
   CHECK_THAT(r.out, Catch::Contains("checkpoint is at epoch 2, past --epochs 1"));
   CHECK(run(g + " --model gat --epochs 3 --load " + (o / "gat.ckpt").string()).code == 0);
 }
+
+TEST_CASE("cli: options of another partitioner, fractions beside split files, bad layouts") {
+  const fs::path d = tiny_dataset();  // has train.txt, val.txt, test.txt
+  const fs::path o = scratch("more_refusals");
+  fs::create_directories(o / "lay");
+  write(o / "lay" / "edges.txt", "0 1 5\n1 2 6\n2 0 7\n");
+  write(o / "lay" / "snapshots.txt", "time-col 1\n");
+  fs::create_directories(o / "dup");
+  write(o / "dup" / "edges.txt", "0 1 5\n1 2 6\n2 0 7\n");
+  write(o / "dup" / "snapshots.txt", "time-col 2\nsnapshots 2\nsnapshots 3\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"partition --graph " + d.string() + " --parts 2 --partitioner random --objective volume "
+       "--dry-run",
+       "--objective is for --partitioner metis"},
+      {"train --epochs 1 --graph " + d.string() + " --train-frac 0.5",
+       "the split comes from files here"},
+      {"info --graph " + (o / "lay").string(), "snapshots.txt:1: expected an integer from 2"},
+      {"info --graph " + (o / "dup").string(), "snapshots.txt:3: a second 'snapshots' line"},
+      {"plan --ranks 2 --latency-us 1e308", "--latency-us must be from 0 to 1e6"},
+      {"plan --ranks 2 --network nvlink --latency-us 1 --bandwidth-gbs 10",
+       "replace both of its figures"},
+  };
+  for (const auto& [args, want] : cases) {
+    const Result r = run(args);
+    INFO(args << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(count_lines(r.out) == 1);
+    CHECK_THAT(r.out, Catch::Contains(want));
+  }
+}

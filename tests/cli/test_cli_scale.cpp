@@ -223,6 +223,11 @@ TEST_CASE("cli scale: bad options are one line naming the option", "[cli]") {
       {"--ranks 1,2 --launcher 'no-such-launcher -n {ranks}'" + out, "--launcher"},
       {"--ranks 1 --graph " + (d / "nope").string() + out, "--graph"},
       {"--ranks 1" + out + " -- --epochs 3", "--epochs"},
+      {"--ranks 1" + out + " -- --strategy snapshot", "give --strategies to scale"},
+      {"--ranks 1" + out + " -- --save ck", "--save after -- is not for a study"},
+      {"--ranks 1" + out + " -- --partition p2", "--partition after -- is not for a study"},
+      {"--ranks 1 --graph " + d.string() + " --out " + d.string(),
+       "is the dataset folder --graph reads"},
   };
   for (const auto& [args, option] : cases) {
     const Result r = run("scale " + args);

@@ -255,6 +255,25 @@ TEST_CASE("cli temporal: node classification over snapshots from the command lin
                  " --task node --strategy snapshot --epochs 1");
   CHECK(s.code != 0);
   CHECK(s.out.find("--strategy") != std::string::npos);
+
+  // Labels that cannot make a classification: one line naming the file or the fractions.
+  const std::string node = "train --graph " + (d / "evo").string() + " --task node --epochs 1 ";
+  write(d / "dup.txt", "0 1\n1 2\n0 1\n");
+  write(d / "one_class.txt", "0 7\n1 7\n2 7\n");
+  write(d / "two.txt", "0 0\n1 1\n");
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"--labels " + (d / "dup.txt").string(), "dup.txt:3: expected one label per vertex"},
+      {"--labels " + (d / "one_class.txt").string(), "every labelled vertex has class 7"},
+      {"--labels " + (d / "two.txt").string(), "leave no validation vertices"},
+  };
+  for (const auto& [opt, want] : bad) {
+    const Result r = run(node + opt);
+    INFO(opt << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(count_lines(r.out) == 1);
+    CHECK_THAT(r.out, Contains(want));
+    CHECK(r.out.find(".cpp") == std::string::npos);  // no source locations for users
+  }
 }
 
 TEST_CASE("cli temporal: text features train exactly as the same features in .npy", "[cli]") {
