@@ -83,6 +83,19 @@ void add_sbm(CLI::App* gen) {
     // validate() (in generate_sbm) throws OptionError for what per-option checks cannot see.
     Timer timer;
     SbmDataset ds = generate_sbm(args->cfg);
+    // What `dgnn train` would refuse is not written: an empty split file, a graph without edges.
+    for (const auto& [set, option] : {std::pair{&ds.train, "--train-frac"},
+                                      std::pair{&ds.val, "--val-frac"},
+                                      std::pair{&ds.test, "--test-frac"}})
+      if (set->empty())
+        throw OptionError(std::string(option) + " leaves its split file empty (" +
+                          std::to_string(ds.num_vertices()) +
+                          " vertices): give each of train, val and test at least one vertex");
+    if (ds.num_edges() == 0) {
+      char deg[32];
+      std::snprintf(deg, sizeof deg, "%g", double(args->cfg.avg_degree));
+      throw OptionError(std::string("--avg-degree ") + deg + " generated no edges: raise it");
+    }
     ds.write_dataset_dir(args->out);
     std::printf(
         "sbm: %lld vertices, %lld edges (homophily %.3f), %d classes, %lld features "

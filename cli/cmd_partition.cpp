@@ -50,6 +50,10 @@ void run(PartitionArgs& a) {
     throw OptionError("partition: give --out DIR to write the parts, or --dry-run");
   if (!a.out.empty() && a.dry_run)
     throw OptionError("--dry-run writes nothing: drop --out " + a.out + ", or --dry-run");
+  if (a.dataset.edges.time_col >= 0 || read_temporal_layout(a.dataset.graph))
+    throw OptionError("--graph " + a.dataset.graph +
+                      " is temporal: dgnn partition writes parts of static graphs (temporal "
+                      "training partitions its snapshots when it starts)");
   a.opt.method = parse_partitioner(a.partitioner);
   a.opt.objective = parse_metis_objective(a.objective);
   // As in `dgnn train`, one --seed also seeds a random train/val/test split, so that the parts

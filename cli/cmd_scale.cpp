@@ -207,7 +207,7 @@ void run_scale(ScaleArgs& a) {
       parse_names(a.strategies, "--strategies", {"vertex", "snapshot"});
   const std::vector<std::string> partitioners =
       parse_names(a.partitioners, "--partitioners", {"metis", "random", "hash", "range"});
-  if (a.repeats < 1) throw OptionError("--repeats must be >= 1");
+  if (a.repeats < 1 || a.repeats > 1000) throw OptionError("--repeats must be from 1 to 1000");
   if (a.epochs < 1) throw OptionError("--epochs must be >= 1");
   if (a.timeout_s < 0) throw OptionError("--timeout must be >= 0 (0 = none)");
   check_extra(a.extra);

@@ -537,6 +537,8 @@ void register_train(CLI::App& app) {
     cmd->get_option(frac)->each([a](const std::string&) { a->step_fracs_given = true; });
   cmd->callback([a, cmd] {
     a->data.seed = a->train.seed;
+    if (!a->data.graph.empty() && !std::filesystem::exists(a->data.graph))
+      throw OptionError("--graph " + a->data.graph + ": no such file or directory");
     if (!a->quiet) a->data.edges.progress = terminal_progress("loading " + a->data.graph);
     // An option the chosen path does not read is refused, not silently ignored.
     auto refuse = [cmd](const std::vector<const char*>& names, const std::string& why) {

@@ -16,9 +16,10 @@ using namespace cli_test;
 
 namespace {
 
-// A small labelled dataset directory with non-contiguous original ids.
-fs::path tiny_dataset() {
-  fs::path d = scratch("tiny");
+// A small labelled dataset directory with non-contiguous original ids, in a folder of its own
+// per test case (`name`): ctest runs the cases in parallel.
+fs::path tiny_dataset(const std::string& name) {
+  fs::path d = scratch("tiny_" + name);
   std::string edges = "# a ring of 40 vertices with ids 100, 110, ...\n";
   std::string labels, train, val, test;
   for (int i = 0; i < 40; ++i) {
@@ -65,7 +66,7 @@ TEST_CASE("cli: a malformed edge line is reported as path:LINE") {
 }
 
 TEST_CASE("cli: impossible options name the option") {
-  fs::path d = tiny_dataset();
+  fs::path d = tiny_dataset("impossible");
   Result r = run("train --graph " + d.string() + " --dropout 1.5");
   CHECK(r.code != 0);
   CHECK(r.out.find("--dropout") != std::string::npos);
@@ -99,7 +100,7 @@ TEST_CASE("cli: --comm nccl on the CPU is one clear line and an unknown --comm a
 }
 
 TEST_CASE("cli: train writes a JSON log and predictions in the input's ids") {
-  fs::path d = tiny_dataset();
+  fs::path d = tiny_dataset("log");
   fs::path out = scratch("train_out");
   Result r = run("train --graph " + d.string() + " --epochs 5 --hidden 8 --log-json " +
                  (out / "log.json").string() + " --predictions " + (out / "pred.txt").string());
@@ -162,7 +163,7 @@ TEST_CASE("cli: usage errors are one line starting 'dgnn: error:', numbers say w
 }
 
 TEST_CASE("cli: an option the run would not use is refused, naming it") {
-  const fs::path d = tiny_dataset();
+  const fs::path d = tiny_dataset("unused_options");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {" --bptt 3", "--bptt: for temporal graphs only"},
       {" --neg-train 2", "--neg-train: for temporal graphs only"},
@@ -197,7 +198,7 @@ TEST_CASE("cli: an option the run would not use is refused, naming it") {
 }
 
 TEST_CASE("cli: outputs are checked before training: folders, clashes, inputs") {
-  const fs::path d = tiny_dataset();
+  const fs::path d = tiny_dataset("outputs");
   const fs::path o = scratch("outputs");
   fs::create_directories(o / "adir");
   const std::string g = "train --quiet --graph " + d.string();
@@ -228,7 +229,7 @@ TEST_CASE("cli: outputs are checked before training: folders, clashes, inputs") 
 }
 
 TEST_CASE("cli: empty splits, one-class edge tasks and options that would do nothing are refused") {
-  const fs::path d = tiny_dataset();
+  const fs::path d = tiny_dataset("empty_splits");
   const fs::path o = scratch("contradictions");
   write(o / "empty.txt", "# no ids\n");
   write(o / "signed.txt", "0 1 1 10\n1 2 2 20\n2 3 1 30\n3 0 4 40\n0 2 1 50\n1 3 1 60\n");
@@ -260,7 +261,7 @@ TEST_CASE("cli: empty splits, one-class edge tasks and options that would do not
 }
 
 TEST_CASE("cli: a checkpoint of another model, or past --epochs, is refused") {
-  const fs::path d = tiny_dataset();
+  const fs::path d = tiny_dataset("checkpoint");
   const fs::path o = scratch("checkpoint_mismatch");
   const std::string g = "train --quiet --graph " + d.string();
   REQUIRE(run(g + " --model gat --epochs 2 --save " + (o / "gat.ckpt").string()).code == 0);
@@ -274,7 +275,7 @@ TEST_CASE("cli: a checkpoint of another model, or past --epochs, is refused") {
 }
 
 TEST_CASE("cli: options of another partitioner, fractions beside split files, bad layouts") {
-  const fs::path d = tiny_dataset();  // has train.txt, val.txt, test.txt
+  const fs::path d = tiny_dataset("partitioner_options");  // has train.txt, val.txt, test.txt
   const fs::path o = scratch("more_refusals");
   fs::create_directories(o / "lay");
   write(o / "lay" / "edges.txt", "0 1 5\n1 2 6\n2 0 7\n");
