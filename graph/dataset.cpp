@@ -82,6 +82,7 @@ void expect_fields(size_t got, size_t want, const std::string& path, int64_t lin
 
 struct TextFeatures {
   std::vector<int64_t> ids;
+  std::vector<int64_t> lines;  // the file line of each row
   std::vector<float> rows;  // ids.size() x dim
   int64_t dim = -1;
 };
@@ -101,6 +102,7 @@ TextFeatures read_text_features(const std::string& path) {
                            std::to_string(first_line) + "), found " + std::to_string(f.size() - 1));
     }
     t.ids.push_back(parse_vertex(f[0], path, line));
+    t.lines.push_back(line);
     for (size_t k = 1; k < f.size(); ++k) {
       const float x = parse_number<float>(f[k], path, line, "a number as feature value");
       if (!std::isfinite(x))  // from_chars takes "nan" and "inf"; one poisons every gradient
@@ -380,6 +382,9 @@ Dataset load_dataset(const DatasetOptions& opt) {
     std::vector<char> have(size_t(n), 0);
     for (size_t i = 0; i < text.ids.size(); ++i) {
       const int64_t d = ds.graph.dense_id(text.ids[i]);
+      if (have[d])
+        throw InputError(p.features, text.lines[i],
+                         "vertex " + std::to_string(text.ids[i]) + " has a second feature row");
       have[d] = 1;
       std::copy_n(text.rows.begin() + int64_t(i) * text.dim, text.dim,
                   ds.features.begin() + d * text.dim);
@@ -473,11 +478,12 @@ std::vector<float> read_vertex_features(const std::string& path,
   for (size_t i = 0; i < t.ids.size(); ++i) {
     const auto it = std::lower_bound(original_ids.begin(), original_ids.end(), t.ids[i]);
     if (it == original_ids.end() || *it != t.ids[i])
-      throw InputError(path, 0,
+      throw InputError(path, t.lines[i],
                        "vertex " + std::to_string(t.ids[i]) + " is in no edge of the graph");
     const int64_t v = it - original_ids.begin();
-    if (seen[size_t(v)]) throw InputError(path, 0, "vertex " + std::to_string(t.ids[i]) +
-                                                       " has two feature rows");
+    if (seen[size_t(v)])
+      throw InputError(path, t.lines[i],
+                       "vertex " + std::to_string(t.ids[i]) + " has a second feature row");
     seen[size_t(v)] = 1;
     std::copy(t.rows.begin() + int64_t(i) * t.dim, t.rows.begin() + int64_t(i + 1) * t.dim,
               out.begin() + v * t.dim);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -95,6 +96,8 @@ NpyMatrix read_npy(const std::string& path) {
   if (std::fread(header.data(), 1, header.size(), file.f) != header.size())
     throw bad("truncated .npy header");
   while (!header.empty() && (header.back() == '\n' || header.back() == ' ')) header.pop_back();
+  // NumPy writes the dict with single quotes; other writers use double ones, equally valid.
+  std::replace(header.begin(), header.end(), '"', '\'');
 
   const std::string descr = dict_value(header, "descr");
   const std::string order = dict_value(header, "fortran_order");

@@ -62,6 +62,11 @@ TEST_CASE("npy: float64, 1-D and version 2 headers", "[npy]") {
   CHECK(r.rows == 3);
   CHECK(r.cols == 1);
   CHECK(r.data == std::vector<float>{7, 8, 9});
+
+  // Double-quoted keys and values (writers other than NumPy): the same matrix.
+  const std::string h = tmp.write(
+      "q.npy", npy_bytes(R"({"descr": "<f4", "fortran_order": False, "shape": (3,), })", v, 12));
+  CHECK(read_npy(h).data == std::vector<float>{7, 8, 9});
 }
 
 TEST_CASE("npy: bad headers are input errors naming the file", "[npy][errors]") {
