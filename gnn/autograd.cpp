@@ -37,6 +37,10 @@ Node::~Node() {
   }
 }
 
+void Var::undefined() {
+  throw Error("an undefined Var (Var(), e.g. a layer's forward that returned nothing) was used");
+}
+
 Var::Var(Tensor value, bool requires_grad) : node_(std::make_shared<Node>()) {
   node_->value = std::move(value);
   node_->requires_grad = requires_grad;

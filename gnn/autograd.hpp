@@ -39,15 +39,16 @@ class Var {
   explicit Var(Tensor value, bool requires_grad = false);
 
   bool defined() const { return node_ != nullptr; }
-  const Tensor& value() const { return node_->value; }
-  Tensor& value() { return node_->value; }
+  // The accessors below throw Error on an undefined Var (Var()), never dereference null.
+  const Tensor& value() const { return live().value; }
+  Tensor& value() { return live().value; }
   // The gradient after backward(); an empty tensor if none reached this node.
-  const Tensor& grad() const { return node_->grad; }
-  Tensor& grad() { return node_->grad; }
+  const Tensor& grad() const { return live().grad; }
+  Tensor& grad() { return live().grad; }
   bool requires_grad() const { return node_ && node_->requires_grad; }
-  int64_t rows() const { return node_->value.rows(); }
-  int64_t cols() const { return node_->value.cols(); }
-  Device device() const { return node_->value.device(); }
+  int64_t rows() const { return live().value.rows(); }
+  int64_t cols() const { return live().value.cols(); }
+  Device device() const { return live().value.device(); }
   const std::shared_ptr<Node>& node() const { return node_; }
 
   // Back-propagates from this scalar (1 x 1) Var, seeding d(this) = 1. Frees the graph of
@@ -59,6 +60,11 @@ class Var {
 
  private:
   friend Var make_op(Tensor, std::vector<Var>, std::function<void(Node&)>, const char*);
+  [[noreturn]] static void undefined();
+  Node& live() const {
+    if (!node_) undefined();
+    return *node_;
+  }
   std::shared_ptr<Node> node_;
 };
 

@@ -298,10 +298,12 @@ MatView rows_of(MatView m, int64_t begin, int64_t end) {
 }  // namespace
 
 Var dst_rows(const GraphView& g, const Var& x) {
+  if (!x.defined()) throw Error("dst_rows: undefined input Var");
   return x.rows() == g.n_owned() ? x : slice_rows(x, 0, g.n_owned());
 }
 
 Var aggregate(const GraphView& g, const Var& x, Norm norm) {
+  if (!x.defined()) throw Error("aggregate: undefined input Var");
   DGNN_CHECK(x.rows() == g.n_input_rows(), ShapeError,
              "aggregate: x has " + std::to_string(x.rows()) + " rows, the graph " +
                  (g.bipartite() ? "block has " + std::to_string(g.n_input_rows()) + " sources"

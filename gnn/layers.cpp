@@ -86,9 +86,11 @@ StackModel::StackModel(const LayerFactory& make_layer, const std::vector<int64_t
                        float dropout)
     : dropout_(dropout) {
   DGNN_CHECK(dims.size() >= 2, OptionError, "a model needs at least one layer");
-  for (size_t i = 0; i + 1 < dims.size(); ++i)
-    layers_.push_back(&add_module("layers." + std::to_string(i),
-                                  make_layer(dims[i], dims[i + 1], int(i))));
+  for (size_t i = 0; i + 1 < dims.size(); ++i) {
+    std::unique_ptr<Module> layer = make_layer(dims[i], dims[i + 1], int(i));
+    if (!layer) throw Error("the layer factory returned null for layer " + std::to_string(i));
+    layers_.push_back(&add_module("layers." + std::to_string(i), std::move(layer)));
+  }
 }
 
 Var StackModel::forward(ForwardContext& ctx, const Var& x) {

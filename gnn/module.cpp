@@ -1,7 +1,9 @@
 #include "gnn/module.hpp"
 
 #include <cmath>
+#include <string>
 
+#include "common/error.hpp"
 #include "common/hash_rng.hpp"
 
 namespace dgnn {
@@ -25,8 +27,22 @@ void init_tensor(Tensor& t, Init init, uint64_t seed) {
   t = host.to(t.device());
 }
 
+void Module::check_new_name(const char* fn, const std::string& name, bool null_child) const {
+  const std::string where = std::string("Module::") + fn + "('" + name + "')";
+  if (null_child) throw Error(where + ": a null module");
+  if (name.empty()) throw Error(where + ": an empty name (names form keys like 'child.weight')");
+  for (const auto& p : params_)
+    if (p->name == name) throw Error(where + ": this module already has a parameter of that name");
+  for (const auto& [n, child] : children_)
+    if (n == name) throw Error(where + ": this module already has a child of that name");
+}
+
 Var& Module::add_parameter(const std::string& name, int64_t rows, int64_t cols, Init init,
                            bool decay) {
+  check_new_name("add_parameter", name, false);
+  if (rows < 1 || cols < 1)
+    throw ShapeError("Module::add_parameter('" + name + "'): shape " + std::to_string(rows) + " x " +
+                     std::to_string(cols) + " (both must be >= 1)");
   auto p = std::make_unique<Parameter>();
   p->name = name;
   p->init = init;

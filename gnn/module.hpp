@@ -88,12 +88,16 @@ class Module {
                      bool decay = true);
   template <class M>
   M& add_module(const std::string& name, std::unique_ptr<M> m) {
+    check_new_name("add_module", name, m == nullptr);
     M& ref = *m;
     children_.emplace_back(name, std::move(m));
     return ref;
   }
 
  private:
+  // Error for an empty name, one already taken by a parameter or a child of this module (its
+  // checkpoint entry and seeded initialisation would be shared), or a null child.
+  void check_new_name(const char* fn, const std::string& name, bool null_child) const;
   void collect(const std::string& prefix, std::vector<std::pair<std::string, Parameter*>>& out);
   std::vector<std::unique_ptr<Parameter>> params_;
   std::vector<std::pair<std::string, std::unique_ptr<Module>>> children_;

@@ -46,6 +46,11 @@ Trainer::Trainer(Module& model, const GraphView& graph, const NodeTask& task, Co
     throw OptionError("--momentum must be in [0, 1)");
   if (task.global_train == 0) throw OptionError("no labelled training vertices: nothing to train");
   params_ = model_.named_parameters();
+  // A layer whose weights are members but not add_parameter'd (or a child not add_module'd)
+  // would train nothing, at a constant loss, without a word.
+  if (params_.empty())
+    throw Error("the model has no parameters to train: declare them with add_parameter and "
+                "child modules with add_module");
   if (opt_.optimizer == "adam") {
     optimizer_ = std::make_unique<Adam>(params_, AdamConfig{opt_.lr, 0.9f, 0.999f, 1e-8f,
                                                              opt_.weight_decay});
@@ -68,13 +73,19 @@ double Trainer::train_step(uint64_t step) {
   return loss;
 }
 
+void Trainer::check_logits(const Var& logits) const {
+  if (!logits.defined()) throw Error("the model's forward returned an undefined Var");
+  if (logits.rows() != graph_.n_owned() || logits.cols() != task_.num_classes)
+    throw ShapeError("the model outputs " + logits.value().shape_str() + " for " +
+                     std::to_string(graph_.n_owned()) + " vertices x " +
+                     std::to_string(task_.num_classes) + " classes");
+}
+
 double Trainer::forward_backward(uint64_t step) {
   optimizer_->zero_grad();
   ForwardContext ctx{graph_, true, opt_.seed, step};
   Var logits = model_.forward(ctx, features_);
-  DGNN_CHECK(logits.cols() == task_.num_classes, ShapeError,
-             "the model outputs " + std::to_string(logits.cols()) + " columns for " +
-                 std::to_string(task_.num_classes) + " classes");
+  check_logits(logits);
   Var loss = cross_entropy(logits, task_.train, train_labels_, double(task_.global_train));
   double value = loss.value().item();
   loss.backward();
@@ -129,7 +140,9 @@ double Trainer::train_epoch_minibatch(int epoch, EpochStats& st) {
 Tensor Trainer::predict() {
   NoGradGuard no_grad;
   ForwardContext ctx{graph_, false, opt_.seed, 0};
-  return std::move(model_.forward(ctx, features_).value());
+  Var logits = model_.forward(ctx, features_);
+  check_logits(logits);
+  return std::move(logits.value());
 }
 
 std::array<double, 3> Trainer::evaluate() {

@@ -120,6 +120,8 @@ class Trainer {
   void load_checkpoint(const std::string& path);
 
  private:
+  // ShapeError unless the model gave one row per owned vertex and one column per class.
+  void check_logits(const Var& logits) const;
   void restore_checkpoint(const std::string& path);
   // One epoch of mini-batch steps; returns the mean loss over the epoch's seeds.
   double train_epoch_minibatch(int epoch, EpochStats& st);

@@ -89,6 +89,7 @@ CsrView DeviceCsr::rows(int64_t begin, int64_t end) const {
   v.offsets = offsets_.as<const int64_t>() + begin;
   v.indices = indices_.as<const int32_t>();
   v.values = values_.as<const float>();
+  v.device_row_begin = begin;
   if (whole_only_) {
     v.device_nnz = begin == end ? 0 : nnz_;
     return v;

@@ -220,7 +220,9 @@ void check_edges(const char* fn, Device dev, const CsrView& a) {
                      " has no device_nnz (make device views with kernels::DeviceCsr)");
   if (a.rows < 0 || a.cols < 0 || (a.rows > 0 && !a.offsets) || (a.nnz() > 0 && !a.indices))
     throw ShapeError(std::string("kernels::") + fn + ": A " + sa + " is not a valid CSR view");
-  if (dev == Device::cpu && a.rows > 0 && a.offsets[0] != 0)
+  // The edge kernels index edge rows by entry number: a slice past row 0 would write past them.
+  if ((dev == Device::cpu && a.rows > 0 && a.offsets[0] != 0) ||
+      (dev != Device::cpu && a.device_row_begin != 0))
     throw ShapeError(std::string("kernels::") + fn + ": A must be a whole matrix (a row slice's "
                      "entries do not start at edge row 0)");
 }

@@ -22,6 +22,9 @@ struct CsrView {
   // or past 2^31 entries). See kernels/device_csr.hpp.
   int64_t device_nnz = -1;
   const int32_t* offsets32 = nullptr;
+  // Device views: the first row of the matrix this view starts at (DeviceCsr::rows), so that a
+  // kernel that needs a whole matrix can refuse a slice (the host reads offsets[0] instead).
+  int64_t device_row_begin = 0;
   int64_t nnz() const { return device_nnz >= 0 ? device_nnz : rows > 0 ? offsets[rows] : 0; }
 };
 

@@ -36,7 +36,9 @@ inline float stable_sigmoid(float x) {
 void unary(Unary op, const float* x, float* y, int64_t n, float alpha) {
   switch (op) {
     case Unary::relu:
-      return for_each(n, [=](int64_t i) { y[i] = x[i] > 0.f ? x[i] : 0.f; });
+      // x < 0 ? 0 : x, not x > 0 ? x : 0: a NaN stays NaN (PyTorch's behaviour), so a layer
+      // that diverges shows it instead of being masked by the ReLU after it.
+      return for_each(n, [=](int64_t i) { y[i] = x[i] < 0.f ? 0.f : x[i]; });
     case Unary::leaky_relu:
       return for_each(n, [=](int64_t i) { y[i] = x[i] > 0.f ? x[i] : alpha * x[i]; });
     case Unary::sigmoid:

@@ -162,7 +162,7 @@ void unary(Unary op, const float* x, float* y, int64_t n, float alpha) {
     case Unary::relu:
       return each(n, [=] __device__(int64_t i) {
         const float v = x[i];
-        y[i] = v > 0.f ? v : 0.f;
+        y[i] = v < 0.f ? 0.f : v;  // NaN stays NaN, as on the CPU
       });
     case Unary::leaky_relu:
       return each(n, [=] __device__(int64_t i) {

@@ -174,6 +174,52 @@ TEST_CASE("a damaged checkpoint is refused: flipped byte, truncated, extended, N
   std::filesystem::remove_all(dir);
 }
 
+namespace {
+// Layers a user could get wrong: a repeated parameter name, a weight never registered, a
+// forward that returns nothing.
+struct TwoWeights : Module {
+  TwoWeights() {
+    add_parameter("weight", 4, 4);
+    add_parameter("weight", 4, 4);
+  }
+  Var forward(ForwardContext&, const Var& x) override { return x; }
+};
+struct Unregistered : Module {
+  Var w{Tensor(8, 3), true};  // a member, never add_parameter'd
+  Var forward(ForwardContext&, const Var& x) override { return matmul(x, w); }
+};
+struct ReturnsNothing : Module {
+  ReturnsNothing(int64_t in, int64_t out) { add_parameter("weight", in, out); }
+  Var forward(ForwardContext&, const Var&) override { return Var(); }
+};
+}  // namespace
+
+TEST_CASE("custom layer mistakes are errors, not crashes or silent no-ops") {
+  CHECK_THROWS_WITH(TwoWeights(), Catch::Contains("already has a parameter of that name"));
+  CHECK_THROWS_WITH(StackModel([](int64_t, int64_t, int) { return std::unique_ptr<Module>(); },
+                               {8, 4}, 0.f),
+                    Catch::Contains("the layer factory returned null for layer 0"));
+  CHECK_THROWS_WITH(Var().rows(), Catch::Contains("an undefined Var"));
+  Dataset data = small_sbm();
+  GraphView g(data.graph.in);
+  CHECK_THROWS_WITH(aggregate(g, Var(), Norm::mean), Catch::Contains("aggregate: undefined"));
+
+  TrainOptions opt;
+  opt.epochs = 1;
+  NodeTask task = make_node_task(data);
+  SelfCommunicator comm;
+  Unregistered none;
+  CHECK_THROWS_WITH(Trainer(none, g, task, comm, opt),
+                    Catch::Contains("the model has no parameters to train"));
+  StackModel nothing(
+      [](int64_t in, int64_t out, int) {
+        return std::unique_ptr<Module>(std::make_unique<ReturnsNothing>(in, out));
+      },
+      {data.feature_dim, data.num_classes}, 0.f);
+  Trainer t(nothing, g, task, comm, opt);
+  CHECK_THROWS_WITH(t.train_step(0), Catch::Contains("an undefined Var"));
+}
+
 TEST_CASE("parameter initialisation depends on the seed and the name, not construction order") {
   StackModel a(builtin_layer(ModelKind::gcn), {8, 4, 2}, 0.f);
   StackModel b(builtin_layer(ModelKind::gcn), {8, 4, 2}, 0.f);

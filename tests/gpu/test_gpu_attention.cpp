@@ -2,6 +2,7 @@
 // sums) on the GPU against the CPU backend, on a random graph with empty rows and a hub row.
 #include <catch2/catch.hpp>
 
+#include "common/error.hpp"
 #include "common/hash_rng.hpp"
 #include "gpu_test_util.hpp"
 #include "graph/csr.hpp"
@@ -85,5 +86,17 @@ TEST_CASE("GPU attention kernels match the CPU", "[gpu]") {
       kernels::edge_row_sum(Device::cuda, dev.view(), e.cview(e_d), sums.view(sums_d), acc);
       check_close(download(sums_d), sums.v, 1e-5, 1e-5, "edge_row_sum");
     }
+  }
+  SECTION("a row slice past row 0 is refused, as on the CPU (edge rows are absolute)") {
+    HostMat out(nnz, heads, heads);
+    DeviceBuf<float> out_d(out.v);
+    const CsrView slice = dev.rows(10, rows);
+    CHECK_THROWS_AS(kernels::edge_softmax(Device::cuda, slice, e.cview(e_d), out.view(out_d)),
+                    ShapeError);
+    CsrView host_slice = a.view();
+    host_slice.offsets += 10;
+    host_slice.rows -= 10;
+    CHECK_THROWS_AS(kernels::edge_softmax(Device::cpu, host_slice, e.cview(), out.view()),
+                    ShapeError);
   }
 }

@@ -1,6 +1,7 @@
 // gemm in every transpose combination against naive loops, and the element-wise kernels.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "common/error.hpp"
@@ -88,6 +89,11 @@ TEST_CASE("unary ops and their derivatives", "[kernels][elementwise]") {
   CHECK(y == std::vector<float>{0, 0, 0.5f, 3});
   kernels::unary_backward(Device::cpu, Unary::relu, x.data(), y.data(), dy.data(), dx.data(), 4);
   CHECK(dx == std::vector<float>{0, 0, 3, 4});
+  // A NaN passes through ReLU (as in PyTorch): a diverging layer is not masked as 0.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  float yn = 0.f;
+  kernels::unary(Device::cpu, Unary::relu, &nan, &yn, 1);
+  CHECK(std::isnan(yn));
 
   kernels::unary(Device::cpu, Unary::leaky_relu, x.data(), y.data(), 4, 0.1f);
   CHECK(y[0] == Approx(-0.2f));
