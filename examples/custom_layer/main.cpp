@@ -43,6 +43,17 @@ int main() {
     auto make_layer = [](int64_t in, int64_t out, int) -> std::unique_ptr<dgnn::Module> {
       return std::make_unique<GatedSage>(in, out);
     };
+
+    // First, the layer's backward (derived by the engine) against finite differences.
+    {
+      GatedSage layer(data.feature_dim, 8);
+      layer.reset_parameters(3);
+      const dgnn::GradCheckResult g =
+          dgnn::check_layer_gradients(layer, graph, task.features.value());
+      std::printf("gradient check: %lld entries, %lld beyond tolerance (worst: %s)\n",
+                  (long long)g.checked, (long long)g.failed, g.worst.c_str());
+      if (!g.ok()) return 1;
+    }
     dgnn::StackModel model(make_layer, {data.feature_dim, 32, data.num_classes}, 0.5f);
     model.reset_parameters(1);
 
