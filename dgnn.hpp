@@ -6,6 +6,7 @@
 #include "datasets/sbm.hpp"
 #include "gnn/autograd.hpp"
 #include "gnn/checkpoint.hpp"
+#include "gnn/distributed.hpp"
 #include "gnn/gradcheck.hpp"
 #include "gnn/attention.hpp"
 #include "gnn/graph_view.hpp"

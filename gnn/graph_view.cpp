@@ -10,8 +10,22 @@
 
 namespace dgnn {
 
+namespace {
+// A view meant for a GPU where none can run is refused when it is made, not at its first use.
+void require_usable(Device dev) {
+  if (dev == Device::cpu) return;
+  static const std::string why_not = [] {  // asked once per process: views are made per batch
+    std::string why;
+    return kernels::cuda_available(&why) ? std::string() : why;
+  }();
+  if (!why_not.empty())
+    throw DeviceError("GraphView on " + std::string(device_name(dev)) + ": " + why_not);
+}
+}  // namespace
+
 GraphView::GraphView(const Csr& in, Device dev)
     : in_(in), n_owned_(in.rows), n_halo_(0), n_interior_(in.rows), dev_(dev) {
+  require_usable(dev);
   DGNN_CHECK(in.rows == in.cols, ShapeError, "GraphView of a whole graph needs a square CSR");
   global_ids_.resize(size_t(n_owned_));
   std::iota(global_ids_.begin(), global_ids_.end(), int64_t{0});
@@ -26,6 +40,7 @@ GraphView::GraphView(Csr local_in, int64_t n_owned, std::vector<int64_t> global_
       halo_in_degree_(std::move(halo_in_degree)),
       halo_(halo),
       dev_(dev) {
+  require_usable(dev);
   DGNN_CHECK(in_.rows == n_owned && n_halo_ >= 0, ShapeError,
              "local CSR must be n_owned x (n_owned + n_halo)");
   DGNN_CHECK(int64_t(global_ids_.size()) == in_.cols, ShapeError,
@@ -52,6 +67,7 @@ GraphView::GraphView(Bipartite, Csr block_in, int64_t n_dst, std::vector<int64_t
       global_ids_(std::move(global_ids)),
       halo_in_degree_(std::move(src_degree)),
       dev_(dev) {
+  require_usable(dev);
   DGNN_CHECK(in_.rows == n_dst && n_halo_ >= 0, ShapeError,
              "a block's CSR must be n_dst x n_src with n_src >= n_dst");
   DGNN_CHECK(int64_t(global_ids_.size()) == in_.cols, ShapeError,

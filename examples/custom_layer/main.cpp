@@ -1,5 +1,6 @@
 // A custom GNN layer written against the installed dgnn: only the forward pass, from ops.
-// Backward, halo exchange, gradient averaging and sampled mini-batches come from the engine.
+// Backward, halo exchange, gradient averaging and sampled mini-batches come from the engine;
+// run it as it is, or under mpirun (the full-batch part then trains one part per rank).
 //
 // GatedSAGE: y = sigmoid(x W_gate + b) * mean_{u in N(v)} x_u W_neigh + x W_self
 // The self terms read dst_rows(ctx.graph, x): x itself on the whole graph, the destination rows
@@ -33,6 +34,9 @@ class GatedSage : public dgnn::Module {
 
 int main() {
   try {
+    // One process, or every rank of `mpirun -np P custom_layer`: world() is the job.
+    dgnn::Communicator& comm = dgnn::world();
+    const bool root = comm.rank() == 0;
     dgnn::SbmConfig cfg;
     cfg.vertices = 4000;
     cfg.seed = 1;
@@ -50,10 +54,17 @@ int main() {
       layer.reset_parameters(3);
       const dgnn::GradCheckResult g =
           dgnn::check_layer_gradients(layer, graph, task.features.value());
-      std::printf("gradient check: %lld entries, %lld beyond tolerance (worst: %s)\n",
-                  (long long)g.checked, (long long)g.failed, g.worst.c_str());
+      if (root)
+        std::printf("gradient check: %lld entries, %lld beyond tolerance (worst: %s)\n",
+                    (long long)g.checked, (long long)g.failed, g.worst.c_str());
       if (!g.ok()) return 1;
     }
+
+    // Full-batch training of this rank's part: rank 0 partitions with METIS and sends each rank
+    // its vertices, halo plan and features; halo rows and gradients go through `comm`.
+    dgnn::PartitionOptions popt;
+    auto setup =
+        dgnn::make_rank_setup(dgnn::partition_and_scatter(&data, popt, comm), comm);
     dgnn::StackModel model(make_layer, {data.feature_dim, 32, data.num_classes}, 0.5f);
     model.reset_parameters(1);
 
@@ -61,14 +72,14 @@ int main() {
     opt.epochs = 60;
     opt.lr = 0.01f;
     opt.weight_decay = 5e-4f;
-    dgnn::SelfCommunicator comm;
-    dgnn::Trainer trainer(model, graph, task, comm, opt);
-    dgnn::TrainResult res = trainer.run([](const dgnn::EpochStats& s) {
-      if (s.epoch % 10 == 0)
+    dgnn::Trainer trainer(model, *setup->graph, setup->task, comm, opt);
+    dgnn::TrainResult res = trainer.run([root](const dgnn::EpochStats& s) {
+      if (root && s.epoch % 10 == 0)
         std::printf("epoch %3d  loss %.4f  val %.4f\n", s.epoch, s.loss, s.val_acc);
     });
-    std::printf("custom layer: test accuracy %.4f (best val %.4f at epoch %d)\n", res.test_acc,
-                res.best_val_acc, res.best_epoch);
+    if (root)
+      std::printf("custom layer on %d rank(s): test accuracy %.4f (best val %.4f at epoch %d)\n",
+                  comm.size(), res.test_acc, res.best_val_acc, res.best_epoch);
 
     // The same layer, mini-batch: 256 seeds a step, 10 sampled neighbours per layer.
     dgnn::StackModel mb_model(make_layer, {data.feature_dim, 32, data.num_classes}, 0.5f);
@@ -80,12 +91,13 @@ int main() {
     dgnn::MiniBatchOptions mo;
     mo.batch_size = 256;
     mo.sampler.fanouts = {10, 10};
-    dgnn::MiniBatchLoader loader(*store, seeds, labels, mo, comm);
+    dgnn::SelfCommunicator self;  // each process trains its own mini-batch copy
+    dgnn::MiniBatchLoader loader(*store, seeds, labels, mo, self);
     opt.epochs = 10;
-    dgnn::Trainer mb_trainer(mb_model, graph, task, comm, opt);
+    dgnn::Trainer mb_trainer(mb_model, graph, task, self, opt);
     mb_trainer.set_minibatch(&loader);
     dgnn::TrainResult mb = mb_trainer.run();
-    std::printf("custom layer, mini-batch: test accuracy %.4f\n", mb.test_acc);
+    if (root) std::printf("custom layer, mini-batch: test accuracy %.4f\n", mb.test_acc);
     // Chance is 1/8 on this graph: a layer that learns nothing fails the example.
     return res.test_acc > 0.5 && mb.test_acc > 0.5 ? 0 : 1;
   } catch (const dgnn::Error& e) {

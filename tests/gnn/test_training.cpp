@@ -12,6 +12,7 @@
 #include "gnn/checkpoint.hpp"
 #include "gnn/layers.hpp"
 #include "gnn/trainer.hpp"
+#include "kernels/kernels.hpp"
 
 using namespace dgnn;
 
@@ -203,6 +204,9 @@ TEST_CASE("custom layer mistakes are errors, not crashes or silent no-ops") {
   Dataset data = small_sbm();
   GraphView g(data.graph.in);
   CHECK_THROWS_WITH(aggregate(g, Var(), Norm::mean), Catch::Contains("aggregate: undefined"));
+  std::string why;
+  if (!kernels::cuda_available(&why))  // a view for a GPU that cannot run is refused when made
+    CHECK_THROWS_AS(GraphView(data.graph.in, Device::cuda), DeviceError);
 
   TrainOptions opt;
   opt.epochs = 1;
