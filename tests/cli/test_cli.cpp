@@ -37,6 +37,19 @@ fs::path tiny_dataset(const std::string& name) {
   return d;
 }
 
+// Each (arguments, expected text) runs `dgnn prefix + arguments` and must fail with one line
+// holding the text.
+void expect_one_line_errors(const std::string& prefix,
+                            const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [args, want] : cases) {
+    const Result r = run(prefix + args);
+    INFO(prefix + args << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(count_lines(r.out) == 1);
+    CHECK_THAT(r.out, Catch::Contains(want));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("cli: --help and --version") {
@@ -171,13 +184,7 @@ TEST_CASE("cli: an option the run would not use is refused, naming it") {
       {" --parts 0", "--parts must be the MPI rank count"},
       {" --threads 100000", "--threads 100000: at most"},
   };
-  for (const auto& [opt, want] : cases) {
-    const Result r = run("train --graph " + d.string() + " --epochs 1" + opt);
-    INFO(opt << "\n" << r.out);
-    CHECK(r.code != 0);
-    CHECK(count_lines(r.out) == 1);
-    CHECK_THAT(r.out, Catch::Contains(want));
-  }
+  expect_one_line_errors("train --graph " + d.string() + " --epochs 1", cases);
   CHECK(run("train --graph " + d.string() + " --epochs 1 --quiet --optimizer sgd --momentum 0.9")
             .code == 0);
   // And the other way: a temporal run refuses what only static training reads.
@@ -209,13 +216,7 @@ TEST_CASE("cli: outputs are checked before training: folders, clashes, inputs") 
       {" --predictions " + (d / "labels.txt").string(), "would overwrite the input folder's file"},
       {" --save " + (d / "edges.txt").string(), "would overwrite the input"},
   };
-  for (const auto& [opt, want] : cases) {
-    const Result r = run(g + opt);
-    INFO(opt << "\n" << r.out);
-    CHECK(r.code != 0);
-    CHECK(count_lines(r.out) == 1);
-    CHECK_THAT(r.out, Catch::Contains(want));
-  }
+  expect_one_line_errors(g, cases);
   CHECK_FALSE(fs::exists(o / "same"));
   // Resuming in place: --save may replace --load's checkpoint.
   REQUIRE(run(g + " --epochs 1 --save " + (o / "ck").string()).code == 0);
@@ -250,13 +251,7 @@ TEST_CASE("cli: empty splits, one-class edge tasks and options that would do not
   std::string features;
   for (int i = 0; i < 40; ++i) features += std::to_string(100 + 10 * i) + " 1 0\n";
   write(o / "f.txt", features);
-  for (const auto& [args, want] : cases) {
-    const Result r = run(args);
-    INFO(args << "\n" << r.out);
-    CHECK(r.code != 0);
-    CHECK(count_lines(r.out) == 1);
-    CHECK_THAT(r.out, Catch::Contains(want));
-  }
+  expect_one_line_errors("", cases);
   CHECK_FALSE(fs::exists(o / "p"));
 }
 
@@ -295,11 +290,5 @@ TEST_CASE("cli: options of another partitioner, fractions beside split files, ba
       {"plan --ranks 2 --network nvlink --latency-us 1 --bandwidth-gbs 10",
        "replace both of its figures"},
   };
-  for (const auto& [args, want] : cases) {
-    const Result r = run(args);
-    INFO(args << "\n" << r.out);
-    CHECK(r.code != 0);
-    CHECK(count_lines(r.out) == 1);
-    CHECK_THAT(r.out, Catch::Contains(want));
-  }
+  expect_one_line_errors("", cases);
 }
