@@ -73,8 +73,10 @@ LocalPart load_part(const TrainArgs& a, Communicator& comm) {
                   (long long)data->feature_dim, int(data->num_classes), data->train.size(),
                   data->val.size(), data->test.size(), load_timer.ms());
     if (data->labels.empty()) throw OptionError("the dataset has no labels (give --labels FILE)");
-    require_split(int64_t(data->train.size()), int64_t(data->val.size()),
-                  int64_t(data->test.size()), a.data.train_frac, a.data.val_frac);
+    const DatasetFiles files = a.data.graph.empty() ? DatasetFiles{} : dataset_files(a.data);
+    if (files.train.empty() && files.val.empty() && files.test.empty())  // a random split
+      require_split(int64_t(data->train.size()), int64_t(data->val.size()),
+                    int64_t(data->test.size()), a.data.train_frac, a.data.val_frac);
   }
   PartitionOptions popt;
   popt.method = parse_partitioner(a.partitioner);

@@ -12,21 +12,19 @@ using namespace cli_test;
 
 namespace {
 
-fs::path sbm_dir() {
-  static const fs::path d = [] {
-    fs::path dir = scratch("minibatch_sbm");
-    Result r =
-        run("generate sbm --vertices 2000 --classes 4 --seed 3 --out " + (dir / "g").string());
-    REQUIRE(r.code == 0);
-    return dir / "g";
-  }();
-  return d;
+// A generated graph in a folder of the calling test case's own (`name`): ctest runs the cases
+// as parallel processes, and a folder shared between them is wiped by the other's scratch().
+fs::path sbm_dir(const std::string& name) {
+  const fs::path dir = scratch("minibatch_sbm_" + name);
+  Result r = run("generate sbm --vertices 2000 --classes 4 --seed 3 --out " + (dir / "g").string());
+  REQUIRE(r.code == 0);
+  return dir / "g";
 }
 
 }  // namespace
 
 TEST_CASE("cli: bad mini-batch options are one line naming the option") {
-  const std::string g = "train --graph " + sbm_dir().string() + " --epochs 1 ";
+  const std::string g = "train --graph " + sbm_dir("bad").string() + " --epochs 1 ";
   struct Bad {
     std::string args, option;
   };
@@ -55,7 +53,7 @@ TEST_CASE("cli: bad mini-batch options are one line naming the option") {
 
 TEST_CASE("cli: mini-batch training logs steps and sampling, and learns") {
   fs::path out = scratch("minibatch_out");
-  Result r = run("train --graph " + sbm_dir().string() + " --model sage --batch-size 64 " +
+  Result r = run("train --graph " + sbm_dir("learns").string() + " --model sage --batch-size 64 " +
                  "--fanouts 5,10 --epochs 8 --log-json " + (out / "log.jsonl").string());
   INFO(r.out);
   REQUIRE(r.code == 0);
