@@ -84,9 +84,9 @@ void add_sbm(CLI::App* gen) {
     Timer timer;
     SbmDataset ds = generate_sbm(args->cfg);
     // What `dgnn train` would refuse is not written: an empty split file, a graph without edges.
-    for (const auto& [set, option] : {std::pair{&ds.train, "--train-frac"},
-                                      std::pair{&ds.val, "--val-frac"},
-                                      std::pair{&ds.test, "--test-frac"}})
+    for (const auto& [set, option] :
+         {std::pair{&ds.train, "--train-frac"}, std::pair{&ds.val, "--val-frac"},
+          std::pair{&ds.test, "--test-frac"}})
       if (set->empty())
         throw OptionError(std::string(option) + " leaves its split file empty (" +
                           std::to_string(ds.num_vertices()) +

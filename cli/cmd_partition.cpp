@@ -139,11 +139,12 @@ void register_partition(CLI::App& app) {
   add_dataset_options(cmd, a.dataset);
   cmd->callback([args, cmd] {
     if (args->partitioner != "metis")
-      for (const char* metis_only : {"--imbalance", "--balance-edges", "--balance-train",
-                                     "--objective"})
+      for (const char* metis_only :
+           {"--imbalance", "--balance-edges", "--balance-train", "--objective"})
         if (cmd->get_option(metis_only)->count() > 0)
-          throw OptionError(std::string(metis_only) + " is for --partitioner metis (this run uses " +
-                            args->partitioner + ")");
+          throw OptionError(std::string(metis_only) +
+                            " is for --partitioner metis (this run uses " + args->partitioner +
+                            ")");
     run(*args);
   });
 }

@@ -336,7 +336,8 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--neg-train", a.neg_train,
                   "Temporal graphs: sampled non-edges per edge in training, as train")
       ->capture_default_str();
-  cmd->add_option("--network", a.network, "Interconnect (latency, bandwidth per direction): " + nets)
+  cmd->add_option("--network", a.network,
+                  "Interconnect (latency, bandwidth per direction): " + nets)
       ->capture_default_str()
       ->each([&a](const std::string&) { a.network_given = true; });
   cmd->add_option("--latency-us", a.latency_us,

@@ -177,17 +177,16 @@ std::string graph_name(const std::string& graph) {
 
 void check_extra(const std::vector<std::string>& extra) {
   auto given = [&](const std::string& o) {
-    return std::any_of(extra.begin(), extra.end(), [&](const std::string& a) {
-      return a == o || a.rfind(o + "=", 0) == 0;
-    });
+    return std::any_of(extra.begin(), extra.end(),
+                       [&](const std::string& a) { return a == o || a.rfind(o + "=", 0) == 0; });
   };
   for (const char* own : {"--graph", "--model", "--task", "--epochs", "--log-json"})
     if (given(own))
       throw OptionError(std::string("scale: ") + own +
                         " after -- is set by scale itself (give it as `dgnn scale " + own +
                         " ...`)");
-  for (const auto& [own, plural] : {std::pair{"--partitioner", "--partitioners"},
-                                    std::pair{"--strategy", "--strategies"}})
+  for (const auto& [own, plural] :
+       {std::pair{"--partitioner", "--partitioners"}, std::pair{"--strategy", "--strategies"}})
     if (given(own))
       throw OptionError(std::string("scale: ") + own + " after -- is set by scale itself (give " +
                         plural + " to scale)");
@@ -235,8 +234,10 @@ void run_scale(ScaleArgs& a) {
   if (fs::exists(out / "results.csv") && !fs::is_regular_file(out / "results.csv"))
     throw OptionError("--out " + a.out + ": results.csv there is not a file");
   if (!a.graph.empty() && fs::is_directory(a.graph) &&
-      fs::weakly_canonical(fs::absolute(out), ec) == fs::weakly_canonical(fs::absolute(a.graph), ec))
-    throw OptionError("--out " + a.out + " is the dataset folder --graph reads: give the study a "
+      fs::weakly_canonical(fs::absolute(out), ec) ==
+          fs::weakly_canonical(fs::absolute(a.graph), ec))
+    throw OptionError("--out " + a.out +
+                      " is the dataset folder --graph reads: give the study a "
                       "folder of its own");
   fs::create_directories(runs_dir, ec);
   if (ec)

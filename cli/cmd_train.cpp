@@ -143,9 +143,8 @@ void set_threads(int threads) {
   // runtime cannot start them (it crashes instead of failing).
   const int cores = omp_get_num_procs(), most = std::max(64, 16 * cores);
   if (threads > most)
-    throw OptionError("--threads " + std::to_string(threads) + ": at most " +
-                      std::to_string(most) + " (16 per core; this machine has " +
-                      std::to_string(cores) + ")");
+    throw OptionError("--threads " + std::to_string(threads) + ": at most " + std::to_string(most) +
+                      " (16 per core; this machine has " + std::to_string(cores) + ")");
   if (threads > 0) {
     omp_set_num_threads(threads);
     return;
@@ -179,7 +178,8 @@ void check_writable(const std::string& path, const char* option) {
     throw OptionError(std::string(option) + " " + path + ": is a directory (expected a file)");
 }
 
-void check_outputs(const TrainArgs& a, const std::vector<std::pair<const char*, std::string>>& out) {
+void check_outputs(const TrainArgs& a,
+                   const std::vector<std::pair<const char*, std::string>>& out) {
   namespace fs = std::filesystem;
   auto key = [](const std::string& p) {  // links followed, as AtomicFile follows them
     std::error_code ec;
@@ -188,8 +188,9 @@ void check_outputs(const TrainArgs& a, const std::vector<std::pair<const char*, 
     return ec ? abs : k;
   };
   const std::vector<std::pair<const char*, std::string>> inputs = {
-      {"--graph", a.data.graph},     {"--features", a.data.features}, {"--labels", a.data.labels},
-      {"--train-ids", a.data.train}, {"--val-ids", a.data.val},       {"--test-ids", a.data.test},
+      {"--graph", a.data.graph},        {"--features", a.data.features},
+      {"--labels", a.data.labels},      {"--train-ids", a.data.train},
+      {"--val-ids", a.data.val},        {"--test-ids", a.data.test},
       {"--partition", a.partition_dir}, {"--load", a.train.load}};
   for (size_t i = 0; i < out.size(); ++i) {
     const auto& [option, path] = out[i];
@@ -276,9 +277,8 @@ void run_train(TrainArgs& a) {
   if (!(a.data.train_frac >= 0 && a.data.train_frac <= 1 && a.data.val_frac >= 0 &&
         a.data.val_frac <= 1 && a.data.train_frac + a.data.val_frac <= 1))
     throw OptionError("--train-frac and --val-frac must be in [0, 1] with a sum <= 1");
-  check_outputs(a, {{"--log-json", a.log_json},
-                    {"--predictions", a.predictions},
-                    {"--save", a.train.save}});
+  check_outputs(
+      a, {{"--log-json", a.log_json}, {"--predictions", a.predictions}, {"--save", a.train.save}});
   const ModelKind kind = parse_model_kind(a.model.empty() ? "gcn" : a.model);
   parse_partitioner(a.partitioner);
   std::optional<MiniBatchOptions> mb = minibatch_options(a);
@@ -553,8 +553,8 @@ void register_train(CLI::App& app) {
                           ": mini-batch training is for static graphs (this input has a time "
                           "column)");
       refuse({"--dropout", "--optimizer", "--momentum", "--save", "--load", "--predictions",
-              "--parts", "--partition", "--no-overlap", "--replace", "--no-prefetch",
-              "--train-ids", "--val-ids", "--test-ids", "--generate-features", "--feature-dim"},
+              "--parts", "--partition", "--no-overlap", "--replace", "--no-prefetch", "--train-ids",
+              "--val-ids", "--test-ids", "--generate-features", "--feature-dim"},
              "not used by temporal training (this input has a time column)");
       if (a->task != "node")
         refuse({"--labels", "--num-classes"},

@@ -208,30 +208,29 @@ void run_train_temporal(TrainArgs& a) {
         comm.size() > 1 ? "s (all ranks)" : "", uploads->snapshots, uploads->as_difference,
         double(uploads->bytes) / 1e6, double(uploads->whole_bytes) / 1e6);
 
-  nlohmann::json settings = {{"graph", a.data.graph},
-                             {"model", temporal_kind_name(kind)},
-                             {"task", a.task},
-                             {"snapshots", g.num_snapshots()},
-                             {"features", feature_dim},
-                             {"layers", a.layers},
-                             {"hidden", a.hidden},
-                             {"lr", a.train.lr},
-                             {"weight_decay", a.train.weight_decay},
-                             {"epochs", a.train.epochs},
-                             {"bptt", a.bptt},
-                             {"neg_train", a.neg_train},
-                             {"neg_eval", opt.eval_all_pairs ? nlohmann::json("all")
-                                                             : nlohmann::json(opt.neg_eval)},
-                             {"train_frac", opt.train_frac},
-                             {"val_frac", opt.val_frac},
-                             {"seed", a.train.seed},
-                             {"ranks", comm.size()},
-                             {"strategy", a.strategy},
-                             {"device", a.device},
-                             {"comm", device_link ? transport_name(device_link->transport())
-                                                  : "none"},
-                             {"partitioner", by_snapshot ? "none" : a.partitioner},
-                             {"threads", omp_get_max_threads()}};
+  nlohmann::json settings = {
+      {"graph", a.data.graph},
+      {"model", temporal_kind_name(kind)},
+      {"task", a.task},
+      {"snapshots", g.num_snapshots()},
+      {"features", feature_dim},
+      {"layers", a.layers},
+      {"hidden", a.hidden},
+      {"lr", a.train.lr},
+      {"weight_decay", a.train.weight_decay},
+      {"epochs", a.train.epochs},
+      {"bptt", a.bptt},
+      {"neg_train", a.neg_train},
+      {"neg_eval", opt.eval_all_pairs ? nlohmann::json("all") : nlohmann::json(opt.neg_eval)},
+      {"train_frac", opt.train_frac},
+      {"val_frac", opt.val_frac},
+      {"seed", a.train.seed},
+      {"ranks", comm.size()},
+      {"strategy", a.strategy},
+      {"device", a.device},
+      {"comm", device_link ? transport_name(device_link->transport()) : "none"},
+      {"partitioner", by_snapshot ? "none" : a.partitioner},
+      {"threads", omp_get_max_threads()}};
   std::unique_ptr<AtomicFile> log;
   if (root && !a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);
   TemporalResult res = trainer.run([&](const TemporalEpoch& s) {

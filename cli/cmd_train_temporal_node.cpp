@@ -55,8 +55,8 @@ void run_train_temporal_node(TrainArgs& a) {
     if (seen.size() < 2)
       throw InputError(label_file, 0,
                        seen.empty() ? "no vertex is labelled"
-                                    : "every labelled vertex has class " +
-                                          std::to_string(seen[0]) + ": nothing to classify");
+                                    : "every labelled vertex has class " + std::to_string(seen[0]) +
+                                          ": nothing to classify");
   }
   std::string feature_file;
   int64_t static_dim = 0;

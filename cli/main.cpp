@@ -40,10 +40,11 @@ int main(int argc, char** argv) {
     // One line, and under MPI the whole job comes down (MPI_Abort), never a hang.
     dgnn::fail_job(e.what(), 1);
   } catch (const std::bad_alloc&) {
-    dgnn::fail_job("out of memory: the graph or a size option (--hidden, --feature-dim, "
-                   "--batch-size / --fanouts, --neg-train, --num-classes) asks for more than "
-                   "this machine has",
-                   1);
+    dgnn::fail_job(
+        "out of memory: the graph or a size option (--hidden, --feature-dim, "
+        "--batch-size / --fanouts, --neg-train, --num-classes) asks for more than "
+        "this machine has",
+        1);
   } catch (const std::exception& e) {
     dgnn::fail_job(std::string("internal error: ") + e.what(), 2);
   }

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
-#include <cstdlib>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <utility>
@@ -51,8 +51,9 @@ CLI::Validator number_check(bool strict) {
         const double v = std::strtod(text.c_str(), &end);
         if (text.empty() || *end != '\0') return {};  // not a number: the conversion says so
         const bool ok = std::isfinite(v) && (strict ? v > 0 : v >= 0);
-        return ok ? std::string() : "must be " + std::string(strict ? "> 0" : ">= 0") +
-                                        " (a finite number), got " + text;
+        return ok ? std::string()
+                  : "must be " + std::string(strict ? "> 0" : ">= 0") + " (a finite number), got " +
+                        text;
       },
       strict ? "> 0" : ">= 0");
 }

@@ -5,7 +5,6 @@
 // many threads run each kernel at once on their shares of the rows, as ranks sharing a node do: the
 // rates are then per copy, with the node's memory bandwidth (and whatever else runs there) shared.
 #include "cli/plan_calibration.hpp"
-#include "cli/plan_args.hpp"
 
 #include <omp.h>
 #include <sys/mman.h>
@@ -13,17 +12,18 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <atomic>
-#include <new>
+#include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <cmath>
-#include <stdexcept>
 #include <fstream>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <stdexcept>
 
+#include "cli/plan_args.hpp"
 #include "common/error.hpp"
 #include "common/timer.hpp"
 #include "graph/atomic_write.hpp"
@@ -547,7 +547,8 @@ perf::Network plan_network(const PlanArgs& a) {
   }
   // Both given: the --network's figures are all replaced, so naming one has no effect.
   if (!std::isnan(a.latency_us) && !std::isnan(a.bandwidth_gbs) && a.network_given)
-    throw OptionError("--network " + a.network + ": --latency-us and --bandwidth-gbs replace "
+    throw OptionError("--network " + a.network +
+                      ": --latency-us and --bandwidth-gbs replace "
                       "both of its figures; give one of them, or no --network");
   return net;
 }

@@ -1,16 +1,15 @@
 #include "gnn/checkpoint.hpp"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-
-#include <zlib.h>
-
-#include <cmath>
 
 #include "common/error.hpp"
 #include "graph/atomic_write.hpp"
@@ -78,8 +77,9 @@ Checkpoint load_checkpoint(const std::string& path) {
   if (!in || std::memcmp(magic, kMagic, 8) != 0)
     throw InputError(path, 0, "not a dgnn checkpoint (bad magic)");
   if (version != kVersion && version != 1)
-    throw InputError(path, 0, "checkpoint format version " + std::to_string(version) +
-                                  ", this dgnn reads versions 1 and " + std::to_string(kVersion));
+    throw InputError(path, 0,
+                     "checkpoint format version " + std::to_string(version) +
+                         ", this dgnn reads versions 1 and " + std::to_string(kVersion));
   if (len > (uint64_t(1) << 30)) throw InputError(path, 0, "corrupt checkpoint header");
   std::string text(len, '\0');
   in.read(text.data(), std::streamsize(len));
@@ -110,8 +110,7 @@ Checkpoint load_checkpoint(const std::string& path) {
     uint32_t stored = 0;
     in.read(reinterpret_cast<char*>(&stored), 4);
     if (!in) throw InputError(path, 0, "checkpoint is truncated (no checksum)");
-    if (stored != crc)
-      throw InputError(path, 0, "checkpoint is corrupt (checksum mismatch)");
+    if (stored != crc) throw InputError(path, 0, "checkpoint is corrupt (checksum mismatch)");
   }
   if (in.peek() != std::char_traits<char>::eof())
     throw InputError(path, 0, "checkpoint has bytes after its end");

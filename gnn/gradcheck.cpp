@@ -37,8 +37,7 @@ std::vector<int64_t> sample(int64_t numel, int64_t n, Rng& rng) {
 
 GradCheckResult check_layer_gradients(Module& layer, const GraphView& g, const Tensor& x,
                                       const GradCheckOptions& opt) {
-  if (x.device() != Device::cpu)
-    throw DeviceError("check_layer_gradients: x must be a CPU tensor");
+  if (x.device() != Device::cpu) throw DeviceError("check_layer_gradients: x must be a CPU tensor");
   auto params = layer.named_parameters();
   for (auto& [name, p] : params)
     if (p->var.device() != Device::cpu)
@@ -73,9 +72,9 @@ GradCheckResult check_layer_gradients(Module& layer, const GraphView& g, const T
   };
   std::vector<Target> targets;
   for (auto& [name, p] : params)
-    targets.push_back({name, &p->var.value(),
-                       p->var.grad().numel() ? p->var.grad().clone() : Tensor(p->var.rows(),
-                                                                               p->var.cols())});
+    targets.push_back(
+        {name, &p->var.value(),
+         p->var.grad().numel() ? p->var.grad().clone() : Tensor(p->var.rows(), p->var.cols())});
   if (opt.check_input)
     targets.push_back({"input", &input.value(),
                        input.grad().numel() ? input.grad().clone() : Tensor(x.rows(), x.cols())});

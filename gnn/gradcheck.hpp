@@ -20,10 +20,10 @@ struct GradCheckOptions {
 };
 
 struct GradCheckResult {
-  int64_t checked = 0;      // entries compared
-  int64_t failed = 0;       // entries beyond the tolerance
-  double worst_ratio = 0;   // max |analytic - numeric| / (abs_tol + rel_tol * |numeric|)
-  std::string worst;        // that entry: "weight[2, 5]: analytic 0.12, numeric 0.31"
+  int64_t checked = 0;     // entries compared
+  int64_t failed = 0;      // entries beyond the tolerance
+  double worst_ratio = 0;  // max |analytic - numeric| / (abs_tol + rel_tol * |numeric|)
+  std::string worst;       // that entry: "weight[2, 5]: analytic 0.12, numeric 0.31"
   bool ok() const { return failed == 0; }
 };
 

@@ -41,8 +41,8 @@ Var& Module::add_parameter(const std::string& name, int64_t rows, int64_t cols, 
                            bool decay) {
   check_new_name("add_parameter", name, false);
   if (rows < 1 || cols < 1)
-    throw ShapeError("Module::add_parameter('" + name + "'): shape " + std::to_string(rows) + " x " +
-                     std::to_string(cols) + " (both must be >= 1)");
+    throw ShapeError("Module::add_parameter('" + name + "'): shape " + std::to_string(rows) +
+                     " x " + std::to_string(cols) + " (both must be >= 1)");
   auto p = std::make_unique<Parameter>();
   p->name = name;
   p->init = init;

@@ -46,8 +46,8 @@ std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<Csr
 // `views` has one slot per snapshot of g, whole-graph views, null where a snapshot is not held
 // here (the snapshot strategy: a rank holds blocks of consecutive steps). The difference is
 // g.diffs[t - 1] when the previous snapshot is held and g has its differences (unweighted),
-// otherwise the structural difference of the two held snapshots. Counts what crossed the bus against the whole
-// adjacencies.
+// otherwise the structural difference of the two held snapshots. Counts what crossed the bus
+// against the whole adjacencies.
 struct SnapshotUploads {
   int snapshots = 0, as_difference = 0;
   int64_t bytes = 0;        // uploaded: the first structure, then the differences

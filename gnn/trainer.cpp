@@ -49,8 +49,9 @@ Trainer::Trainer(Module& model, const GraphView& graph, const NodeTask& task, Co
   // A layer whose weights are members but not add_parameter'd (or a child not add_module'd)
   // would train nothing, at a constant loss, without a word.
   if (params_.empty())
-    throw Error("the model has no parameters to train: declare them with add_parameter and "
-                "child modules with add_module");
+    throw Error(
+        "the model has no parameters to train: declare them with add_parameter and "
+        "child modules with add_module");
   if (opt_.optimizer == "adam") {
     optimizer_ = std::make_unique<Adam>(params_, AdamConfig{opt_.lr, 0.9f, 0.999f, 1e-8f,
                                                              opt_.weight_decay});

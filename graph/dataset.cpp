@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdio>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <string_view>
 
@@ -368,8 +368,10 @@ Dataset load_dataset(const DatasetOptions& opt) {
   }
 
   if (opt.generate_given && !p.features.empty())
-    throw OptionError("--generate-features and --feature-dim make features when none are given, "
-                      "but " + p.features + " gives them");
+    throw OptionError(
+        "--generate-features and --feature-dim make features when none are given, "
+        "but " +
+        p.features + " gives them");
   if (npy) {
     // Every vertex id is below npy_rows and all of 0..npy_rows-1 are vertices: dense == original.
     ds.feature_dim = mat.cols;
@@ -401,9 +403,13 @@ Dataset load_dataset(const DatasetOptions& opt) {
 
   if (!p.train.empty() || !p.val.empty() || !p.test.empty()) {
     if (opt.fracs_given)
-      throw OptionError("--train-frac and --val-frac split the labelled vertices at random, but "
-                        "the split comes from files here (" +
-                        (!p.train.empty() ? p.train : !p.val.empty() ? p.val : p.test) + ")");
+      throw OptionError(
+          "--train-frac and --val-frac split the labelled vertices at random, but "
+          "the split comes from files here (" +
+          (!p.train.empty() ? p.train
+           : !p.val.empty() ? p.val
+                            : p.test) +
+          ")");
     SplitSeen seen;
     if (!p.train.empty()) ds.train = read_split(p.train, ds.graph, ds.labels, seen);
     if (!p.val.empty()) ds.val = read_split(p.val, ds.graph, ds.labels, seen);
@@ -496,12 +502,11 @@ std::vector<float> read_vertex_features(const std::string& path,
   return out;
 }
 
-void require_split(int64_t train, int64_t val, int64_t test, double train_frac,
-                   double val_frac) {
+void require_split(int64_t train, int64_t val, int64_t test, double train_frac, double val_frac) {
   // A set the fractions ask for but rounding left empty would report an accuracy of 0 (or
   // train on nothing) as if it were a result.
-  const char* empty = train == 0                              ? "training"
-                      : val == 0 && val_frac > 0              ? "validation"
+  const char* empty = train == 0                               ? "training"
+                      : val == 0 && val_frac > 0               ? "validation"
                       : test == 0 && train_frac + val_frac < 1 ? "test"
                                                                : nullptr;
   if (empty) {

@@ -148,8 +148,8 @@ int64_t parse_edges(const std::string& buf, const std::string& path, const EdgeL
     if (c >= 0 && (c == opt.src_col || c == opt.dst_col))
       throw OptionError(std::string(c == opt.weight_col ? "--weight-col " : "--time-col ") +
                         std::to_string(c) + ": the column of a vertex id (--src-col " +
-                        std::to_string(opt.src_col) + ", --dst-col " +
-                        std::to_string(opt.dst_col) + ")");
+                        std::to_string(opt.src_col) + ", --dst-col " + std::to_string(opt.dst_col) +
+                        ")");
   if (opt.weight_col >= 0 && opt.weight_col == opt.time_col)
     throw OptionError("--weight-col and --time-col name the same column " +
                       std::to_string(opt.time_col));

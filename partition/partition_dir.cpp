@@ -26,9 +26,9 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 constexpr char kMagic[8] = {'D', 'G', 'N', 'N', 'P', 'A', 'R', 'T'};
-constexpr uint32_t kPartVersion = 2;  // 2: the partition id
+constexpr uint32_t kPartVersion = 2;          // 2: the partition id
 constexpr uint32_t kEndianMark = 0x01020304;  // reads back swapped on a machine of other order
-constexpr int kManifestVersion = 2;  // 2: the partition id
+constexpr int kManifestVersion = 2;           // 2: the partition id
 constexpr const char* kFormat = "dgnn-partition";
 
 std::string part_file_name(int rank) { return "part-" + std::to_string(rank) + ".bin"; }

@@ -63,8 +63,7 @@ int main() {
     // Full-batch training of this rank's part: rank 0 partitions with METIS and sends each rank
     // its vertices, halo plan and features; halo rows and gradients go through `comm`.
     dgnn::PartitionOptions popt;
-    auto setup =
-        dgnn::make_rank_setup(dgnn::partition_and_scatter(&data, popt, comm), comm);
+    auto setup = dgnn::make_rank_setup(dgnn::partition_and_scatter(&data, popt, comm), comm);
     dgnn::StackModel model(make_layer, {data.feature_dim, 32, data.num_classes}, 0.5f);
     model.reset_parameters(1);
 

@@ -279,8 +279,9 @@ TEST_CASE("cli: options of another partitioner, fractions beside split files, ba
   write(o / "dup" / "edges.txt", "0 1 5\n1 2 6\n2 0 7\n");
   write(o / "dup" / "snapshots.txt", "time-col 2\nsnapshots 2\nsnapshots 3\n");
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"partition --graph " + d.string() + " --parts 2 --partitioner random --objective volume "
-       "--dry-run",
+      {"partition --graph " + d.string() +
+           " --parts 2 --partitioner random --objective volume "
+           "--dry-run",
        "--objective is for --partitioner metis"},
       {"train --epochs 1 --graph " + d.string() + " --train-frac 0.5",
        "the split comes from files here"},

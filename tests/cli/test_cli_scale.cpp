@@ -239,8 +239,7 @@ TEST_CASE("cli scale: bad options are one line naming the option", "[cli]") {
   CHECK_FALSE(fs::exists(d / "study" / "results.csv"));
 }
 
-TEST_CASE("cli scale: a study where every run fails writes its CSV and exits non-zero",
-          "[cli]") {
+TEST_CASE("cli scale: a study where every run fails writes its CSV and exits non-zero", "[cli]") {
   const fs::path d = small_sbm("scale_all_fail");
   const Result r = run("scale --graph " + (d / "g").string() + " --ranks 1 --epochs 1 --out " +
                        (d / "study").string() + " -- --bptt 3");

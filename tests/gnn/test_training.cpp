@@ -197,9 +197,9 @@ struct ReturnsNothing : Module {
 
 TEST_CASE("custom layer mistakes are errors, not crashes or silent no-ops") {
   CHECK_THROWS_WITH(TwoWeights(), Catch::Contains("already has a parameter of that name"));
-  CHECK_THROWS_WITH(StackModel([](int64_t, int64_t, int) { return std::unique_ptr<Module>(); },
-                               {8, 4}, 0.f),
-                    Catch::Contains("the layer factory returned null for layer 0"));
+  CHECK_THROWS_WITH(
+      StackModel([](int64_t, int64_t, int) { return std::unique_ptr<Module>(); }, {8, 4}, 0.f),
+      Catch::Contains("the layer factory returned null for layer 0"));
   CHECK_THROWS_WITH(Var().rows(), Catch::Contains("an undefined Var"));
   Dataset data = small_sbm();
   GraphView g(data.graph.in);

@@ -367,7 +367,10 @@ TEST_CASE("edge list: a byte-order mark is skipped, columns must differ, odd byt
   TempDir tmp;
   EdgeListOptions o;
   o.use_cache = false;
-  const EdgeList e = read_edge_list(tmp.write("bom.txt", "\xEF\xBB\xBF" "0 1\n1 2\n"), o);
+  const EdgeList e = read_edge_list(tmp.write("bom.txt",
+                                              "\xEF\xBB\xBF"
+                                              "0 1\n1 2\n"),
+                                    o);
   CHECK(e.src.size() == 2);  // the first edge is not taken for a header
   EdgeListOptions same = o;
   same.weight_col = 0;
