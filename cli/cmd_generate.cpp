@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
+#include "common/format.hpp"
 #include "common/timer.hpp"
 #include "datasets/evolving_sbm.hpp"
 #include "datasets/sbm.hpp"
@@ -91,11 +92,9 @@ void add_sbm(CLI::App* gen) {
         throw OptionError(std::string(option) + " leaves its split file empty (" +
                           std::to_string(ds.num_vertices()) +
                           " vertices): give each of train, val and test at least one vertex");
-    if (ds.num_edges() == 0) {
-      char deg[32];
-      std::snprintf(deg, sizeof deg, "%g", double(args->cfg.avg_degree));
-      throw OptionError(std::string("--avg-degree ") + deg + " generated no edges: raise it");
-    }
+    if (ds.num_edges() == 0)
+      throw OptionError("--avg-degree " + fmt_double(args->cfg.avg_degree) +
+                        " generated no edges: raise it");
     ds.write_dataset_dir(args->out);
     std::printf(
         "sbm: %lld vertices, %lld edges (homophily %.3f), %d classes, %lld features "

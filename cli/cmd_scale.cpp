@@ -20,6 +20,7 @@
 #include "cli/scale_results.hpp"
 #include "cli/subprocess.hpp"
 #include "common/error.hpp"
+#include "common/format.hpp"
 #include "graph/atomic_write.hpp"
 #include "graph/temporal.hpp"
 
@@ -28,13 +29,6 @@ namespace dgnn::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-// A --timeout as given: 0.5 stays 0.5, 600 stays 600.
-std::string fmt_seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", s);
-  return buf;
-}
 
 struct ScaleArgs {
   std::string graph, model, task;
@@ -305,7 +299,7 @@ void run_scale(ScaleArgs& a) {
       if (!pr.started)
         run.error = pr.error;
       else if (pr.timed_out)
-        run.error = "timed out after " + fmt_seconds(a.timeout_s) + " s (--timeout)";
+        run.error = "timed out after " + fmt_double(a.timeout_s) + " s (--timeout)";
       else
         run = read_scale_run(pr.exit_code, json, log);
       if (run.ok) {

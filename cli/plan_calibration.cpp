@@ -25,6 +25,7 @@
 
 #include "cli/plan_args.hpp"
 #include "common/error.hpp"
+#include "common/format.hpp"
 #include "common/timer.hpp"
 #include "graph/atomic_write.hpp"
 #include "kernels/kernels.hpp"
@@ -527,22 +528,17 @@ double sustained_seconds(const std::function<void()>& f) {
 
 perf::Network plan_network(const PlanArgs& a) {
   perf::Network net = perf::named_network(a.network);
-  auto g = [](double x) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", x);
-    return std::string(buf);
-  };
   // Bounds a real network can have (a microsecond to a second per message, 1 MB/s to 1 PB/s):
   // beyond them the plan's times are only overflow.
   if (!std::isnan(a.latency_us)) {
     if (!(a.latency_us >= 0 && a.latency_us <= 1e6))
-      throw OptionError("--latency-us must be from 0 to 1e6 (a second), got " + g(a.latency_us));
+      throw OptionError("--latency-us must be from 0 to 1e6 (a second), got " + fmt_double(a.latency_us));
     net.latency_s = a.latency_us * 1e-6, net.name = "custom";
   }
   if (!std::isnan(a.bandwidth_gbs)) {
     if (!(a.bandwidth_gbs >= 1e-3 && a.bandwidth_gbs <= 1e6))
       throw OptionError("--bandwidth-gbs must be from 0.001 (1 MB/s) to 1e6, got " +
-                        g(a.bandwidth_gbs));
+                        fmt_double(a.bandwidth_gbs));
     net.bandwidth_Bps = a.bandwidth_gbs * 1e9, net.name = "custom";
   }
   // Both given: the --network's figures are all replaced, so naming one has no effect.

@@ -63,12 +63,6 @@ void write_labels(const std::string& path, const std::vector<int32_t>& labels,
   w.close();
 }
 
-std::string fmt_double(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
-
 void write_atomically(const std::string& dir, uint64_t tag_seed,
                       const std::function<void(const std::string& tmp)>& fill) {
   write_dir_atomically(

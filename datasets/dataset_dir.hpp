@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/format.hpp"
+
 namespace dgnn::dataset_dir {
 
 // Buffered text output: numbers formatted with to_chars into a large buffer, written with
@@ -43,8 +45,8 @@ void write_ids(const std::string& path, const std::vector<int32_t>& ids);
 void write_labels(const std::string& path, const std::vector<int32_t>& labels,
                   const std::string& header);
 
-// "%g": parameters in file headers and messages.
-std::string fmt_double(double x);
+// "%g": parameters in file headers and messages (common/format.hpp).
+using dgnn::fmt_double;
 
 // Writes `dir` atomically (write_dir_atomically): `fill(tmp)` writes the files into a fresh
 // folder that is then renamed over `dir`. An existing `dir` is replaced only if it holds nothing

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <unordered_set>
 
 #include "common/error.hpp"
+#include "common/format.hpp"
 #include "common/hash_rng.hpp"
 #include "common/key_set.hpp"
 #include "common/timer.hpp"
@@ -130,14 +130,6 @@ TemporalTask parse_temporal_task(const std::string& name) {
   throw OptionError("--task: unknown temporal task '" + name + "' (expected link or edge)");
 }
 
-namespace {
-std::string fmt_frac(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
-}  // namespace
-
 TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt) {
   const int t = g.num_snapshots();
   TemporalSplit sp;
@@ -168,7 +160,7 @@ TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt)
         " snapshots give " + std::to_string(sp.steps) + " steps, split " +
         std::to_string(sp.train) + " / " + std::to_string(sp.val) + " / " +
         std::to_string(sp.steps - sp.train - sp.val) + " by --train-frac " +
-        fmt_frac(opt.train_frac) + " and --val-frac " + fmt_frac(opt.val_frac) +
+        fmt_double(opt.train_frac) + " and --val-frac " + fmt_double(opt.val_frac) +
         " (use more snapshots: --snapshots or a shorter --snapshot-seconds; or other fractions)");
   if (opt.bptt < 0) throw OptionError("--bptt must be >= 0");
   if (opt.neg_train < 1)

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
+#include "common/format.hpp"
 #include "common/hash_rng.hpp"
 #include "graph/npy.hpp"
 
@@ -509,12 +510,11 @@ void require_split(int64_t train, int64_t val, int64_t test, double train_frac, 
                       : val == 0 && val_frac > 0               ? "validation"
                       : test == 0 && train_frac + val_frac < 1 ? "test"
                                                                : nullptr;
-  if (empty) {
-    char fr[96];
-    std::snprintf(fr, sizeof fr, "--train-frac %g and --val-frac %g of ", train_frac, val_frac);
-    throw OptionError(fr + std::to_string(train + val + test) + " labelled vertices leave no " +
-                      empty + " vertices: label more vertices or change the fractions");
-  }
+  if (empty)
+    throw OptionError("--train-frac " + fmt_double(train_frac) + " and --val-frac " +
+                      fmt_double(val_frac) + " of " + std::to_string(train + val + test) +
+                      " labelled vertices leave no " + empty +
+                      " vertices: label more vertices or change the fractions");
 }
 
 LabelSplit split_labelled(const std::vector<int32_t>& labels, double train_frac, double val_frac,

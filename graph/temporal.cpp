@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "common/error.hpp"
+#include "common/format.hpp"
 
 namespace dgnn {
 
@@ -26,12 +27,6 @@ constexpr int64_t kMaxSnapshots = 100000;
 inline uint64_t edge_key(int32_t src, int32_t dst) { return uint64_t(dst) << 32 | uint32_t(src); }
 inline int32_t key_src(uint64_t k) { return int32_t(k & 0xffffffffu); }
 inline int32_t key_dst(uint64_t k) { return int32_t(k >> 32); }
-
-std::string fmt(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
 
 struct Relabelled {
   std::vector<int64_t> original;  // dense -> original, ascending
@@ -118,7 +113,7 @@ Cut make_cut(const std::vector<int64_t>& time, const SnapshotOptions& snap,
   if (snap.seconds > 0) {
     c.seconds = snap.seconds;
     if (span / snap.seconds >= double(kMaxSnapshots))
-      throw OptionError("--snapshot-seconds " + fmt(snap.seconds) + " cuts the times " +
+      throw OptionError("--snapshot-seconds " + fmt_double(snap.seconds) + " cuts the times " +
                         std::to_string(c.t_min) + ".." + std::to_string(c.t_max) + " into over " +
                         std::to_string(kMaxSnapshots) + " snapshots; use a longer duration");
     c.count = c.bucket(c.t_max) + 1;
@@ -127,7 +122,7 @@ Cut make_cut(const std::vector<int64_t>& time, const SnapshotOptions& snap,
     if (double(snap.count) > span + 1)
       throw OptionError("--snapshots " + std::to_string(snap.count) +
                         ": more snapshots than the times " + std::to_string(c.t_min) + ".." +
-                        std::to_string(c.t_max) + " allow (at most " + fmt(span + 1) + ")");
+                        std::to_string(c.t_max) + " allow (at most " + fmt_double(span + 1) + ")");
     c.count = snap.count;
   }
   return c;
@@ -403,7 +398,7 @@ bool SnapshotCursor::next() {
 
 void validate(const SnapshotOptions& snap) {
   if (!(snap.seconds >= 0) || !std::isfinite(snap.seconds))
-    throw OptionError("--snapshot-seconds must be a positive duration, got " + fmt(snap.seconds));
+    throw OptionError("--snapshot-seconds must be a positive duration, got " + fmt_double(snap.seconds));
   if (snap.count < 0)
     throw OptionError("--snapshots must be at least 1, got " + std::to_string(snap.count));
   if (snap.seconds > 0 && snap.count > 0)
@@ -554,7 +549,7 @@ TemporalGraph build_temporal(const EdgeList& edges, const EdgeListOptions& opt,
 std::string TemporalLayout::to_text() const {
   std::string s = "# dgnn temporal dataset: how the edge list is cut into snapshots\n";
   s += "time-col " + std::to_string(time_col) + "\n";
-  if (seconds > 0) s += "snapshot-seconds " + fmt(seconds) + "\n";
+  if (seconds > 0) s += "snapshot-seconds " + fmt_double(seconds) + "\n";
   if (snapshots > 0) s += "snapshots " + std::to_string(snapshots) + "\n";
   if (vertices > 0) s += "vertices " + std::to_string(vertices) + "\n";
   return s;
