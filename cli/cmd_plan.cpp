@@ -162,6 +162,10 @@ void run(PlanArgs& a) {
       throw OptionError(std::string("--partitioners: ") + e.what());
     }
   }
+  if (find_registered_layer(a.model))
+    throw OptionError("--model " + a.model +
+                      ": plan models the built-in layers (gcn, sage, gin, gat); measure a "
+                      "registered layer with `scale`");
   const ModelKind kind = parse_model_kind(a.model);  // its error names --model
   if (a.threads_per_rank < 0)
     throw OptionError("--threads-per-rank must be >= 1, got " + std::to_string(a.threads_per_rank));

@@ -101,11 +101,13 @@ std::vector<std::string> launcher_argv(const std::string& tmpl, int ranks) {
   return argv;
 }
 
-// scale_plot.py: installed next to the binary's share folder, else in the source tree this
-// binary was built from.
+// scale_plot.py: installed next to the binary's share folder, or in the configured prefix's (a
+// program of the user's linking dgnn::cli lives elsewhere), else in the source tree this binary
+// was built from.
 std::string find_plot_script(const fs::path& exe, std::string* looked) {
   const std::vector<fs::path> candidates = {
       exe.parent_path() / DGNN_PLOT_SCRIPT_REL / "scale_plot.py",
+      fs::path(DGNN_PLOT_SCRIPT_DIR) / "scale_plot.py",
       fs::path(DGNN_SOURCE_DIR) / "scripts" / "scale_plot.py"};
   for (const fs::path& p : candidates) {
     *looked += (looked->empty() ? "" : ", ") + p.lexically_normal().string();

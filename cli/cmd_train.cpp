@@ -259,14 +259,25 @@ std::optional<MiniBatchOptions> minibatch_options(const TrainArgs& a) {
   return o;
 }
 
-Norm model_norm(ModelKind kind) {
-  switch (kind) {
-    case ModelKind::gcn: return Norm::gcn;
-    case ModelKind::sage: return Norm::mean;
-    case ModelKind::gin: return Norm::sum;
-    case ModelKind::gat: return Norm::gcn;  // attention runs over the GCN structure (self loops)
-  }
-  return Norm::sum;
+// The static model --model names: a built-in layer or one registered by the program
+// (register_layer), stacked the same way.
+struct StaticModel {
+  std::string name;
+  LayerFactory factory;
+  std::vector<Norm> norms;  // what mini-batches build with each batch
+  bool attention = false;
+};
+
+StaticModel static_model(const std::string& name, float dropout) {
+  if (const LayerSpec* spec = find_registered_layer(name))
+    return {name, spec->factory, spec->norms, spec->attention};
+  const ModelKind kind = parse_model_kind(name);
+  // GAT drops attention coefficients with the same probability as features (as its paper); it
+  // runs over the GCN structure (self loops).
+  const Norm norm = kind == ModelKind::sage  ? Norm::mean
+                    : kind == ModelKind::gin ? Norm::sum
+                                             : Norm::gcn;
+  return {model_kind_name(kind), builtin_layer(kind, dropout), {norm}, kind == ModelKind::gat};
 }
 
 void run_train(TrainArgs& a) {
@@ -279,7 +290,7 @@ void run_train(TrainArgs& a) {
     throw OptionError("--train-frac and --val-frac must be in [0, 1] with a sum <= 1");
   check_outputs(
       a, {{"--log-json", a.log_json}, {"--predictions", a.predictions}, {"--save", a.train.save}});
-  const ModelKind kind = parse_model_kind(a.model.empty() ? "gcn" : a.model);
+  const StaticModel spec = static_model(a.model.empty() ? "gcn" : a.model, a.dropout);
   parse_partitioner(a.partitioner);
   std::optional<MiniBatchOptions> mb = minibatch_options(a);
   Communicator& comm = world();
@@ -293,8 +304,7 @@ void run_train(TrainArgs& a) {
   std::vector<int64_t> dims{part.feature_dim};
   for (int i = 0; i + 1 < a.layers; ++i) dims.push_back(a.hidden);
   dims.push_back(part.num_classes);
-  // GAT drops attention coefficients with the same probability as features (as its paper).
-  StackModel model(builtin_layer(kind, a.dropout), dims, a.dropout);
+  StackModel model(spec.factory, dims, a.dropout);
   model.reset_parameters(a.train.seed);
   if (dev != Device::cpu) {
     model.to(dev);  // the features are there already (make_rank_setup)
@@ -302,7 +312,7 @@ void run_train(TrainArgs& a) {
   }
 
   nlohmann::json settings = {{"graph", a.data.graph.empty() ? "generated:sbm" : a.data.graph},
-                             {"model", model_kind_name(kind)},
+                             {"model", spec.name},
                              {"layers", a.layers},
                              {"hidden", a.hidden},
                              {"dropout", a.dropout},
@@ -344,11 +354,11 @@ void run_train(TrainArgs& a) {
   std::unique_ptr<GraphStore> store;
   std::unique_ptr<MiniBatchLoader> loader;
   if (mb) {
-    mb->norms = {model_norm(kind)};
-    mb->attention = kind == ModelKind::gat;
+    mb->norms = spec.norms;
+    mb->attention = spec.attention;
     mb->device = dev;
     const NodeTask& task = setup->task;
-    const bool gpu_sampling = dev != Device::cpu && !multi && kind != ModelKind::gat;
+    const bool gpu_sampling = dev != Device::cpu && !multi && !spec.attention;
     if (dev != Device::cpu && !gpu_sampling)
       host_features = Var(task.features.value().to(Device::cpu));
     const Var& features = host_features.defined() ? host_features : task.features;
@@ -460,11 +470,19 @@ void register_train(CLI::App& app) {
   cmd->add_option("--graph", a->data.graph,
                   "Edge-list file or dataset directory (default: a generated SBM graph)");
   add_dataset_options(cmd, a->data);
+  // Layers the program registered (dgnn::register_layer before dgnn::cli_main) join the
+  // static models.
+  std::vector<std::string> models{"gcn",         "sage",        "graphsage", "gin", "gat",
+                                  "evolvegcn-o", "evolvegcn-h", "gcrn",      "tgcn"};
+  std::string registered;
+  for (const std::string& name : registered_layer_names()) {
+    models.push_back(name);
+    registered += ", " + name;
+  }
   cmd->add_option("--model", a->model,
-                  "Layer type (static: gcn, sage, gin, gat; temporal: evolvegcn-o, evolvegcn-h, "
-                  "gcrn, tgcn)")
-      ->check(CLI::IsMember({"gcn", "sage", "graphsage", "gin", "gat", "evolvegcn-o",
-                             "evolvegcn-h", "gcrn", "tgcn"}));
+                  "Layer type (static: gcn, sage, gin, gat" + registered +
+                      "; temporal: evolvegcn-o, evolvegcn-h, gcrn, tgcn)")
+      ->check(CLI::IsMember(models));
   cmd->add_option("--layers", a->layers, "Number of GNN layers")->capture_default_str();
   cmd->add_option("--hidden", a->hidden, "Hidden width")->capture_default_str();
   cmd->add_option("--dropout", a->dropout, "Dropout probability before each layer")

@@ -1,6 +1,8 @@
 #include "gnn/layers.hpp"
 
 #include <algorithm>
+#include <deque>
+#include <mutex>
 
 #include "common/error.hpp"
 #include "gnn/attention.hpp"
@@ -124,6 +126,62 @@ ModelKind parse_model_kind(const std::string& name) {
   if (name == "gin") return ModelKind::gin;
   if (name == "gat") return ModelKind::gat;
   throw OptionError("--model: unknown model '" + name + "' (expected gcn, sage, gin or gat)");
+}
+
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  // In registration order (for --help); a deque, so a found entry stays put as others are added.
+  std::deque<std::pair<std::string, LayerSpec>> layers;
+};
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+bool is_builtin_model_name(const std::string& name) {
+  for (const char* b : {"gcn", "sage", "graphsage", "gin", "gat", "evolvegcn-o", "evolvegcn-h",
+                        "egcn-o", "egcn-h", "gcrn", "tgcn", "t-gcn"})
+    if (name == b) return true;
+  return false;
+}
+
+}  // namespace
+
+void register_layer(const std::string& name, LayerSpec spec) {
+  const bool well_formed =
+      !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '-' || c == '_';
+      });
+  if (!well_formed)
+    throw Error("register_layer: '" + name +
+                "' is not a layer name (1 to 64 letters, digits, '-' or '_')");
+  if (!spec.factory) throw Error("register_layer: '" + name + "' has no factory");
+  if (is_builtin_model_name(name))
+    throw Error("register_layer: '" + name + "' is a built-in model of dgnn");
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& [n, s] : r.layers)
+    if (n == name) throw Error("register_layer: '" + name + "' is registered already");
+  r.layers.emplace_back(name, std::move(spec));
+}
+
+const LayerSpec* find_registered_layer(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& [n, s] : r.layers)
+    if (n == name) return &s;
+  return nullptr;
+}
+
+std::vector<std::string> registered_layer_names() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<std::string> names;
+  for (const auto& [n, s] : r.layers) names.push_back(n);
+  return names;
 }
 
 const char* model_kind_name(ModelKind kind) {

@@ -105,4 +105,22 @@ LayerFactory builtin_layer(ModelKind kind, float attention_dropout = 0.f);
 ModelKind parse_model_kind(const std::string& name);  // OptionError for unknown names
 const char* model_kind_name(ModelKind kind);
 
+// A layer of your own, made available by name to the command line (`--model NAME` of
+// `dgnn::cli_main`, see cli/cli.hpp): train, scale and a mini-batch run build a StackModel of it
+// exactly as of a built-in layer.
+struct LayerSpec {
+  LayerFactory factory;
+  // Adjacencies its aggregate() calls use. A mini-batch loader builds these with each batch on
+  // its prefetch thread; others are built on the training step when first asked for.
+  std::vector<Norm> norms;
+  // Reads the block's edge structure on the host (the attention ops do): sampled blocks are then
+  // kept on the host side as well when training on a GPU.
+  bool attention = false;
+};
+// Registers `name` (letters, digits, '-', '_'). A name taken by a built-in model or an earlier
+// registration, an empty factory, or a malformed name throws dgnn::Error.
+void register_layer(const std::string& name, LayerSpec spec);
+const LayerSpec* find_registered_layer(const std::string& name);  // nullptr: not registered
+std::vector<std::string> registered_layer_names();                // in registration order
+
 }  // namespace dgnn

@@ -1,5 +1,6 @@
 // End-to-end training on generated graphs: accuracy well above chance for every built-in layer,
 // reproducibility by seed, checkpoints that resume bit-for-bit, and parameter bookkeeping.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -222,6 +223,32 @@ TEST_CASE("custom layer mistakes are errors, not crashes or silent no-ops") {
       {data.feature_dim, data.num_classes}, 0.f);
   Trainer t(nothing, g, task, comm, opt);
   CHECK_THROWS_WITH(t.train_step(0), Catch::Contains("an undefined Var"));
+}
+
+TEST_CASE("register_layer: names a layer for the command line, refuses clashes and bad names") {
+  LayerSpec spec;
+  spec.factory = [](int64_t in, int64_t out, int) -> std::unique_ptr<Module> {
+    return std::make_unique<GCNConv>(in, out);
+  };
+  spec.norms = {Norm::gcn};
+  register_layer("test-gcn_2", spec);
+  const LayerSpec* found = find_registered_layer("test-gcn_2");
+  REQUIRE(found != nullptr);
+  CHECK(found->norms == std::vector<Norm>{Norm::gcn});
+  CHECK(found->factory(4, 3, 0)->parameters().size() == 2);
+  CHECK(find_registered_layer("test-gcn") == nullptr);
+  const std::vector<std::string> names = registered_layer_names();
+  CHECK(std::find(names.begin(), names.end(), "test-gcn_2") != names.end());
+
+  CHECK_THROWS_WITH(register_layer("test-gcn_2", spec), Catch::Contains("registered already"));
+  for (const char* builtin : {"gcn", "sage", "graphsage", "gat", "gcrn", "egcn-o"})
+    CHECK_THROWS_WITH(register_layer(builtin, spec), Catch::Contains("is a built-in model"));
+  for (const char* bad : {"", "two words", "a,b", "x/y"})
+    CHECK_THROWS_WITH(register_layer(bad, spec), Catch::Contains("is not a layer name"));
+  CHECK_THROWS_WITH(register_layer("no-factory", LayerSpec{}), Catch::Contains("has no factory"));
+  // A found entry stays valid while others are registered.
+  for (int i = 0; i < 64; ++i) register_layer("test-more-" + std::to_string(i), spec);
+  CHECK(found == find_registered_layer("test-gcn_2"));
 }
 
 TEST_CASE("parameter initialisation depends on the seed and the name, not construction order") {
