@@ -11,10 +11,10 @@
 #include <functional>
 #include <string>
 
-#include "common/hash_rng.hpp"
-#include "common/timer.hpp"
-#include "graph/cache.hpp"
-#include "graph/graph.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/graph/cache.hpp"
+#include "dgnn/graph/graph.hpp"
 
 namespace fs = std::filesystem;
 using namespace dgnn;

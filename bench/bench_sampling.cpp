@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "common/hash_rng.hpp"
-#include "common/timer.hpp"
-#include "gnn/layers.hpp"
-#include "gnn/minibatch.hpp"
-#include "gnn/trainer.hpp"
-#include "graph/graph.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/gnn/layers.hpp"
+#include "dgnn/gnn/minibatch.hpp"
+#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/graph/graph.hpp"
 
 using namespace dgnn;
 

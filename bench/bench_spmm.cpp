@@ -10,9 +10,9 @@
 #include <cstring>
 #include <vector>
 
-#include "common/hash_rng.hpp"
-#include "common/timer.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 using namespace dgnn;
 

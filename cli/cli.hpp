@@ -11,7 +11,7 @@
 //
 // Link dgnn::cli (find_package(dgnn)). Errors are printed as one line and give a non-zero exit
 // status, as `dgnn` does; under MPI a failing rank brings the job down.
-#include "gnn/layers.hpp"  // register_layer, LayerSpec
+#include "dgnn/gnn/layers.hpp"  // register_layer, LayerSpec
 
 namespace dgnn {
 

@@ -4,11 +4,11 @@
 #include <exception>
 #include <new>
 
-#include "cli/cli.hpp"
-#include "cli/commands.hpp"
-#include "comm/communicator.hpp"
-#include "common/error.hpp"
-#include "dgnn_config.hpp"
+#include "dgnn/cli/cli.hpp"
+#include "dgnn/cli/commands.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/dgnn_config.hpp"
 
 int dgnn::cli_main(int argc, char** argv) {
   // Line-buffered even into a pipe (`dgnn train | tee log`, mpirun's forwarding): each epoch's

@@ -6,13 +6,13 @@
 #include <memory>
 #include <string>
 
-#include "cli/commands.hpp"
-#include "cli/options.hpp"
-#include "common/error.hpp"
-#include "common/format.hpp"
-#include "common/timer.hpp"
-#include "datasets/evolving_sbm.hpp"
-#include "datasets/sbm.hpp"
+#include "dgnn/cli/commands.hpp"
+#include "dgnn/cli/options.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/format.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/datasets/evolving_sbm.hpp"
+#include "dgnn/datasets/sbm.hpp"
 
 namespace dgnn::cli {
 

@@ -5,12 +5,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli/commands.hpp"
-#include "cli/options.hpp"
-#include "common/timer.hpp"
-#include "graph/dataset.hpp"
-#include "graph/stats.hpp"
-#include "graph/temporal.hpp"
+#include "dgnn/cli/commands.hpp"
+#include "dgnn/cli/options.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "dgnn/graph/stats.hpp"
+#include "dgnn/graph/temporal.hpp"
 
 namespace dgnn::cli {
 

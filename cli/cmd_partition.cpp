@@ -5,12 +5,12 @@
 #include <memory>
 #include <string>
 
-#include "cli/commands.hpp"
-#include "cli/options.hpp"
-#include "common/error.hpp"
-#include "common/timer.hpp"
-#include "graph/dataset.hpp"
-#include "partition/partition.hpp"
+#include "dgnn/cli/commands.hpp"
+#include "dgnn/cli/options.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "dgnn/partition/partition.hpp"
 
 namespace dgnn::cli {
 

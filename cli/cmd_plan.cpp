@@ -15,19 +15,19 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.hpp"
-#include "cli/options.hpp"
-#include "cli/plan_args.hpp"
-#include "cli/plan_calibration.hpp"
-#include "common/error.hpp"
-#include "common/timer.hpp"
-#include "datasets/sbm.hpp"
-#include "comm/communicator.hpp"
-#include "gnn/layers.hpp"
-#include "gnn/perf_model.hpp"
-#include "gnn/trainer.hpp"
-#include "graph/dataset.hpp"
-#include "partition/partition.hpp"
+#include "dgnn/cli/commands.hpp"
+#include "dgnn/cli/options.hpp"
+#include "dgnn/cli/plan_args.hpp"
+#include "dgnn/cli/plan_calibration.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/datasets/sbm.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/gnn/layers.hpp"
+#include "dgnn/gnn/perf_model.hpp"
+#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "dgnn/partition/partition.hpp"
 
 namespace dgnn::cli {
 

@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.hpp"
-#include "cli/options.hpp"
-#include "cli/scale_results.hpp"
-#include "cli/subprocess.hpp"
-#include "common/error.hpp"
-#include "common/format.hpp"
-#include "graph/atomic_write.hpp"
-#include "graph/temporal.hpp"
+#include "dgnn/cli/commands.hpp"
+#include "dgnn/cli/options.hpp"
+#include "dgnn/cli/scale_results.hpp"
+#include "dgnn/cli/subprocess.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/format.hpp"
+#include "dgnn/graph/atomic_write.hpp"
+#include "dgnn/graph/temporal.hpp"
 
 namespace dgnn::cli {
 

@@ -13,20 +13,20 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "cli/commands.hpp"
-#include "cli/options.hpp"
-#include "cli/train_args.hpp"
-#include "comm/communicator.hpp"
-#include "common/error.hpp"
-#include "common/timer.hpp"
-#include "datasets/sbm.hpp"
-#include "gnn/device_minibatch.hpp"
-#include "gnn/dist_sampler.hpp"
-#include "gnn/distributed.hpp"
-#include "gnn/layers.hpp"
-#include "gnn/trainer.hpp"
-#include "graph/dataset.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/cli/commands.hpp"
+#include "dgnn/cli/options.hpp"
+#include "dgnn/cli/train_args.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/datasets/sbm.hpp"
+#include "dgnn/gnn/device_minibatch.hpp"
+#include "dgnn/gnn/dist_sampler.hpp"
+#include "dgnn/gnn/distributed.hpp"
+#include "dgnn/gnn/layers.hpp"
+#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn::cli {
 

@@ -8,12 +8,12 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
-#include "cli/train_args.hpp"
-#include "comm/communicator.hpp"
-#include "common/timer.hpp"
-#include "gnn/temporal_dist.hpp"
-#include "gnn/temporal_trainer.hpp"
-#include "graph/npy.hpp"
+#include "dgnn/cli/train_args.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/gnn/temporal_dist.hpp"
+#include "dgnn/gnn/temporal_trainer.hpp"
+#include "dgnn/graph/npy.hpp"
 
 namespace dgnn::cli {
 

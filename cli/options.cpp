@@ -1,4 +1,4 @@
-#include "cli/options.hpp"
+#include "dgnn/cli/options.hpp"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/error.hpp"
+#include "dgnn/common/error.hpp"
 
 namespace dgnn::cli {
 

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "graph/dataset.hpp"
-#include "graph/graph.hpp"
-#include "graph/temporal.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "dgnn/graph/graph.hpp"
+#include "dgnn/graph/temporal.hpp"
 
 namespace dgnn::cli {
 

@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "cli/plan_calibration.hpp"
-#include "gnn/perf_model.hpp"
-#include "graph/dataset.hpp"
-#include "graph/temporal.hpp"
+#include "dgnn/cli/plan_calibration.hpp"
+#include "dgnn/gnn/perf_model.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "dgnn/graph/temporal.hpp"
 
 namespace dgnn::cli {
 

@@ -4,7 +4,7 @@
 // of calls after a warm-up; the whole calibration takes a second or two. With several copies, that
 // many threads run each kernel at once on their shares of the rows, as ranks sharing a node do: the
 // rates are then per copy, with the node's memory bandwidth (and whatever else runs there) shared.
-#include "cli/plan_calibration.hpp"
+#include "dgnn/cli/plan_calibration.hpp"
 
 #include <omp.h>
 #include <sys/mman.h>
@@ -23,12 +23,12 @@
 #include <set>
 #include <stdexcept>
 
-#include "cli/plan_args.hpp"
-#include "common/error.hpp"
-#include "common/format.hpp"
-#include "common/timer.hpp"
-#include "graph/atomic_write.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/cli/plan_args.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/format.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/graph/atomic_write.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn::cli {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "gnn/perf_model.hpp"
-#include "graph/csr.hpp"
+#include "dgnn/gnn/perf_model.hpp"
+#include "dgnn/graph/csr.hpp"
 
 namespace dgnn::cli {
 

@@ -10,19 +10,19 @@
 #include <string>
 #include <vector>
 
-#include "cli/options.hpp"
-#include "cli/plan_args.hpp"
-#include "cli/train_args.hpp"
-#include "common/error.hpp"
-#include "common/timer.hpp"
-#include "gnn/graph_view.hpp"
-#include "gnn/loss.hpp"
-#include "gnn/perf_temporal.hpp"
-#include "gnn/temporal_dist.hpp"
-#include "gnn/temporal_trainer.hpp"
-#include "graph/npy.hpp"
-#include "kernels/kernels.hpp"
-#include "partition/partition.hpp"
+#include "dgnn/cli/options.hpp"
+#include "dgnn/cli/plan_args.hpp"
+#include "dgnn/cli/train_args.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/gnn/graph_view.hpp"
+#include "dgnn/gnn/loss.hpp"
+#include "dgnn/gnn/perf_temporal.hpp"
+#include "dgnn/gnn/temporal_dist.hpp"
+#include "dgnn/gnn/temporal_trainer.hpp"
+#include "dgnn/graph/npy.hpp"
+#include "dgnn/kernels/kernels.hpp"
+#include "dgnn/partition/partition.hpp"
 
 namespace dgnn::cli {
 

@@ -1,4 +1,4 @@
-#include "cli/scale_results.hpp"
+#include "dgnn/cli/scale_results.hpp"
 
 #include <algorithm>
 #include <cstdio>

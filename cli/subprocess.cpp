@@ -1,4 +1,4 @@
-#include "cli/subprocess.hpp"
+#include "dgnn/cli/subprocess.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>

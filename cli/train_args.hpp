@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "comm/device_comm.hpp"
-#include "common/error.hpp"
-#include "gnn/trainer.hpp"
-#include "graph/atomic_write.hpp"
-#include "graph/dataset.hpp"
-#include "gnn/temporal_dist.hpp"
-#include "graph/temporal.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/comm/device_comm.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/graph/atomic_write.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "dgnn/gnn/temporal_dist.hpp"
+#include "dgnn/graph/temporal.hpp"
 
 namespace dgnn::cli {
 

@@ -1,17 +1,17 @@
 // DeviceComm's host-side parts: the staged transport (device -> host, the host communicator,
 // host -> device), the choice of transport, and the helpers that route device memory to it.
-#include "comm/device_comm.hpp"
+#include "dgnn/comm/device_comm.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <string>
 
-#include "common/error.hpp"
-#include "common/timer.hpp"
-#include "dgnn_config.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/dgnn_config.hpp"
+#include "dgnn/kernels/kernels.hpp"
 #if DGNN_HAVE_NCCL
-#include "comm/nccl/nccl.hpp"
+#include "dgnn/comm/nccl/nccl.hpp"
 #endif
 
 namespace dgnn {

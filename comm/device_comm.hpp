@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "kernels/views.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/kernels/views.hpp"
 
 namespace dgnn {
 

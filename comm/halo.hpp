@@ -5,9 +5,9 @@
 #include <memory>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "comm/halo_plan.hpp"
-#include "kernels/views.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/comm/halo_plan.hpp"
+#include "dgnn/kernels/views.hpp"
 
 namespace dgnn {
 

@@ -2,8 +2,8 @@
 // Internal to comm/ (make_halo_exchange is the way in): the halo exchange on device memory.
 #include <memory>
 
-#include "comm/device_comm.hpp"
-#include "comm/halo.hpp"
+#include "dgnn/comm/device_comm.hpp"
+#include "dgnn/comm/halo.hpp"
 
 namespace dgnn {
 

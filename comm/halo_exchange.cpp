@@ -6,12 +6,12 @@
 #include <numeric>
 #include <string>
 
-#include "comm/device_comm.hpp"
-#include "comm/halo.hpp"
-#include "comm/halo_device.hpp"
-#include "common/error.hpp"
-#include "common/timer.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/comm/device_comm.hpp"
+#include "dgnn/comm/halo.hpp"
+#include "dgnn/comm/halo_device.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

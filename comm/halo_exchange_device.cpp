@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <string>
 
-#include "comm/halo_device.hpp"
-#include "common/error.hpp"
-#include "common/timer.hpp"
-#include "kernels/buffer.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/comm/halo_device.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/kernels/buffer.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

@@ -1,8 +1,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "comm/communicator.hpp"
-#include "common/error.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/error.hpp"
 
 namespace dgnn {
 

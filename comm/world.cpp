@@ -9,10 +9,10 @@
 #include <string>
 #include <thread>
 
-#include "comm/communicator.hpp"
-#include "dgnn_config.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/dgnn_config.hpp"
 #if DGNN_HAVE_MPI
-#include "comm/mpi/mpi.hpp"
+#include "dgnn/comm/mpi/mpi.hpp"
 #endif
 
 namespace dgnn {

@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "common/error.hpp"
+#include "dgnn/common/error.hpp"
 
 namespace dgnn {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/hash_rng.hpp"
+#include "dgnn/common/hash_rng.hpp"
 
 namespace dgnn {
 

@@ -1,12 +1,12 @@
-#include "datasets/dataset_dir.hpp"
+#include "dgnn/datasets/dataset_dir.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 
-#include "common/error.hpp"
-#include "graph/atomic_write.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/graph/atomic_write.hpp"
 
 namespace dgnn::dataset_dir {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/format.hpp"
+#include "dgnn/common/format.hpp"
 
 namespace dgnn::dataset_dir {
 

@@ -1,14 +1,14 @@
-#include "datasets/evolving_sbm.hpp"
+#include "dgnn/datasets/evolving_sbm.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <limits>
 #include <numeric>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "datasets/dataset_dir.hpp"
-#include "graph/npy.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/datasets/dataset_dir.hpp"
+#include "dgnn/graph/npy.hpp"
 
 namespace dgnn {
 

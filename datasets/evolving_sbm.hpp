@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/temporal.hpp"
+#include "dgnn/graph/temporal.hpp"
 
 namespace dgnn {
 

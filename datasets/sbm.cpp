@@ -1,4 +1,4 @@
-#include "datasets/sbm.hpp"
+#include "dgnn/datasets/sbm.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,10 +7,10 @@
 #include <numeric>
 #include <string>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "datasets/dataset_dir.hpp"
-#include "graph/npy.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/datasets/dataset_dir.hpp"
+#include "dgnn/graph/npy.hpp"
 
 namespace dgnn {
 

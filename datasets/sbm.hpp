@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/dataset.hpp"
+#include "dgnn/graph/dataset.hpp"
 
 namespace dgnn {
 

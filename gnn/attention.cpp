@@ -1,13 +1,13 @@
 // Attention ops: the forward through kernels/ (edge_add, sddmm, edge_softmax, spmm_heads), and
 // backward through the same kernels on the transposed structure, edge matrices put in its order
 // by a gather with AttentionGraph::perm.
-#include "gnn/attention.hpp"
+#include "dgnn/gnn/attention.hpp"
 
 #include <string>
 #include <utility>
 
-#include "common/error.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

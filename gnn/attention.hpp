@@ -7,8 +7,8 @@
 // a sampled block.
 #include <cstdint>
 
-#include "gnn/autograd.hpp"
-#include "gnn/graph_view.hpp"
+#include "dgnn/gnn/autograd.hpp"
+#include "dgnn/gnn/graph_view.hpp"
 
 namespace dgnn {
 

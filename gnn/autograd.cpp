@@ -1,12 +1,12 @@
 // The tape: nodes link to their inputs; backward walks them in reverse topological order.
-#include "gnn/autograd.hpp"
+#include "dgnn/gnn/autograd.hpp"
 
 #include <cstring>
 #include <unordered_set>
 #include <utility>
 
-#include "common/error.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gnn/tensor.hpp"
+#include "dgnn/gnn/tensor.hpp"
 
 namespace dgnn {
 

@@ -1,4 +1,4 @@
-#include "gnn/checkpoint.hpp"
+#include "dgnn/gnn/checkpoint.hpp"
 
 #include <zlib.h>
 
@@ -11,8 +11,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "common/error.hpp"
-#include "graph/atomic_write.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/graph/atomic_write.hpp"
 
 namespace dgnn {
 

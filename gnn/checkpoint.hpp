@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "gnn/tensor.hpp"
+#include "dgnn/gnn/tensor.hpp"
 
 namespace dgnn {
 

@@ -1,8 +1,8 @@
-#include "gnn/device_minibatch.hpp"
+#include "dgnn/gnn/device_minibatch.hpp"
 
-#include "common/error.hpp"
-#include "kernels/minibatch_kernels.hpp"
-#include "sampler/device_sampler.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/kernels/minibatch_kernels.hpp"
+#include "dgnn/sampler/device_sampler.hpp"
 
 namespace dgnn {
 

@@ -6,9 +6,9 @@
 // blocks are the CPU sampler's for the same seeds and key, bit for bit.
 #include <memory>
 
-#include "gnn/minibatch.hpp"
-#include "gnn/tensor.hpp"
-#include "graph/csr.hpp"
+#include "dgnn/gnn/minibatch.hpp"
+#include "dgnn/gnn/tensor.hpp"
+#include "dgnn/graph/csr.hpp"
 
 namespace dgnn {
 

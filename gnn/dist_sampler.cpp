@@ -1,11 +1,11 @@
-#include "gnn/dist_sampler.hpp"
+#include "dgnn/gnn/dist_sampler.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
 
-#include "common/error.hpp"
-#include "gnn/fetch.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/fetch.hpp"
 
 namespace dgnn {
 

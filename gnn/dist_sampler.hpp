@@ -7,7 +7,7 @@
 // features are fetched from their owners the same way.
 #include <memory>
 
-#include "gnn/minibatch.hpp"
+#include "dgnn/gnn/minibatch.hpp"
 
 namespace dgnn {
 

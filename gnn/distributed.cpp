@@ -1,6 +1,6 @@
-#include "gnn/distributed.hpp"
+#include "dgnn/gnn/distributed.hpp"
 
-#include "common/error.hpp"
+#include "dgnn/common/error.hpp"
 
 namespace dgnn {
 

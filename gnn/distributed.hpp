@@ -3,10 +3,10 @@
 // share of the node-classification task. A model runs on it unchanged.
 #include <memory>
 
-#include "comm/halo.hpp"
-#include "gnn/graph_view.hpp"
-#include "gnn/trainer.hpp"
-#include "partition/partition.hpp"
+#include "dgnn/comm/halo.hpp"
+#include "dgnn/gnn/graph_view.hpp"
+#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/partition/partition.hpp"
 
 namespace dgnn {
 

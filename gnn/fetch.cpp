@@ -1,13 +1,13 @@
-#include "gnn/fetch.hpp"
+#include "dgnn/gnn/fetch.hpp"
 
 #include <numeric>
 #include <utility>
 
-#include "comm/device_comm.hpp"
-#include "common/error.hpp"
-#include "gnn/ops.hpp"
-#include "kernels/buffer.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/comm/device_comm.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/ops.hpp"
+#include "dgnn/kernels/buffer.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "gnn/autograd.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/gnn/autograd.hpp"
 
 namespace dgnn {
 

@@ -1,4 +1,4 @@
-#include "gnn/gradcheck.hpp"
+#include "dgnn/gnn/gradcheck.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <numeric>
 #include <vector>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "gnn/ops.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/gnn/ops.hpp"
 
 namespace dgnn {
 

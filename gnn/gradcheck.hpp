@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "gnn/module.hpp"
-#include "gnn/tensor.hpp"
+#include "dgnn/gnn/module.hpp"
+#include "dgnn/gnn/tensor.hpp"
 
 namespace dgnn {
 

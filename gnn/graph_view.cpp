@@ -1,12 +1,12 @@
-#include "gnn/graph_view.hpp"
+#include "dgnn/gnn/graph_view.hpp"
 
 #include <cmath>
 #include <numeric>
 
-#include "common/error.hpp"
-#include "gnn/ops.hpp"
-#include "kernels/kernels.hpp"
-#include "kernels/minibatch_kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/ops.hpp"
+#include "dgnn/kernels/kernels.hpp"
+#include "dgnn/kernels/minibatch_kernels.hpp"
 
 namespace dgnn {
 

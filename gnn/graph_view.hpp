@@ -11,11 +11,11 @@
 #include <mutex>
 #include <vector>
 
-#include "comm/halo.hpp"
-#include "gnn/autograd.hpp"
-#include "graph/csr.hpp"
-#include "kernels/device_csr.hpp"
-#include "kernels/sample_block.hpp"
+#include "dgnn/comm/halo.hpp"
+#include "dgnn/gnn/autograd.hpp"
+#include "dgnn/graph/csr.hpp"
+#include "dgnn/kernels/device_csr.hpp"
+#include "dgnn/kernels/sample_block.hpp"
 
 namespace dgnn {
 

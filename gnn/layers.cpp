@@ -1,11 +1,11 @@
-#include "gnn/layers.hpp"
+#include "dgnn/gnn/layers.hpp"
 
 #include <algorithm>
 #include <deque>
 #include <mutex>
 
-#include "common/error.hpp"
-#include "gnn/attention.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/attention.hpp"
 
 namespace dgnn {
 

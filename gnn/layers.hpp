@@ -3,7 +3,7 @@
 // user's custom layer looks like (see examples/custom_layer).
 #include <functional>
 
-#include "gnn/module.hpp"
+#include "dgnn/gnn/module.hpp"
 
 namespace dgnn {
 

@@ -1,7 +1,7 @@
 // All-pairs link-prediction metrics in two streaming passes over source rows (see the header
 // for the protocol). The counting is exact: integer counts of candidates per threshold and per
 // gap between thresholds, so the result does not depend on the thread or rank count.
-#include "gnn/link_eval.hpp"
+#include "dgnn/gnn/link_eval.hpp"
 
 #include <omp.h>
 
@@ -11,7 +11,7 @@
 #include <limits>
 #include <string>
 
-#include "common/error.hpp"
+#include "dgnn/common/error.hpp"
 
 namespace dgnn {
 

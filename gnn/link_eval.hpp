@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "comm/communicator.hpp"
+#include "dgnn/comm/communicator.hpp"
 
 namespace dgnn {
 

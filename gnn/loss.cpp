@@ -1,5 +1,5 @@
 // Softmax cross-entropy and accuracy for node classification; binary cross-entropy for links.
-#include "gnn/loss.hpp"
+#include "dgnn/gnn/loss.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <string>
 #include <utility>
 
-#include "common/error.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

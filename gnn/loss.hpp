@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "gnn/autograd.hpp"
+#include "dgnn/gnn/autograd.hpp"
 
 namespace dgnn {
 

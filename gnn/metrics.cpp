@@ -1,6 +1,6 @@
 // Ranking and classification metrics. Each ranking metric sorts once and walks blocks of tied
 // scores, which is where the tie rules of gnn/metrics.hpp are applied.
-#include "gnn/metrics.hpp"
+#include "dgnn/gnn/metrics.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <numeric>
 #include <string>
 
-#include "common/error.hpp"
+#include "dgnn/common/error.hpp"
 
 namespace dgnn {
 

@@ -1,15 +1,15 @@
-#include "gnn/minibatch.hpp"
+#include "dgnn/gnn/minibatch.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <numeric>
 
-#include "common/error.hpp"
-#include "common/timer.hpp"
-#include "kernels/buffer.hpp"
-#include "kernels/kernels.hpp"
-#include "kernels/minibatch_kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/kernels/buffer.hpp"
+#include "dgnn/kernels/kernels.hpp"
+#include "dgnn/kernels/minibatch_kernels.hpp"
 
 namespace dgnn {
 

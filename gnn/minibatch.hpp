@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "gnn/graph_view.hpp"
-#include "kernels/minibatch_kernels.hpp"
-#include "sampler/sampler.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/gnn/graph_view.hpp"
+#include "dgnn/kernels/minibatch_kernels.hpp"
+#include "dgnn/sampler/sampler.hpp"
 
 namespace dgnn {
 

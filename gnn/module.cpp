@@ -1,10 +1,10 @@
-#include "gnn/module.hpp"
+#include "dgnn/gnn/module.hpp"
 
 #include <cmath>
 #include <string>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
 
 namespace dgnn {
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "common/error.hpp"
-#include "gnn/autograd.hpp"
-#include "gnn/graph_view.hpp"
-#include "gnn/ops.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/autograd.hpp"
+#include "dgnn/gnn/graph_view.hpp"
+#include "dgnn/gnn/ops.hpp"
 
 namespace dgnn {
 

@@ -1,6 +1,6 @@
 // Differentiable ops. Each computes its value with kernels/ on the inputs' device and records a
 // backward that accumulates (+=) into the grads of only those inputs that require one.
-#include "gnn/ops.hpp"
+#include "dgnn/gnn/ops.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,9 +8,9 @@
 #include <string>
 #include <utility>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "gnn/autograd.hpp"
+#include "dgnn/gnn/autograd.hpp"
 
 namespace dgnn {
 

@@ -1,9 +1,9 @@
-#include "gnn/optimizer.hpp"
+#include "dgnn/gnn/optimizer.hpp"
 
 #include <cmath>
 
-#include "common/error.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

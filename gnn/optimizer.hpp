@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gnn/module.hpp"
+#include "dgnn/gnn/module.hpp"
 
 namespace dgnn {
 

@@ -1,11 +1,11 @@
 // The arithmetic of `dgnn plan`; the why of each term is in perf_model.hpp and the README.
-#include "gnn/perf_model.hpp"
+#include "dgnn/gnn/perf_model.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <iterator>
 
-#include "common/error.hpp"
+#include "dgnn/common/error.hpp"
 
 namespace dgnn::perf {
 

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "gnn/layers.hpp"
-#include "graph/csr.hpp"
+#include "dgnn/gnn/layers.hpp"
+#include "dgnn/graph/csr.hpp"
 
 namespace dgnn::perf {
 

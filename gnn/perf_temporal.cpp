@@ -1,12 +1,12 @@
 // The arithmetic of `dgnn plan` for temporal models; what each term stands for is in
 // perf_temporal.hpp and the README.
-#include "gnn/perf_temporal.hpp"
+#include "dgnn/gnn/perf_temporal.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <set>
 
-#include "common/error.hpp"
+#include "dgnn/common/error.hpp"
 
 namespace dgnn::perf {
 

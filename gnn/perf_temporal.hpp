@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "gnn/perf_model.hpp"
+#include "dgnn/gnn/perf_model.hpp"
 
 namespace dgnn::perf {
 

@@ -1,13 +1,13 @@
 // Recurrent cells as single tape nodes over the fused kernels of kernels/kernels.hpp.
-#include "gnn/rnn.hpp"
+#include "dgnn/gnn/rnn.hpp"
 
 #include <initializer_list>
 #include <string>
 #include <utility>
 
-#include "common/error.hpp"
-#include "gnn/ops.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/ops.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Recurrent cells as fused ops with backward (one node each), used per vertex by GCRN / T-GCN and
 // over weight matrices by EvolveGCN.
-#include "gnn/autograd.hpp"
+#include "dgnn/gnn/autograd.hpp"
 
 namespace dgnn {
 

@@ -1,9 +1,9 @@
-#include "gnn/temporal_dist.hpp"
+#include "dgnn/gnn/temporal_dist.hpp"
 
 #include <algorithm>
 
-#include "common/error.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

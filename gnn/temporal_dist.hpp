@@ -10,13 +10,13 @@
 #include <memory>
 #include <vector>
 
-#include "comm/halo.hpp"
-#include "gnn/fetch.hpp"
-#include "gnn/graph_view.hpp"
-#include "gnn/temporal_snapshot.hpp"
-#include "gnn/temporal_trainer.hpp"
-#include "graph/temporal.hpp"
-#include "partition/partition.hpp"
+#include "dgnn/comm/halo.hpp"
+#include "dgnn/gnn/fetch.hpp"
+#include "dgnn/gnn/graph_view.hpp"
+#include "dgnn/gnn/temporal_snapshot.hpp"
+#include "dgnn/gnn/temporal_trainer.hpp"
+#include "dgnn/graph/temporal.hpp"
+#include "dgnn/partition/partition.hpp"
 
 namespace dgnn {
 

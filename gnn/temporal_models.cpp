@@ -1,16 +1,16 @@
-#include "gnn/temporal_models.hpp"
+#include "dgnn/gnn/temporal_models.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <utility>
 
-#include "common/error.hpp"
-#include "gnn/graph_view.hpp"
-#include "gnn/ops.hpp"
-#include "gnn/rnn.hpp"
-#include "gnn/temporal_snapshot.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/graph_view.hpp"
+#include "dgnn/gnn/ops.hpp"
+#include "dgnn/gnn/rnn.hpp"
+#include "dgnn/gnn/temporal_snapshot.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

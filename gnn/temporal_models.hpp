@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "gnn/layers.hpp"
-#include "gnn/module.hpp"
-#include "gnn/ops.hpp"
+#include "dgnn/gnn/layers.hpp"
+#include "dgnn/gnn/module.hpp"
+#include "dgnn/gnn/ops.hpp"
 
 namespace dgnn {
 

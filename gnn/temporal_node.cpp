@@ -1,11 +1,11 @@
-#include "gnn/temporal_node.hpp"
+#include "dgnn/gnn/temporal_node.hpp"
 
 #include <algorithm>
 
-#include "common/error.hpp"
-#include "common/timer.hpp"
-#include "gnn/loss.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/gnn/loss.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

@@ -14,11 +14,11 @@
 #include <memory>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "gnn/layers.hpp"
-#include "gnn/optimizer.hpp"
-#include "gnn/temporal_models.hpp"
-#include "gnn/trainer.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/gnn/layers.hpp"
+#include "dgnn/gnn/optimizer.hpp"
+#include "dgnn/gnn/temporal_models.hpp"
+#include "dgnn/gnn/trainer.hpp"
 
 namespace dgnn {
 

@@ -3,9 +3,9 @@
 // that rank got when that is smaller (Chakaravarthy et al., SC'21: graph-difference transfers).
 #include <string>
 
-#include "common/bytes.hpp"
-#include "common/error.hpp"
-#include "gnn/temporal_dist.hpp"
+#include "dgnn/common/bytes.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/temporal_dist.hpp"
 
 namespace dgnn {
 

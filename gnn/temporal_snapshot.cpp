@@ -1,14 +1,14 @@
-#include "gnn/temporal_snapshot.hpp"
+#include "dgnn/gnn/temporal_snapshot.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
 
-#include "comm/device_comm.hpp"
-#include "common/error.hpp"
-#include "gnn/ops.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/comm/device_comm.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/ops.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "gnn/module.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/gnn/module.hpp"
 
 namespace dgnn {
 

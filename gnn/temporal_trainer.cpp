@@ -1,4 +1,4 @@
-#include "gnn/temporal_trainer.hpp"
+#include "dgnn/gnn/temporal_trainer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,15 +6,15 @@
 #include <numeric>
 #include <unordered_set>
 
-#include "common/error.hpp"
-#include "common/format.hpp"
-#include "common/hash_rng.hpp"
-#include "common/key_set.hpp"
-#include "common/timer.hpp"
-#include "gnn/loss.hpp"
-#include "gnn/metrics.hpp"
-#include "gnn/trainer.hpp"
-#include "kernels/device_snapshot.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/format.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/common/key_set.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/gnn/loss.hpp"
+#include "dgnn/gnn/metrics.hpp"
+#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/kernels/device_snapshot.hpp"
 
 namespace dgnn {
 

@@ -17,14 +17,14 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "gnn/fetch.hpp"
-#include "gnn/link_eval.hpp"
-#include "gnn/optimizer.hpp"
-#include "gnn/temporal_models.hpp"
-#include "gnn/temporal_snapshot.hpp"
-#include "gnn/trainer.hpp"
-#include "graph/temporal.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/gnn/fetch.hpp"
+#include "dgnn/gnn/link_eval.hpp"
+#include "dgnn/gnn/optimizer.hpp"
+#include "dgnn/gnn/temporal_models.hpp"
+#include "dgnn/gnn/temporal_snapshot.hpp"
+#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/graph/temporal.hpp"
 
 namespace dgnn {
 

@@ -1,9 +1,9 @@
 // Tensor storage goes through kernels::alloc/free so a tensor lives on any device the kernels
 // support, with no device code here.
-#include "gnn/tensor.hpp"
+#include "dgnn/gnn/tensor.hpp"
 
-#include "common/error.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

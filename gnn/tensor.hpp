@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "kernels/views.hpp"
+#include "dgnn/kernels/views.hpp"
 
 namespace dgnn {
 

@@ -1,16 +1,16 @@
-#include "gnn/trainer.hpp"
+#include "dgnn/gnn/trainer.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "comm/device_comm.hpp"
-#include "common/error.hpp"
-#include "common/timer.hpp"
-#include "gnn/checkpoint.hpp"
-#include "gnn/loss.hpp"
-#include "kernels/buffer.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/comm/device_comm.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/gnn/checkpoint.hpp"
+#include "dgnn/gnn/loss.hpp"
+#include "dgnn/kernels/buffer.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 

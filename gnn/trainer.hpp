@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "gnn/minibatch.hpp"
-#include "gnn/module.hpp"
-#include "gnn/optimizer.hpp"
-#include "graph/dataset.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/gnn/minibatch.hpp"
+#include "dgnn/gnn/module.hpp"
+#include "dgnn/gnn/optimizer.hpp"
+#include "dgnn/graph/dataset.hpp"
 
 namespace dgnn {
 

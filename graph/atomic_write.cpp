@@ -1,4 +1,4 @@
-#include "graph/atomic_write.hpp"
+#include "dgnn/graph/atomic_write.hpp"
 
 #include <unistd.h>
 
@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <system_error>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
 
 namespace dgnn {
 

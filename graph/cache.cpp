@@ -1,7 +1,7 @@
 // Binary graph cache. A file is: fixed header (magic, version, source size and mtime, counts),
 // the key text, the raw arrays, and a checksum of the arrays. Anything that does not check out
 // (magic, version, key, sizes, checksum, CSR structure) makes the load a miss, never an error.
-#include "graph/cache.hpp"
+#include "dgnn/graph/cache.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,7 +16,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "common/hash_rng.hpp"
+#include "dgnn/common/hash_rng.hpp"
 
 namespace dgnn {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "graph/graph.hpp"
+#include "dgnn/graph/graph.hpp"
 
 namespace dgnn {
 

@@ -1,9 +1,9 @@
-#include "graph/csr.hpp"
+#include "dgnn/graph/csr.hpp"
 
 #include <limits>
 #include <string>
 
-#include "common/error.hpp"
+#include "dgnn/common/error.hpp"
 
 namespace dgnn {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/views.hpp"
+#include "dgnn/kernels/views.hpp"
 
 namespace dgnn {
 

@@ -1,7 +1,7 @@
 // Node-classification datasets: which files make up a dataset, and how features, labels and
 // splits are read and checked against the graph. Everything vertex-keyed in the files uses
 // original ids; everything in Dataset uses dense ids.
-#include "graph/dataset.hpp"
+#include "dgnn/graph/dataset.hpp"
 
 #include <unistd.h>
 
@@ -13,10 +13,10 @@
 #include <filesystem>
 #include <string_view>
 
-#include "common/error.hpp"
-#include "common/format.hpp"
-#include "common/hash_rng.hpp"
-#include "graph/npy.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/format.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/graph/npy.hpp"
 
 namespace dgnn {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.hpp"
+#include "dgnn/graph/graph.hpp"
 
 namespace dgnn {
 

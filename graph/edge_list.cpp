@@ -15,8 +15,8 @@
 #include <limits>
 #include <memory>
 
-#include "common/error.hpp"
-#include "graph/graph.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/graph/graph.hpp"
 
 namespace dgnn {
 

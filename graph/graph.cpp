@@ -1,12 +1,12 @@
 // Relabelling raw edges to dense ids and building the in-edge CSR, with the edge policies.
-#include "graph/graph.hpp"
+#include "dgnn/graph/graph.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <string>
 
-#include "common/error.hpp"
-#include "graph/cache.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/graph/cache.hpp"
 
 namespace dgnn {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/csr.hpp"
+#include "dgnn/graph/csr.hpp"
 
 namespace dgnn {
 

@@ -1,6 +1,6 @@
 // .npy reading and writing: the header is a Python dict literal; only the three keys NumPy
 // writes are read, and anything unexpected is reported with what the header said.
-#include "graph/npy.hpp"
+#include "dgnn/graph/npy.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,8 +13,8 @@
 #include <limits>
 #include <memory>
 
-#include "common/error.hpp"
-#include "graph/atomic_write.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/graph/atomic_write.hpp"
 
 namespace dgnn {
 

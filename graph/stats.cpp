@@ -1,4 +1,4 @@
-#include "graph/stats.hpp"
+#include "dgnn/graph/stats.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "graph/graph.hpp"
+#include "dgnn/graph/graph.hpp"
 
 namespace dgnn {
 

@@ -1,6 +1,6 @@
 // Temporal graphs: cutting timestamped edges into buckets, turning the buckets into snapshots
 // (window / cumulative / sliding) stored as a base plus per-step differences, and replaying them.
-#include "graph/temporal.hpp"
+#include "dgnn/graph/temporal.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <limits>
 
-#include "common/error.hpp"
-#include "common/format.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/format.hpp"
 
 namespace dgnn {
 

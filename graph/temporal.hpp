@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/csr.hpp"
-#include "graph/graph.hpp"
+#include "dgnn/graph/csr.hpp"
+#include "dgnn/graph/graph.hpp"
 
 namespace dgnn {
 

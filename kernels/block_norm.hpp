@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/sample_draw.hpp"  // DGNN_HD
+#include "dgnn/kernels/sample_draw.hpp"  // DGNN_HD
 
 namespace dgnn::block_norm {
 

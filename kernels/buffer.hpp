@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/kernels.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn::kernels {
 

@@ -2,12 +2,12 @@
 // a CPU-only build says so plainly instead of failing to link.
 #include <string>
 
-#include "common/error.hpp"
-#include "dgnn_config.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/dgnn_config.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 #if DGNN_HAVE_CUDA
-#include "kernels/cuda/cuda_kernels.hpp"
+#include "dgnn/kernels/cuda/cuda_kernels.hpp"
 #endif
 
 namespace dgnn::kernels {

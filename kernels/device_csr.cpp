@@ -1,9 +1,9 @@
-#include "kernels/device_csr.hpp"
+#include "dgnn/kernels/device_csr.hpp"
 
 #include <climits>
 #include <utility>
 
-#include "common/error.hpp"
+#include "dgnn/common/error.hpp"
 
 namespace dgnn::kernels {
 

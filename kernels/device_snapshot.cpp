@@ -1,15 +1,15 @@
 // The host side of device snapshots: uploads, and the dispatch to the CUDA implementation
 // (kernels/cuda/snapshot.cu); without CUDA every entry point is a DeviceError.
-#include "kernels/device_snapshot.hpp"
+#include "dgnn/kernels/device_snapshot.hpp"
 
 #include <string>
 #include <utility>
 
-#include "common/error.hpp"
-#include "dgnn_config.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/dgnn_config.hpp"
 #if DGNN_HAVE_CUDA
-#include "kernels/cuda/block_adjacency.hpp"
-#include "kernels/cuda/cuda_kernels.hpp"
+#include "dgnn/kernels/cuda/block_adjacency.hpp"
+#include "dgnn/kernels/cuda/cuda_kernels.hpp"
 #endif
 
 namespace dgnn::kernels {

@@ -4,15 +4,15 @@
 #include <climits>
 #include <string>
 
-#include "common/error.hpp"
-#include "dgnn_config.hpp"
-#include "kernels/cpu/cpu_kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/dgnn_config.hpp"
+#include "dgnn/kernels/cpu/cpu_kernels.hpp"
 #if DGNN_HAVE_CUDA
-#include "kernels/cuda/cuda_kernels.hpp"
+#include "dgnn/kernels/cuda/cuda_kernels.hpp"
 #endif
-#include "kernels/kernels.hpp"
-#include "kernels/pair_mlp_composed.hpp"
-#include "kernels/sample_block.hpp"
+#include "dgnn/kernels/kernels.hpp"
+#include "dgnn/kernels/pair_mlp_composed.hpp"
+#include "dgnn/kernels/sample_block.hpp"
 
 namespace dgnn::kernels {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "common/hash_rng.hpp"
-#include "kernels/views.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/kernels/views.hpp"
 
 namespace dgnn::kernels {
 

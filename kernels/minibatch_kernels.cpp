@@ -1,16 +1,16 @@
 // kernels/minibatch_kernels.hpp: the checks, the CPU reference (the per-row code of
 // kernels/block_norm.hpp over host buffers) and the dispatch to kernels/cuda/block_adjacency.cu.
-#include "kernels/minibatch_kernels.hpp"
+#include "dgnn/kernels/minibatch_kernels.hpp"
 
 #include <climits>
 #include <string>
 #include <vector>
 
-#include "common/error.hpp"
-#include "dgnn_config.hpp"
-#include "kernels/block_norm.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/dgnn_config.hpp"
+#include "dgnn/kernels/block_norm.hpp"
 #if DGNN_HAVE_CUDA
-#include "kernels/cuda/block_adjacency.hpp"
+#include "dgnn/kernels/cuda/block_adjacency.hpp"
 #endif
 
 namespace dgnn::kernels {

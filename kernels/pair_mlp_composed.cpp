@@ -1,8 +1,8 @@
 // The pair-scoring MLP from the other kernels, every intermediate materialised for all pairs:
 // simple enough to read as the definition.
-#include "kernels/pair_mlp_composed.hpp"
+#include "dgnn/kernels/pair_mlp_composed.hpp"
 
-#include "kernels/buffer.hpp"
+#include "dgnn/kernels/buffer.hpp"
 
 namespace dgnn::kernels {
 

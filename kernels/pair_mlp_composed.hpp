@@ -3,7 +3,7 @@
 // kernels — gathers, element-wise products, GEMMs over all pairs at once — on any device. It is
 // the plain oracle that the fused CPU kernel is tested against, and the CUDA backend's
 // implementation (whose pieces are each tested against the CPU).
-#include "kernels/kernels.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn::kernels {
 

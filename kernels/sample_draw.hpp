@@ -6,7 +6,7 @@
 // No allocation and no std:: algorithms (they are host-only): small loops written out.
 #include <cstdint>
 
-#include "common/hash_rng.hpp"
+#include "dgnn/common/hash_rng.hpp"
 
 #if defined(__CUDACC__)
 #define DGNN_HD __host__ __device__

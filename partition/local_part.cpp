@@ -5,8 +5,8 @@
 #include <string>
 #include <utility>
 
-#include "common/error.hpp"
-#include "partition/partition.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/partition/partition.hpp"
 
 namespace dgnn {
 

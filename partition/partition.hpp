@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "comm/halo_plan.hpp"
-#include "graph/dataset.hpp"
+#include "dgnn/comm/halo_plan.hpp"
+#include "dgnn/graph/dataset.hpp"
 
 namespace dgnn {
 

@@ -12,11 +12,11 @@
 #include <regex>
 #include <string>
 
-#include "common/bytes.hpp"
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "graph/atomic_write.hpp"
-#include "partition/partition.hpp"
+#include "dgnn/common/bytes.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/graph/atomic_write.hpp"
+#include "dgnn/partition/partition.hpp"
 
 namespace dgnn {
 

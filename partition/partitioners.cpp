@@ -8,9 +8,9 @@
 #include <numeric>
 #include <string>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "partition/partition.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/partition/partition.hpp"
 
 namespace dgnn {
 

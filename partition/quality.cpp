@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "common/error.hpp"
-#include "partition/partition.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/partition/partition.hpp"
 
 namespace dgnn {
 

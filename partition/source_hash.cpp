@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "graph/dataset.hpp"
-#include "partition/partition.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "dgnn/partition/partition.hpp"
 
 namespace dgnn {
 

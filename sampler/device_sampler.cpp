@@ -1,10 +1,10 @@
-#include "sampler/device_sampler.hpp"
+#include "dgnn/sampler/device_sampler.hpp"
 
 #include <algorithm>
 #include <climits>
 
-#include "common/error.hpp"
-#include "kernels/sample_draw.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/kernels/sample_draw.hpp"
 
 namespace dgnn {
 

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "graph/csr.hpp"
-#include "kernels/sample_block.hpp"
-#include "sampler/sampler.hpp"
+#include "dgnn/graph/csr.hpp"
+#include "dgnn/kernels/sample_block.hpp"
+#include "dgnn/sampler/sampler.hpp"
 
 namespace dgnn {
 

@@ -1,4 +1,4 @@
-#include "sampler/sampler.hpp"
+#include "dgnn/sampler/sampler.hpp"
 
 #include <omp.h>
 
@@ -6,9 +6,9 @@
 #include <charconv>
 #include <cstdint>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "kernels/sample_draw.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/kernels/sample_draw.hpp"
 
 namespace dgnn {
 

@@ -23,7 +23,7 @@ given --epochs || defaults+=(--epochs 20)
 given --neg-eval || defaults+=(--neg-eval 20)
 ranks="${DGNN_RANKS:-2}"
 launcher=()
-if [ "$ranks" -gt 1 ] && grep -q "define DGNN_HAVE_MPI 1" "$build/generated/dgnn_config.hpp" 2>/dev/null &&
+if [ "$ranks" -gt 1 ] && grep -q "define DGNN_HAVE_MPI 1" "$build/generated/dgnn/dgnn_config.hpp" 2>/dev/null &&
    command -v mpiexec >/dev/null; then
   launcher=(mpiexec -n "$ranks" --oversubscribe)
   [ "$(id -u)" -eq 0 ] && launcher+=(--allow-run-as-root)

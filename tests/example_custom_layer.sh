@@ -12,9 +12,20 @@ cmake --install "$build" --prefix "$work/prefix" >/dev/null
 cmake -S "$src/examples/custom_layer" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/build" >/dev/null
+# The installed headers include each other as "dgnn/...": a project of the user's with headers
+# of the same module names on its include path, searched first, does not shadow them.
+mkdir -p "$work/shadow/common" "$work/shadow/graph" "$work/shadow/gnn" "$work/shadow/cli"
+for h in common/error.hpp graph/csr.hpp graph/graph.hpp gnn/layers.hpp gnn/ops.hpp \
+    cli/cli.hpp dgnn_config.hpp; do
+  echo '#error "a user header shadowed one of dgnn'"'"'s"' > "$work/shadow/$h"
+done
+printf '#include <dgnn/dgnn.hpp>\n#include <dgnn/cli/cli.hpp>\nint main() { return 0; }\n' \
+  > "$work/shadow/check.cpp"
+"${CXX:-c++}" -std=c++20 -fopenmp -fsyntax-only -I"$work/shadow" -I"$work/prefix/include" \
+  "$work/shadow/check.cpp"
 "$work/build/custom_layer"
 root=()
-if grep -q "define DGNN_HAVE_MPI 1" "$build/generated/dgnn_config.hpp" 2>/dev/null &&
+if grep -q "define DGNN_HAVE_MPI 1" "$build/generated/dgnn/dgnn_config.hpp" 2>/dev/null &&
    command -v mpiexec >/dev/null; then
   [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
   out=$(OMP_NUM_THREADS=1 mpiexec -n 2 --oversubscribe "${root[@]}" "$work/build/custom_layer")
@@ -38,7 +49,7 @@ echo "$err" | grep -q "registered layer"
 # A checkpoint of the layer resumes.
 "$my" train --model gated-sage --epochs 3 --quiet --save "$work/gs.ckpt" >/dev/null
 "$my" train --model gated-sage --epochs 5 --quiet --load "$work/gs.ckpt" | grep -q "^test accuracy"
-if grep -q "define DGNN_HAVE_MPI 1" "$build/generated/dgnn_config.hpp" \
+if grep -q "define DGNN_HAVE_MPI 1" "$build/generated/dgnn/dgnn_config.hpp" \
     2>/dev/null && command -v mpiexec >/dev/null; then
   two=$(OMP_NUM_THREADS=1 mpiexec -n 2 --oversubscribe "${root[@]}" "$my" train \
     --model gated-sage --epochs 30 --parts 2 --quiet)

@@ -2,8 +2,8 @@
 // A host tensor of uniform values in [-range, range), from its own seed: the tests' inputs.
 #include <cstdint>
 
-#include "common/hash_rng.hpp"
-#include "gnn/tensor.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/gnn/tensor.hpp"
 
 namespace dgnn::test {
 

@@ -7,8 +7,8 @@
 #include <functional>
 #include <string>
 
-#include "datasets/evolving_sbm.hpp"
-#include "graph/temporal.hpp"
+#include "dgnn/datasets/evolving_sbm.hpp"
+#include "dgnn/graph/temporal.hpp"
 
 namespace dgnn::test {
 

@@ -3,8 +3,8 @@
 // average degree 8, 12 features, 30% training vertices.
 #include <cstdint>
 
-#include "datasets/sbm.hpp"
-#include "graph/dataset.hpp"
+#include "dgnn/datasets/sbm.hpp"
+#include "dgnn/graph/dataset.hpp"
 
 namespace dgnn::test {
 

@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "common/timer.hpp"
-#include "datasets/sbm.hpp"
-#include "gnn/layers.hpp"
-#include "gnn/trainer.hpp"
-#include "kernels/buffer.hpp"
-#include "kernels/cuda/cuda_kernels.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/datasets/sbm.hpp"
+#include "dgnn/gnn/layers.hpp"
+#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/kernels/buffer.hpp"
+#include "dgnn/kernels/cuda/cuda_kernels.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 using namespace dgnn;
 

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "comm/mpi/mpi.hpp"
-#include "comm/mpi/mpi_communicator.hpp"
-#include "common/error.hpp"
+#include "dgnn/comm/mpi/mpi.hpp"
+#include "dgnn/comm/mpi/mpi_communicator.hpp"
+#include "dgnn/common/error.hpp"
 
 namespace dgnn::mpi {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "comm/communicator.hpp"
+#include "dgnn/comm/communicator.hpp"
 
 namespace dgnn::mpi {
 

@@ -1,14 +1,14 @@
 // MpiCommunicator: collectives and point-to-point exchanges over MPI, safe past INT_MAX counts.
-#include "comm/mpi/mpi_communicator.hpp"
+#include "dgnn/comm/mpi/mpi_communicator.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <exception>
 #include <string>
 
-#include "comm/mpi/mpi.hpp"
-#include "common/error.hpp"
-#include "common/timer.hpp"
+#include "dgnn/comm/mpi/mpi.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
 
 namespace dgnn::mpi {
 

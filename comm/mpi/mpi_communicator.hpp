@@ -18,7 +18,7 @@
 #include <memory>
 #include <vector>
 
-#include "comm/communicator.hpp"
+#include "dgnn/comm/communicator.hpp"
 
 namespace dgnn::mpi {
 

@@ -4,7 +4,7 @@
 // neither NCCL's nor CUDA's headers.
 #include <memory>
 
-#include "comm/device_comm.hpp"
+#include "dgnn/comm/device_comm.hpp"
 
 namespace dgnn::nccl {
 

@@ -13,10 +13,10 @@
 #include <exception>
 #include <string>
 
-#include "comm/nccl/nccl.hpp"
-#include "common/error.hpp"
-#include "common/timer.hpp"
-#include "kernels/cuda/context.hpp"
+#include "dgnn/comm/nccl/nccl.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/kernels/cuda/context.hpp"
 
 namespace dgnn::nccl {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/cpu/cpu_kernels.hpp"
+#include "dgnn/kernels/cpu/cpu_kernels.hpp"
 
 namespace dgnn::kernels::cpu {
 

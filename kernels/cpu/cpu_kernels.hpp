@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/kernels.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn::kernels::cpu {
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "kernels/cpu/cpu_kernels.hpp"
+#include "dgnn/kernels/cpu/cpu_kernels.hpp"
 
 namespace dgnn::kernels::cpu {
 

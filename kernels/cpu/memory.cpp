@@ -8,8 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/error.hpp"
-#include "kernels/cpu/cpu_kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/kernels/cpu/cpu_kernels.hpp"
 
 namespace dgnn::kernels::cpu {
 

@@ -1,7 +1,7 @@
 // Optimiser updates: one fused pass over a parameter's weights, gradients and state.
 #include <cmath>
 
-#include "kernels/cpu/cpu_kernels.hpp"
+#include "dgnn/kernels/cpu/cpu_kernels.hpp"
 
 namespace dgnn::kernels::cpu {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/cpu/cpu_kernels.hpp"
+#include "dgnn/kernels/cpu/cpu_kernels.hpp"
 
 namespace dgnn::kernels::cpu {
 

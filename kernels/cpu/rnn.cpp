@@ -4,8 +4,8 @@
 // are kernels/cpu/fast_math.hpp's, inline so that each row's loop runs in vector registers.
 #include <vector>
 
-#include "kernels/cpu/cpu_kernels.hpp"
-#include "kernels/cpu/fast_math.hpp"
+#include "dgnn/kernels/cpu/cpu_kernels.hpp"
+#include "dgnn/kernels/cpu/fast_math.hpp"
 
 namespace dgnn::kernels::cpu {
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <vector>
 
-#include "common/hash_rng.hpp"
-#include "kernels/cpu/cpu_kernels.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/kernels/cpu/cpu_kernels.hpp"
 
 namespace dgnn::kernels::cpu {
 

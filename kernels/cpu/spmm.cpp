@@ -1,7 +1,7 @@
 // Sparse-dense product over CSR: the aggregation at the heart of every GNN layer.
 #include <cstring>
 
-#include "kernels/cpu/cpu_kernels.hpp"
+#include "dgnn/kernels/cpu/cpu_kernels.hpp"
 
 namespace dgnn::kernels::cpu {
 

@@ -3,9 +3,9 @@
 // the CPU backend's order (results agree with it to rounding, and are the same run to run).
 #include <cstdint>
 
-#include "kernels/cuda/context.hpp"
-#include "kernels/cuda/cuda_kernels.hpp"
-#include "kernels/cuda/launch.cuh"
+#include "dgnn/kernels/cuda/context.hpp"
+#include "dgnn/kernels/cuda/cuda_kernels.hpp"
+#include "dgnn/kernels/cuda/launch.cuh"
 
 namespace dgnn::kernels::cuda {
 

@@ -12,10 +12,10 @@
 #include <climits>
 #include <cstdint>
 
-#include "kernels/block_norm.hpp"
-#include "kernels/cuda/block_adjacency.hpp"
-#include "kernels/cuda/context.hpp"
-#include "kernels/cuda/launch.cuh"
+#include "dgnn/kernels/block_norm.hpp"
+#include "dgnn/kernels/cuda/block_adjacency.hpp"
+#include "dgnn/kernels/cuda/context.hpp"
+#include "dgnn/kernels/cuda/launch.cuh"
 
 namespace dgnn::kernels::cuda {
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/minibatch_kernels.hpp"
+#include "dgnn/kernels/minibatch_kernels.hpp"
 
 namespace dgnn::kernels::cuda {
 

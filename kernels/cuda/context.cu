@@ -6,8 +6,8 @@
 #include <mutex>
 #include <string>
 
-#include "kernels/cuda/block_adjacency.hpp"
-#include "kernels/cuda/context.hpp"
+#include "dgnn/kernels/cuda/block_adjacency.hpp"
+#include "dgnn/kernels/cuda/context.hpp"
 
 namespace dgnn::kernels::cuda {
 

@@ -11,7 +11,7 @@
 #include <exception>
 #include <string>
 
-#include "common/error.hpp"
+#include "dgnn/common/error.hpp"
 
 namespace dgnn::kernels::cuda {
 
@@ -100,7 +100,7 @@ class Scratch {
 
 }  // namespace dgnn::kernels::cuda
 
-#include "kernels/cuda/cuda_kernels.hpp"
+#include "dgnn/kernels/cuda/cuda_kernels.hpp"
 
 namespace dgnn::kernels::cuda {
 template <typename T>

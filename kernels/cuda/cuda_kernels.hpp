@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <string>
 
-#include "kernels/kernels.hpp"
-#include "kernels/sample_block.hpp"
+#include "dgnn/kernels/kernels.hpp"
+#include "dgnn/kernels/sample_block.hpp"
 
 namespace dgnn::kernels::cuda {
 

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/cuda/context.hpp"
-#include "kernels/cuda/launch.cuh"
+#include "dgnn/kernels/cuda/context.hpp"
+#include "dgnn/kernels/cuda/launch.cuh"
 
 namespace dgnn::kernels::cuda {
 

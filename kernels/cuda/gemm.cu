@@ -1,7 +1,7 @@
 // Dense products through cuBLAS. cuBLAS is column-major: a row-major matrix is its transpose
 // seen column-major, so C = op(A) op(B) (row-major) is C^T = op(B)^T op(A)^T (column-major),
 // i.e. the same call with the operands swapped and the flags kept.
-#include "kernels/cuda/context.hpp"
+#include "dgnn/kernels/cuda/context.hpp"
 
 namespace dgnn::kernels::cuda {
 

@@ -2,7 +2,7 @@
 // Launch helpers shared by the element-wise style kernels of kernels/cuda (CUDA sources only).
 #include <cstdint>
 
-#include "kernels/cuda/context.hpp"
+#include "dgnn/kernels/cuda/context.hpp"
 
 namespace dgnn::kernels::cuda {
 

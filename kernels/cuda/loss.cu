@@ -8,7 +8,7 @@
 // a fixed tree, so the total is the same from run to run.
 #include <cstdint>
 
-#include "kernels/cuda/context.hpp"
+#include "dgnn/kernels/cuda/context.hpp"
 
 namespace dgnn::kernels::cuda {
 

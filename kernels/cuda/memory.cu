@@ -5,7 +5,7 @@
 // loader's stream is used and freed on the training stream only after that stream waited for
 // the batch's event, and the pool reuses a block across streams only once its free is ordered
 // before the new use (the pool's default reuse rules).
-#include "kernels/cuda/context.hpp"
+#include "dgnn/kernels/cuda/context.hpp"
 
 namespace dgnn::kernels::cuda {
 

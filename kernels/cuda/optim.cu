@@ -1,7 +1,7 @@
 // Optimiser updates on the GPU: the same arithmetic as kernels/cpu/optim.cpp, one thread per
 // weight, every operation IEEE-rounded on its own in the CPU's order (sqrt and division are
 // correctly rounded on both), so the updates should equal the CPU's bit for bit.
-#include "kernels/cuda/context.hpp"
+#include "dgnn/kernels/cuda/context.hpp"
 
 namespace dgnn::kernels::cuda {
 

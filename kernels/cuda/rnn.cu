@@ -5,8 +5,8 @@
 // activations from the pre-activations (see kernels/kernels.hpp for why).
 #include <cstdint>
 
-#include "kernels/cuda/context.hpp"
-#include "kernels/cuda/launch.cuh"
+#include "dgnn/kernels/cuda/context.hpp"
+#include "dgnn/kernels/cuda/launch.cuh"
 
 namespace dgnn::kernels::cuda {
 

@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/context.hpp"
-#include "kernels/cuda/launch.cuh"
+#include "dgnn/kernels/cuda/context.hpp"
+#include "dgnn/kernels/cuda/launch.cuh"
 
 namespace dgnn::kernels::cuda {
 

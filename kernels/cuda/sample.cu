@@ -14,8 +14,8 @@
 #include <climits>
 #include <cstdint>
 
-#include "kernels/cuda/context.hpp"
-#include "kernels/sample_draw.hpp"
+#include "dgnn/kernels/cuda/context.hpp"
+#include "dgnn/kernels/sample_draw.hpp"
 
 namespace dgnn::kernels::cuda {
 

@@ -8,9 +8,9 @@
 
 #include <cstdint>
 
-#include "kernels/block_norm.hpp"
-#include "kernels/cuda/context.hpp"
-#include "kernels/cuda/cuda_kernels.hpp"
+#include "dgnn/kernels/block_norm.hpp"
+#include "dgnn/kernels/cuda/context.hpp"
+#include "dgnn/kernels/cuda/cuda_kernels.hpp"
 
 namespace dgnn::kernels::cuda {
 

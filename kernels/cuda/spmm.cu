@@ -14,7 +14,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "kernels/cuda/context.hpp"
+#include "dgnn/kernels/cuda/context.hpp"
 
 namespace dgnn::kernels::cuda {
 

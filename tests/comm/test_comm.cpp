@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "comm/device_comm.hpp"
-#include "comm/halo.hpp"
-#include "common/error.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/comm/device_comm.hpp"
+#include "dgnn/comm/halo.hpp"
+#include "dgnn/common/error.hpp"
 
 using namespace dgnn;
 

@@ -5,11 +5,11 @@
 #include <fstream>
 #include <string>
 
-#include "common/error.hpp"
-#include "datasets/evolving_sbm.hpp"
-#include "graph/dataset.hpp"
-#include "graph/temporal.hpp"
-#include "tests/graph/temp_files.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/datasets/evolving_sbm.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "dgnn/graph/temporal.hpp"
+#include "../graph/temp_files.hpp"
 
 using namespace dgnn;
 using Catch::Matchers::Contains;

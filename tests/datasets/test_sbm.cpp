@@ -7,8 +7,8 @@
 #include <set>
 #include <vector>
 
-#include "common/error.hpp"
-#include "datasets/sbm.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/datasets/sbm.hpp"
 
 using namespace dgnn;
 

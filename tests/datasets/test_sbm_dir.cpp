@@ -4,10 +4,10 @@
 #include <fstream>
 #include <string>
 
-#include "common/error.hpp"
-#include "datasets/sbm.hpp"
-#include "graph/dataset.hpp"
-#include "tests/graph/temp_files.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/datasets/sbm.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "../graph/temp_files.hpp"
 
 using namespace dgnn;
 namespace fs = std::filesystem;

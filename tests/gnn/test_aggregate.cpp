@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "gnn/graph_view.hpp"
-#include "gnn/ops.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/gnn/graph_view.hpp"
+#include "dgnn/gnn/ops.hpp"
 
 #include "../random_tensor.hpp"
 

@@ -6,11 +6,11 @@
 #include <functional>
 #include <vector>
 
-#include "common/hash_rng.hpp"
-#include "gnn/attention.hpp"
-#include "gnn/layers.hpp"
-#include "gnn/ops.hpp"
-#include "graph/csr.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/gnn/attention.hpp"
+#include "dgnn/gnn/layers.hpp"
+#include "dgnn/gnn/ops.hpp"
+#include "dgnn/graph/csr.hpp"
 
 #include "../random_tensor.hpp"
 

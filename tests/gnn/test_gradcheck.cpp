@@ -2,10 +2,10 @@
 // cuts the tape (its backward then disagrees with its forward) is caught and named.
 #include <catch2/catch.hpp>
 
-#include "datasets/sbm.hpp"
-#include "gnn/gradcheck.hpp"
-#include "gnn/layers.hpp"
-#include "gnn/ops.hpp"
+#include "dgnn/datasets/sbm.hpp"
+#include "dgnn/gnn/gradcheck.hpp"
+#include "dgnn/gnn/layers.hpp"
+#include "dgnn/gnn/ops.hpp"
 
 using namespace dgnn;
 

@@ -5,13 +5,13 @@
 #include <cmath>
 #include <numeric>
 
-#include "comm/communicator.hpp"
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "datasets/evolving_sbm.hpp"
-#include "gnn/link_eval.hpp"
-#include "gnn/metrics.hpp"
-#include "gnn/temporal_trainer.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/datasets/evolving_sbm.hpp"
+#include "dgnn/gnn/link_eval.hpp"
+#include "dgnn/gnn/metrics.hpp"
+#include "dgnn/gnn/temporal_trainer.hpp"
 
 #include "../random_tensor.hpp"
 

@@ -5,11 +5,11 @@
 #include <cmath>
 #include <vector>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "gnn/loss.hpp"
-#include "gnn/metrics.hpp"
-#include "gnn/ops.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/gnn/loss.hpp"
+#include "dgnn/gnn/metrics.hpp"
+#include "dgnn/gnn/ops.hpp"
 
 using namespace dgnn;
 

@@ -5,9 +5,9 @@
 #include <memory>
 #include <vector>
 
-#include "common/error.hpp"
-#include "gnn/loss.hpp"
-#include "gnn/ops.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/loss.hpp"
+#include "dgnn/gnn/ops.hpp"
 
 using namespace dgnn;
 

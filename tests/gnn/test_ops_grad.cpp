@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "common/hash_rng.hpp"
-#include "gnn/loss.hpp"
-#include "gnn/ops.hpp"
-#include "gnn/rnn.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/gnn/loss.hpp"
+#include "dgnn/gnn/ops.hpp"
+#include "dgnn/gnn/rnn.hpp"
 
 using namespace dgnn;
 

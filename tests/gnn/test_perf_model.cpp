@@ -3,8 +3,8 @@
 // overlap and imbalance, and the extrapolation of counts to more ranks.
 #include <catch2/catch.hpp>
 
-#include "common/error.hpp"
-#include "gnn/perf_model.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/perf_model.hpp"
 
 using namespace dgnn;
 using namespace dgnn::perf;

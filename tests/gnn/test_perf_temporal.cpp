@@ -3,8 +3,8 @@
 // and the bytes each strategy moves on two ranks.
 #include <catch2/catch.hpp>
 
-#include "gnn/perf_temporal.hpp"
-#include "gnn/temporal_models.hpp"
+#include "dgnn/gnn/perf_temporal.hpp"
+#include "dgnn/gnn/temporal_models.hpp"
 
 using namespace dgnn;
 using namespace dgnn::perf;

@@ -6,10 +6,10 @@
 #include <functional>
 #include <vector>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "gnn/ops.hpp"
-#include "gnn/rnn.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/gnn/ops.hpp"
+#include "dgnn/gnn/rnn.hpp"
 
 using namespace dgnn;
 

@@ -3,11 +3,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "comm/communicator.hpp"
-#include "common/hash_rng.hpp"
-#include "datasets/evolving_sbm.hpp"
-#include "gnn/ops.hpp"
-#include "gnn/temporal_trainer.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/datasets/evolving_sbm.hpp"
+#include "dgnn/gnn/ops.hpp"
+#include "dgnn/gnn/temporal_trainer.hpp"
 
 #include "../random_tensor.hpp"
 

@@ -2,11 +2,11 @@
 // learned well above chance, and bad tasks are refused with clear errors.
 #include <catch2/catch.hpp>
 
-#include "comm/communicator.hpp"
-#include "common/error.hpp"
-#include "datasets/evolving_sbm.hpp"
-#include "gnn/temporal_node.hpp"
-#include "gnn/temporal_trainer.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/datasets/evolving_sbm.hpp"
+#include "dgnn/gnn/temporal_node.hpp"
+#include "dgnn/gnn/temporal_trainer.hpp"
 
 using namespace dgnn;
 

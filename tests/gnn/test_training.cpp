@@ -7,13 +7,13 @@
 #include <fstream>
 #include <iterator>
 
-#include "comm/communicator.hpp"
-#include "common/error.hpp"
-#include "datasets/sbm.hpp"
-#include "gnn/checkpoint.hpp"
-#include "gnn/layers.hpp"
-#include "gnn/trainer.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/datasets/sbm.hpp"
+#include "dgnn/gnn/checkpoint.hpp"
+#include "dgnn/gnn/layers.hpp"
+#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 using namespace dgnn;
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "common/hash_rng.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn::test {
 

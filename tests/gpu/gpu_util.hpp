@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/hash_rng.hpp"
-#include "kernels/buffer.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/kernels/buffer.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn::gpu_test {
 

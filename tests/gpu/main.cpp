@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "kernels/kernels.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 int main(int argc, char** argv) {
   bool listing = false;

@@ -2,11 +2,11 @@
 // sums) on the GPU against the CPU backend, on a random graph with empty rows and a hub row.
 #include <catch2/catch.hpp>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
 #include "gpu_test_util.hpp"
-#include "graph/csr.hpp"
-#include "kernels/device_csr.hpp"
+#include "dgnn/graph/csr.hpp"
+#include "dgnn/kernels/device_csr.hpp"
 
 using namespace dgnn;
 using namespace dgnn::test;

@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "common/hash_rng.hpp"
+#include "dgnn/common/hash_rng.hpp"
 #include "gpu_test_util.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 using namespace dgnn;
 using kernels::Unary;

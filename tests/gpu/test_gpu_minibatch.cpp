@@ -8,16 +8,16 @@
 #include <memory>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "datasets/sbm.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/datasets/sbm.hpp"
 #include "../small_sbm.hpp"
-#include "gnn/device_minibatch.hpp"
-#include "gnn/layers.hpp"
-#include "gnn/minibatch.hpp"
-#include "gnn/trainer.hpp"
+#include "dgnn/gnn/device_minibatch.hpp"
+#include "dgnn/gnn/layers.hpp"
+#include "dgnn/gnn/minibatch.hpp"
+#include "dgnn/gnn/trainer.hpp"
 #include "gpu_util.hpp"
-#include "kernels/minibatch_kernels.hpp"
-#include "sampler/device_sampler.hpp"
+#include "dgnn/kernels/minibatch_kernels.hpp"
+#include "dgnn/sampler/device_sampler.hpp"
 
 using namespace dgnn;
 

@@ -5,11 +5,11 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "dgnn_config.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/dgnn_config.hpp"
 #include "gpu_test_util.hpp"
 #if DGNN_HAVE_NCCL
-#include "comm/nccl/nccl.hpp"
+#include "dgnn/comm/nccl/nccl.hpp"
 #endif
 
 using namespace dgnn;

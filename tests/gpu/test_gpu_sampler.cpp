@@ -4,10 +4,10 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "sampler/device_sampler.hpp"
-#include "sampler/sampler.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/sampler/device_sampler.hpp"
+#include "dgnn/sampler/sampler.hpp"
 
 using namespace dgnn;
 

@@ -4,10 +4,10 @@
 // bytes cross for cumulative snapshots.
 #include <catch2/catch.hpp>
 
-#include "datasets/evolving_sbm.hpp"
-#include "gnn/temporal_trainer.hpp"
+#include "dgnn/datasets/evolving_sbm.hpp"
+#include "dgnn/gnn/temporal_trainer.hpp"
 #include "gpu_test_util.hpp"
-#include "graph/temporal.hpp"
+#include "dgnn/graph/temporal.hpp"
 
 #include "../small_evolving.hpp"
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "gpu_util.hpp"
-#include "kernels/cuda/cuda_kernels.hpp"
-#include "kernels/device_csr.hpp"
+#include "dgnn/kernels/cuda/cuda_kernels.hpp"
+#include "dgnn/kernels/device_csr.hpp"
 
 using namespace dgnn;
 using namespace dgnn::gpu_test;

@@ -5,14 +5,14 @@
 #include <memory>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "datasets/evolving_sbm.hpp"
-#include "datasets/sbm.hpp"
-#include "gnn/layers.hpp"
-#include "gnn/optimizer.hpp"
-#include "gnn/temporal_models.hpp"
-#include "gnn/temporal_trainer.hpp"
-#include "gnn/trainer.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/datasets/evolving_sbm.hpp"
+#include "dgnn/datasets/sbm.hpp"
+#include "dgnn/gnn/layers.hpp"
+#include "dgnn/gnn/optimizer.hpp"
+#include "dgnn/gnn/temporal_models.hpp"
+#include "dgnn/gnn/temporal_trainer.hpp"
+#include "dgnn/gnn/trainer.hpp"
 #include "gpu_util.hpp"
 
 using namespace dgnn;

@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "comm/device_comm.hpp"
-#include "common/error.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/comm/device_comm.hpp"
+#include "dgnn/common/error.hpp"
 #include "../mpi/rank_session.hpp"
 #include "gpu_mpi_util.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn::gpu_mpi_test {
 std::string g_transport = "mpi";

@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
-#include "common/error.hpp"
-#include "graph/atomic_write.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/graph/atomic_write.hpp"
 #include "temp_files.hpp"
 
 using namespace dgnn;

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "graph/cache.hpp"
+#include "dgnn/graph/cache.hpp"
 #include "temp_files.hpp"
 
 using namespace dgnn;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "common/error.hpp"
-#include "graph/csr.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/graph/csr.hpp"
 
 using namespace dgnn;
 

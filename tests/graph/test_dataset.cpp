@@ -4,9 +4,9 @@
 #include <limits>
 #include <set>
 
-#include "common/error.hpp"
-#include "graph/dataset.hpp"
-#include "graph/npy.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "dgnn/graph/npy.hpp"
 #include "temp_files.hpp"
 
 using namespace dgnn;

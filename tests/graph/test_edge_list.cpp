@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <fstream>
 
-#include "common/error.hpp"
-#include "graph/graph.hpp"
-#include "graph/temporal.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/graph/graph.hpp"
+#include "dgnn/graph/temporal.hpp"
 #include "temp_files.hpp"
 
 using namespace dgnn;

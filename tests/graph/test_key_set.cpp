@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <unordered_set>
 
-#include "common/hash_rng.hpp"
-#include "common/key_set.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/common/key_set.hpp"
 
 using namespace dgnn;
 

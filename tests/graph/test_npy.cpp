@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "common/error.hpp"
-#include "graph/graph.hpp"
-#include "graph/npy.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/graph/graph.hpp"
+#include "dgnn/graph/npy.hpp"
 #include "temp_files.hpp"
 
 using namespace dgnn;

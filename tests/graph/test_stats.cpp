@@ -2,7 +2,7 @@
 #include <numeric>
 #include <vector>
 
-#include "graph/stats.hpp"
+#include "dgnn/graph/stats.hpp"
 
 using namespace dgnn;
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "graph/temporal.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/graph/temporal.hpp"
 #include "temp_files.hpp"
 
 using namespace dgnn;

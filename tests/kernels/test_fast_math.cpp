@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/cpu/fast_math.hpp"
+#include "dgnn/kernels/cpu/fast_math.hpp"
 
 using namespace dgnn::kernels::cpu;
 

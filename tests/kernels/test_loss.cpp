@@ -3,8 +3,8 @@
 #include <cmath>
 #include <vector>
 
-#include "common/error.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 using namespace dgnn;
 

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "common/error.hpp"
-#include "dgnn_config.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/dgnn_config.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 using namespace dgnn;
 

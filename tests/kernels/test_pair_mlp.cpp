@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "kernels/kernels.hpp"
-#include "kernels/pair_mlp_composed.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/kernels/kernels.hpp"
+#include "dgnn/kernels/pair_mlp_composed.hpp"
 
 using namespace dgnn;
 

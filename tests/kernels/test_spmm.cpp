@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "kernels/kernels.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 using namespace dgnn;
 

@@ -12,7 +12,7 @@
 #include <iostream>
 #include <string>
 
-#include "comm/communicator.hpp"
+#include "dgnn/comm/communicator.hpp"
 
 namespace dgnn::test {
 

@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "comm/communicator.hpp"
-#include "common/error.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/error.hpp"
 
 TEST_CASE("a failing rank brings the whole job down", "[.abort]") {
   dgnn::Communicator& comm = dgnn::world();

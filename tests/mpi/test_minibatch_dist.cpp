@@ -6,11 +6,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "comm/communicator.hpp"
-#include "datasets/sbm.hpp"
-#include "gnn/dist_sampler.hpp"
-#include "gnn/distributed.hpp"
-#include "gnn/layers.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/datasets/sbm.hpp"
+#include "dgnn/gnn/dist_sampler.hpp"
+#include "dgnn/gnn/distributed.hpp"
+#include "dgnn/gnn/layers.hpp"
 
 #include "../small_sbm.hpp"
 

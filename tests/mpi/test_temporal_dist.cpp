@@ -3,13 +3,13 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "comm/communicator.hpp"
-#include "comm/device_comm.hpp"
-#include "datasets/evolving_sbm.hpp"
-#include "gnn/link_eval.hpp"
-#include "gnn/metrics.hpp"
-#include "gnn/temporal_dist.hpp"
-#include "gnn/temporal_trainer.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/comm/device_comm.hpp"
+#include "dgnn/datasets/evolving_sbm.hpp"
+#include "dgnn/gnn/link_eval.hpp"
+#include "dgnn/gnn/metrics.hpp"
+#include "dgnn/gnn/temporal_dist.hpp"
+#include "dgnn/gnn/temporal_trainer.hpp"
 
 #include "../small_evolving.hpp"
 

@@ -3,10 +3,10 @@
 // rank 0's; differences are sent where smaller, and rank 0 accounts what they saved.
 #include <catch2/catch.hpp>
 
-#include "comm/communicator.hpp"
-#include "datasets/evolving_sbm.hpp"
-#include "gnn/temporal_dist.hpp"
-#include "graph/temporal.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/datasets/evolving_sbm.hpp"
+#include "dgnn/gnn/temporal_dist.hpp"
+#include "dgnn/graph/temporal.hpp"
 
 #include "../small_evolving.hpp"
 

@@ -3,11 +3,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "comm/communicator.hpp"
-#include "datasets/evolving_sbm.hpp"
-#include "gnn/temporal_dist.hpp"
-#include "gnn/temporal_node.hpp"
-#include "gnn/temporal_trainer.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/datasets/evolving_sbm.hpp"
+#include "dgnn/gnn/temporal_dist.hpp"
+#include "dgnn/gnn/temporal_node.hpp"
+#include "dgnn/gnn/temporal_trainer.hpp"
 
 using namespace dgnn;
 

@@ -5,11 +5,11 @@
 #include <cmath>
 #include <filesystem>
 
-#include "comm/communicator.hpp"
-#include "comm/device_comm.hpp"
-#include "datasets/sbm.hpp"
-#include "gnn/distributed.hpp"
-#include "gnn/layers.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/comm/device_comm.hpp"
+#include "dgnn/datasets/sbm.hpp"
+#include "dgnn/gnn/distributed.hpp"
+#include "dgnn/gnn/layers.hpp"
 
 #include "../small_sbm.hpp"
 

@@ -4,9 +4,9 @@
 #include <set>
 #include <vector>
 
-#include "common/error.hpp"
-#include "datasets/sbm.hpp"
-#include "partition/partition.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/datasets/sbm.hpp"
+#include "dgnn/partition/partition.hpp"
 
 using namespace dgnn;
 

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "common/error.hpp"
-#include "datasets/sbm.hpp"
-#include "partition/partition.hpp"
-#include "tests/graph/temp_files.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/datasets/sbm.hpp"
+#include "dgnn/partition/partition.hpp"
+#include "../graph/temp_files.hpp"
 
 using namespace dgnn;
 using dgnn::test::error_of;

@@ -2,10 +2,10 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "common/error.hpp"
-#include "common/hash_rng.hpp"
-#include "datasets/sbm.hpp"
-#include "partition/partition.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/datasets/sbm.hpp"
+#include "dgnn/partition/partition.hpp"
 
 using namespace dgnn;
 

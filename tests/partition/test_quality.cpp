@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "common/error.hpp"
-#include "partition/partition.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/partition/partition.hpp"
 
 using namespace dgnn;
 

@@ -6,15 +6,15 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "comm/communicator.hpp"
-#include "common/hash_rng.hpp"
-#include "datasets/sbm.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/datasets/sbm.hpp"
 #include "../small_sbm.hpp"
-#include "gnn/layers.hpp"
-#include "gnn/minibatch.hpp"
-#include "gnn/trainer.hpp"
-#include "kernels/minibatch_kernels.hpp"
-#include "sampler/device_sampler.hpp"
+#include "dgnn/gnn/layers.hpp"
+#include "dgnn/gnn/minibatch.hpp"
+#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/kernels/minibatch_kernels.hpp"
+#include "dgnn/sampler/device_sampler.hpp"
 
 using namespace dgnn;
 

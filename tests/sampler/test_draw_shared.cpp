@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "common/hash_rng.hpp"
-#include "kernels/sample_draw.hpp"
-#include "sampler/sampler.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/kernels/sample_draw.hpp"
+#include "dgnn/sampler/sampler.hpp"
 
 using namespace dgnn;
 

@@ -6,13 +6,13 @@
 #include <cmath>
 #include <filesystem>
 
-#include "comm/communicator.hpp"
-#include "common/hash_rng.hpp"
-#include "datasets/sbm.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/datasets/sbm.hpp"
 #include "../small_sbm.hpp"
-#include "gnn/layers.hpp"
-#include "gnn/minibatch.hpp"
-#include "gnn/trainer.hpp"
+#include "dgnn/gnn/layers.hpp"
+#include "dgnn/gnn/minibatch.hpp"
+#include "dgnn/gnn/trainer.hpp"
 
 using namespace dgnn;
 

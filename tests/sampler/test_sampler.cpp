@@ -5,9 +5,9 @@
 #include <map>
 #include <set>
 
-#include "common/error.hpp"
-#include "datasets/sbm.hpp"
-#include "sampler/sampler.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/datasets/sbm.hpp"
+#include "dgnn/sampler/sampler.hpp"
 
 using namespace dgnn;
 
