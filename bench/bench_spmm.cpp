@@ -2,6 +2,8 @@
 // A random graph (uniform endpoints, seeded) is aggregated at several feature widths; the
 // achieved rate counts only the bytes SpMM cannot avoid moving, so 1.0x memcpy is the ceiling
 // for a kernel that streams them once (gathered rows hit in cache can push it past that).
+// Max aggregation (spmm_extreme: the maximum and the neighbour it came from) is timed beside
+// SpMM on the same graph, with the ratio.
 #include <omp.h>
 
 #include <algorithm>
@@ -97,8 +99,8 @@ int main(int argc, char** argv) {
     }
   };
 
-  std::printf("%6s %10s %12s %12s %12s %8s\n", "F", "spmm ms", "floor MB", "spmm GB/s",
-              "memcpy GB/s", "ratio");
+  std::printf("%6s %10s %12s %12s %12s %8s %10s %9s\n", "F", "spmm ms", "floor MB", "spmm GB/s",
+              "memcpy GB/s", "ratio", "max ms", "max/spmm");
   for (int64_t f : {16, 64, 256}) {
     std::vector<float> x(size_t(n * f)), y(size_t(n * f));
     Rng rng(static_cast<uint64_t>(f));
@@ -111,8 +113,13 @@ int main(int argc, char** argv) {
                          double(n * f) * 4;
     const double copy_ms = best_ms(reps, [&] { parallel_copy(size_t(bytes)); });
     const double spmm_gbs = bytes / (spmm_ms * 1e6), copy_gbs = bytes / (copy_ms * 1e6);
-    std::printf("%6lld %10.2f %12.1f %12.2f %12.2f %7.2fx\n", (long long)f, spmm_ms, bytes / 1e6,
-                spmm_gbs, copy_gbs, spmm_gbs / copy_gbs);
+    std::vector<int32_t> arg(size_t(n * f));
+    const double max_ms = best_ms(reps, [&] {
+      kernels::spmm_extreme(Device::cpu, g.view(), ConstMatView(x.data(), n, f, f),
+                            {y.data(), n, f, f}, arg.data(), true);
+    });
+    std::printf("%6lld %10.2f %12.1f %12.2f %12.2f %7.2fx %10.2f %8.2fx\n", (long long)f, spmm_ms,
+                bytes / 1e6, spmm_gbs, copy_gbs, spmm_gbs / copy_gbs, max_ms, max_ms / spmm_ms);
   }
   kernels::free(Device::cpu, copy_src);
   kernels::free(Device::cpu, copy_dst);

@@ -5,6 +5,7 @@
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/gnn/ops.hpp"
+#include "dgnn/kernels/buffer.hpp"
 #include "dgnn/kernels/kernels.hpp"
 #include "dgnn/kernels/minibatch_kernels.hpp"
 
@@ -318,59 +319,121 @@ Var dst_rows(const GraphView& g, const Var& x) {
   return x.rows() == g.n_owned() ? x : slice_rows(x, 0, g.n_owned());
 }
 
-Var aggregate(const GraphView& g, const Var& x, Norm norm) {
-  if (!x.defined()) throw Error("aggregate: undefined input Var");
+namespace {
+
+void check_aggregate_input(const char* op, const GraphView& g, const Var& x) {
+  if (!x.defined()) throw Error(std::string(op) + ": undefined input Var");
   DGNN_CHECK(x.rows() == g.n_input_rows(), ShapeError,
-             "aggregate: x has " + std::to_string(x.rows()) + " rows, the graph " +
+             std::string(op) + ": x has " + std::to_string(x.rows()) + " rows, the graph " +
                  (g.bipartite() ? "block has " + std::to_string(g.n_input_rows()) + " sources"
                                 : "owns " + std::to_string(g.n_owned()) + " vertices"));
-  const auto& adj = g.adjacency(norm);
+}
+
+// out = a kernel over the rows of the forward adjacency `fwd` and x. On a rank with halo rows,
+// x is extended by them ([owned | halo]); interior rows read owned columns only and are computed
+// while the halo rows travel. kernel(A's rows, input, out's rows, first row).
+template <class Kernel>
+Tensor forward_rows(const GraphView& g, const Var& x, const kernels::DeviceCsr& fwd,
+                    Kernel kernel) {
   const Device dev = x.device();
   const int64_t f = x.cols(), n_owned = g.n_owned(), n_all = g.n_owned() + g.n_halo();
   Tensor out = Tensor::uninitialized(n_owned, f, dev);
   if (g.n_halo() == 0 || g.bipartite()) {
-    kernels::spmm(dev, adj.forward_on(dev).view(), x.value().view(), out.view());
-  } else {
-    // Interior rows read owned columns only: they are computed while halo rows travel.
-    Tensor full = Tensor::uninitialized(n_all, f, dev);
-    kernels::copy(dev, full.data(), dev, x.value().data(), size_t(x.value().numel()) * 4);
-    const int64_t split = g.overlap() ? g.n_interior() : 0;
-    g.halo()->forward_begin(full.view());
-    kernels::spmm(dev, row_slice(adj.forward_on(dev), 0, split), full.view(),
-                  rows_of(out.view(), 0, split));
-    g.halo()->forward_end(full.view());
-    kernels::spmm(dev, row_slice(adj.forward_on(dev), split, n_owned), full.view(),
-                  rows_of(out.view(), split, n_owned));
+    kernel(fwd.view(), ConstMatView(x.value().view()), out.view(), int64_t(0));
+    return out;
   }
+  Tensor full = Tensor::uninitialized(n_all, f, dev);
+  kernels::copy(dev, full.data(), dev, x.value().data(), size_t(x.value().numel()) * 4);
+  const int64_t split = g.overlap() ? g.n_interior() : 0;
+  g.halo()->forward_begin(full.view());
+  kernel(row_slice(fwd, 0, split), ConstMatView(full.view()), rows_of(out.view(), 0, split),
+         int64_t(0));
+  g.halo()->forward_end(full.view());
+  kernel(row_slice(fwd, split, n_owned), ConstMatView(full.view()),
+         rows_of(out.view(), split, n_owned), split);
+  return out;
+}
+
+// The input gradient through the transposed adjacency `bwd` (input rows by output rows): on a
+// rank with halo rows, their gradient rows are computed first and sent to their owners (added
+// there) while the owned rows compute. kernel(At's rows, out's rows, first row).
+template <class Kernel>
+void backward_rows(const GraphView* gp, const kernels::DeviceCsr& bwd, Node& in, int64_t f,
+                   Device d, Kernel kernel) {
+  Tensor& gx = in.grad_buffer();
+  const int64_t owned = gp->n_owned(), all = gp->n_owned() + gp->n_halo();
+  if (gp->n_halo() == 0 || gp->bipartite()) {
+    kernel(bwd.view(), gx.view(), int64_t(0), true);
+    return;
+  }
+  Tensor full = Tensor::uninitialized(all, f, d);
+  kernel(row_slice(bwd, owned, all), rows_of(full.view(), owned, all), owned, false);
+  if (!gp->overlap()) kernel(row_slice(bwd, 0, owned), rows_of(full.view(), 0, owned), 0, false);
+  gp->halo()->backward_begin(full.view());
+  if (gp->overlap()) kernel(row_slice(bwd, 0, owned), rows_of(full.view(), 0, owned), 0, false);
+  gp->halo()->backward_end(full.view());
+  kernels::axpby(d, gx.numel(), 1.f, full.data(), 1.f, gx.data());
+}
+
+}  // namespace
+
+Var aggregate(const GraphView& g, const Var& x, Norm norm) {
+  check_aggregate_input("aggregate", g, x);
+  const Device dev = x.device();
+  Tensor out = forward_rows(g, x, g.adjacency(norm).forward_on(dev),
+                            [dev](const CsrView& a, ConstMatView in, MatView y, int64_t) {
+                              kernels::spmm(dev, a, in, y);
+                            });
   const GraphView* gp = &g;
   return make_op(
       std::move(out), {x},
       [gp, norm](Node& self) {
-        const auto& a = gp->adjacency(norm);
-        Node& in = *self.inputs[0];
         const Device d = self.value.device();
-        const int64_t owned = gp->n_owned(), all = gp->n_owned() + gp->n_halo();
-        if (gp->n_halo() == 0 || gp->bipartite()) {
-          kernels::spmm(d, a.backward_on(d).view(), self.grad.view(), in.grad_buffer().view(),
-                        true);
-          return;
-        }
-        // Halo rows of the input gradient first, so they travel while the owned rows compute.
-        Tensor full = Tensor::uninitialized(all, self.grad.cols(), d);
-        kernels::spmm(d, row_slice(a.backward_on(d), owned, all), self.grad.view(),
-                      rows_of(full.view(), owned, all));
-        if (!gp->overlap())
-          kernels::spmm(d, row_slice(a.backward_on(d), 0, owned), self.grad.view(),
-                        rows_of(full.view(), 0, owned));
-        gp->halo()->backward_begin(full.view());
-        if (gp->overlap())
-          kernels::spmm(d, row_slice(a.backward_on(d), 0, owned), self.grad.view(),
-                        rows_of(full.view(), 0, owned));
-        gp->halo()->backward_end(full.view());
-        Tensor& gx = in.grad_buffer();
-        kernels::axpby(d, gx.numel(), 1.f, full.data(), 1.f, gx.data());
+        const ConstMatView gy(self.grad.view());
+        backward_rows(gp, gp->adjacency(norm).backward_on(d), *self.inputs[0], self.grad.cols(), d,
+                      [d, gy](const CsrView& at, MatView gx, int64_t, bool acc) {
+                        kernels::spmm(d, at, gy, gx, acc);
+                      });
       },
       "aggregate");
 }
+
+namespace {
+
+Var aggregate_extreme(const GraphView& g, const Var& x, bool is_max) {
+  const char* op = is_max ? "aggregate_max" : "aggregate_min";
+  check_aggregate_input(op, g, x);
+  const Device dev = x.device();
+  const int64_t f = x.cols();
+  // Which input row each output entry came from, in the numbering of [owned | halo] (or the
+  // block's sources): the backward routes each output gradient to exactly that row.
+  auto arg = std::make_shared<kernels::Buffer>(dev, size_t(g.n_owned() * f) * sizeof(int32_t));
+  int32_t* ap = arg->as<int32_t>();
+  // The mean adjacency: the in-neighbours alone (no self loop), the same on every rank count.
+  Tensor out = forward_rows(
+      g, x, g.adjacency(Norm::mean).forward_on(dev),
+      [dev, ap, f, is_max](const CsrView& a, ConstMatView in, MatView y, int64_t first) {
+        kernels::spmm_extreme(dev, a, in, y, ap + first * f, is_max);
+      });
+  const GraphView* gp = &g;
+  return make_op(
+      std::move(out), {x},
+      [gp, arg](Node& self) {
+        const Device d = self.value.device();
+        const ConstMatView gy(self.grad.view());
+        const int32_t* a = arg->as<const int32_t>();
+        backward_rows(gp, gp->adjacency(Norm::mean).backward_on(d), *self.inputs[0],
+                      self.grad.cols(), d,
+                      [d, gy, a](const CsrView& at, MatView gx, int64_t first, bool acc) {
+                        kernels::spmm_extreme_backward(d, at, first, a, gy, gx, acc);
+                      });
+      },
+      op);
+}
+
+}  // namespace
+
+Var aggregate_max(const GraphView& g, const Var& x) { return aggregate_extreme(g, x, true); }
+Var aggregate_min(const GraphView& g, const Var& x) { return aggregate_extreme(g, x, false); }
 
 }  // namespace dgnn

@@ -146,6 +146,14 @@ class GraphView {
 // n_owned x F. Exchanges halo rows forward and returns their gradients backward, so models are
 // written once for any rank count and for sampled mini-batches.
 Var aggregate(const GraphView& g, const Var& x, Norm norm);
+// Element-wise max (min) over each vertex's in-neighbours (edge weights ignored; 0 for a vertex
+// with none), as PyG's aggr="max" / "min": GraphSAGE's pooling aggregator is
+// aggregate_max(g, relu(x W)). The gradient goes to the neighbour each maximum came from (the
+// first in neighbour order among equals). Same distribution and mini-batch behaviour as
+// aggregate; in mini-batch training it reads the Norm::mean adjacency (list it in
+// LayerSpec::norms).
+Var aggregate_max(const GraphView& g, const Var& x);
+Var aggregate_min(const GraphView& g, const Var& x);
 
 // The rows of x that belong to the vertices aggregate() produces rows for — what a layer's self
 // term (SAGE's root weight, GIN's (1 + eps) x) uses: x itself on a whole graph or a rank's part,

@@ -71,6 +71,17 @@ void check_count(const char* fn, int64_t n) {
     throw ShapeError(std::string("kernels::") + fn + ": negative length " + std::to_string(n));
 }
 
+void check_csr(const char* fn, Device dev, const CsrView& a, const char* name) {
+  const std::string sa = shape(a.rows, a.cols);
+  if (dev != Device::cpu && a.device_nnz < 0)
+    throw ShapeError(std::string("kernels::") + fn + ": " + name + " " + sa + " on " +
+                     device_name(dev) +
+                     " has no device_nnz (make device views with kernels::DeviceCsr)");
+  if (a.rows < 0 || a.cols < 0 || (a.rows > 0 && !a.offsets) || (a.nnz() > 0 && !a.indices))
+    throw ShapeError(std::string("kernels::") + fn + ": " + name + " " + sa +
+                     " is not a valid CSR view");
+}
+
 }  // namespace
 
 // ---- memory ------------------------------------------------------------------------------
@@ -183,12 +194,8 @@ void copy_view(Device dev, ConstMatView src, MatView dst, bool accumulate) {
 // ---- sparse ------------------------------------------------------------------------------
 
 void spmm(Device dev, const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
+  check_csr("spmm", dev, a, "A");
   const std::string sa = shape(a.rows, a.cols);
-  if (dev != Device::cpu && a.device_nnz < 0)
-    throw ShapeError("kernels::spmm: A " + sa + " on " + device_name(dev) +
-                     " has no device_nnz (make device views with kernels::DeviceCsr)");
-  if (a.rows < 0 || a.cols < 0 || (a.rows > 0 && !a.offsets) || (a.nnz() > 0 && !a.indices))
-    throw ShapeError("kernels::spmm: A " + sa + " is not a valid CSR view");
   check_view("spmm", "X", x);
   check_view("spmm", "Y", y);
   if (a.cols != x.rows) mismatch("spmm", "A", sa, "X", shape(x), "A.cols must equal X.rows");
@@ -208,18 +215,71 @@ void spmm(Device dev, const CsrView& a, ConstMatView x, MatView y, bool accumula
   no_backend(dev, "spmm");
 }
 
+void spmm_extreme(Device dev, const CsrView& a, ConstMatView x, MatView y, int32_t* arg,
+                  bool is_max) {
+  check_csr("spmm_extreme", dev, a, "A");
+  check_view("spmm_extreme", "X", x);
+  check_view("spmm_extreme", "Y", y);
+  const std::string sa = shape(a.rows, a.cols);
+  if (a.cols != x.rows)
+    mismatch("spmm_extreme", "A", sa, "X", shape(x), "A.cols must equal X.rows");
+  if (y.rows != a.rows || y.cols != x.cols)
+    mismatch("spmm_extreme", "Y", shape(y), "A X", shape(a.rows, x.cols),
+             "Y must be A.rows x X.cols");
+  if (a.cols > INT32_MAX)
+    throw ShapeError("kernels::spmm_extreme: A " + sa + " has 2^31 columns or more");
+  if (y.rows * y.cols == 0) return;
+  if (!arg) throw ShapeError("kernels::spmm_extreme: no arg array for Y " + shape(y));
+  switch (dev) {
+    case Device::cpu:
+      return cpu::spmm_extreme(a, x, y, arg, is_max);
+    case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::spmm_extreme(a, x, y, arg, is_max);
+#else
+      break;
+#endif
+  }
+  no_backend(dev, "spmm_extreme");
+}
+
+void spmm_extreme_backward(Device dev, const CsrView& at, int64_t row_base, const int32_t* arg,
+                           ConstMatView gy, MatView gx, bool accumulate) {
+  check_csr("spmm_extreme_backward", dev, at, "At");
+  check_view("spmm_extreme_backward", "gY", gy);
+  check_view("spmm_extreme_backward", "gX", gx);
+  const std::string sa = shape(at.rows, at.cols);
+  if (at.cols != gy.rows)
+    mismatch("spmm_extreme_backward", "At", sa, "gY", shape(gy), "At.cols must equal gY.rows");
+  if (gx.rows != at.rows || gx.cols != gy.cols)
+    mismatch("spmm_extreme_backward", "gX", shape(gx), "At gY", shape(at.rows, gy.cols),
+             "gX must be At.rows x gY.cols");
+  if (row_base < 0 || row_base + at.rows > int64_t(INT32_MAX))
+    throw ShapeError("kernels::spmm_extreme_backward: rows from " + std::to_string(row_base) +
+                     " past 2^31");
+  if (gx.rows * gx.cols == 0) return;
+  if (!arg && gy.rows > 0)
+    throw ShapeError("kernels::spmm_extreme_backward: no arg array for gY " + shape(gy));
+  switch (dev) {
+    case Device::cpu:
+      return cpu::spmm_extreme_backward(at, row_base, arg, gy, gx, accumulate);
+    case Device::cuda:
+#if DGNN_HAVE_CUDA
+      return cuda::spmm_extreme_backward(at, row_base, arg, gy, gx, accumulate);
+#else
+      break;
+#endif
+  }
+  no_backend(dev, "spmm_extreme_backward");
+}
+
 // ---- attention ---------------------------------------------------------------------------
 
 namespace {
 
 // A whole CSR (entries numbered from 0) whose edge matrices have `heads` columns.
 void check_edges(const char* fn, Device dev, const CsrView& a) {
-  const std::string sa = shape(a.rows, a.cols);
-  if (dev != Device::cpu && a.device_nnz < 0)
-    throw ShapeError(std::string("kernels::") + fn + ": A " + sa + " on " + device_name(dev) +
-                     " has no device_nnz (make device views with kernels::DeviceCsr)");
-  if (a.rows < 0 || a.cols < 0 || (a.rows > 0 && !a.offsets) || (a.nnz() > 0 && !a.indices))
-    throw ShapeError(std::string("kernels::") + fn + ": A " + sa + " is not a valid CSR view");
+  check_csr(fn, dev, a, "A");
   // The edge kernels index edge rows by entry number: a slice past row 0 would write past them.
   if ((dev == Device::cpu && a.rows > 0 && a.offsets[0] != 0) ||
       (dev != Device::cpu && a.device_row_begin != 0))

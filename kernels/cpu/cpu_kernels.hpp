@@ -16,6 +16,9 @@ void fill(float* x, int64_t n, float value);
 void copy_view(ConstMatView src, MatView dst, bool accumulate);
 
 void spmm(const CsrView& a, ConstMatView x, MatView y, bool accumulate);
+void spmm_extreme(const CsrView& a, ConstMatView x, MatView y, int32_t* arg, bool is_max);
+void spmm_extreme_backward(const CsrView& at, int64_t row_base, const int32_t* arg, ConstMatView gy,
+                           MatView gx, bool accumulate);
 void edge_add(const CsrView& a, ConstMatView src, ConstMatView dst, MatView out);
 void sddmm(const CsrView& a, ConstMatView x, ConstMatView y, MatView out);
 void edge_softmax(const CsrView& a, ConstMatView s, MatView out);

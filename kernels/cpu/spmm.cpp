@@ -57,4 +57,73 @@ void spmm(const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
     spmm_impl<false>(a, x, y, accumulate);
 }
 
+namespace {
+
+// NaN, once met, stays: the comparison alone would skip it.
+template <bool kMax>
+inline bool takes(float v, float best) {
+  return (kMax ? v > best : v < best) || (v != v && best == best);
+}
+
+template <bool kMax>
+void extreme_impl(const CsrView& a, ConstMatView x, MatView y, int32_t* arg) {
+  const int64_t f = x.cols;
+  const bool parallel = a.nnz() * f >= (1 << 14);
+#pragma omp parallel for schedule(dynamic, 64) if (parallel)
+  for (int64_t r = 0; r < a.rows; ++r) {
+    float* __restrict out = y.row(r);
+    int32_t* __restrict am = arg + r * f;
+    const int64_t begin = a.offsets[r], end = a.offsets[r + 1];
+    if (begin == end) {
+      std::memset(out, 0, size_t(f) * sizeof(float));
+      for (int64_t c = 0; c < f; ++c) am[c] = -1;
+      continue;
+    }
+    const int32_t first = a.indices[begin];
+    std::memcpy(out, x.row(first), size_t(f) * sizeof(float));
+    for (int64_t c = 0; c < f; ++c) am[c] = first;
+    for (int64_t e = begin + 1; e < end; ++e) {
+      const int32_t col = a.indices[e];
+      const float* __restrict in = x.row(col);
+      for (int64_t c = 0; c < f; ++c) {
+        const bool t = takes<kMax>(in[c], out[c]);
+        out[c] = t ? in[c] : out[c];
+        am[c] = t ? col : am[c];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void spmm_extreme(const CsrView& a, ConstMatView x, MatView y, int32_t* arg, bool is_max) {
+  if (a.rows == 0 || x.cols == 0) return;
+  if (is_max)
+    extreme_impl<true>(a, x, y, arg);
+  else
+    extreme_impl<false>(a, x, y, arg);
+}
+
+void spmm_extreme_backward(const CsrView& at, int64_t row_base, const int32_t* arg, ConstMatView gy,
+                           MatView gx, bool accumulate) {
+  const int64_t f = gy.cols;
+  if (at.rows == 0 || f == 0) return;
+  const bool parallel = at.nnz() * f >= (1 << 14);
+#pragma omp parallel for schedule(dynamic, 64) if (parallel)
+  for (int64_t r = 0; r < at.rows; ++r) {
+    float* __restrict out = gx.row(r);
+    if (!accumulate) std::memset(out, 0, size_t(f) * sizeof(float));
+    const int32_t self = int32_t(row_base + r);
+    const int64_t begin = at.offsets[r], end = at.offsets[r + 1];
+    for (int64_t e = begin; e < end; ++e) {
+      const int64_t v = at.indices[e];
+      if (e > begin && v == at.indices[e - 1]) continue;  // a repeated entry: one maximum
+      const int32_t* __restrict am = arg + v * f;
+      const float* __restrict g = gy.row(v);
+#pragma omp simd
+      for (int64_t c = 0; c < f; ++c) out[c] += am[c] == self ? g[c] : 0.f;
+    }
+  }
+}
+
 }  // namespace dgnn::kernels::cpu

@@ -51,6 +51,9 @@ void set_spmm_algo(SpmmAlgo algo);
 // The implementation auto chose last (for benchmarks and logs).
 const char* last_spmm_algo();
 void spmm(const CsrView& a, ConstMatView x, MatView y, bool accumulate);
+void spmm_extreme(const CsrView& a, ConstMatView x, MatView y, int32_t* arg, bool is_max);
+void spmm_extreme_backward(const CsrView& at, int64_t row_base, const int32_t* arg, ConstMatView gy,
+                           MatView gx, bool accumulate);
 // ---- snapshots by difference (snapshot.cu) -------------------------------------------------
 void apply_structure_diff(int64_t rows, const int64_t* off, const int32_t* idx,
                           const int32_t* add_src, const int32_t* add_dst, int64_t na,

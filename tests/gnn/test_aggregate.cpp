@@ -48,6 +48,32 @@ std::vector<std::vector<double>> dense_reference(const Csr& g, Norm norm) {
   return a;
 }
 
+// The gradient of sum(op(x) * proj) with respect to x against central differences, entry by
+// entry.
+template <class Op>
+void check_against_differences(const Op& op, const Tensor& x0, uint64_t proj_seed) {
+  Tensor proj = random_tensor(x0.rows(), x0.cols(), proj_seed);
+  auto loss_of = [&](const Tensor& xv, Var* xout) {
+    Var x(xv.clone(), true);
+    Var l = sum(mul(op(x), Var(proj.clone())));
+    if (xout) *xout = x;
+    return l;
+  };
+  Var x;
+  loss_of(x0, &x).backward();
+  REQUIRE(!x.grad().empty());
+  const float eps = 1e-2f;
+  for (int64_t i = 0; i < x0.numel(); ++i) {
+    Tensor xp = x0.clone(), xm = x0.clone();
+    xp.data()[i] += eps;
+    xm.data()[i] -= eps;
+    double fd = (double(loss_of(xp, nullptr).value().data()[0]) -
+                 double(loss_of(xm, nullptr).value().data()[0])) /
+                (2 * eps);
+    CHECK(x.grad().data()[i] == Approx(fd).margin(2e-3));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("aggregate matches a dense reference for sum, mean and gcn") {
@@ -82,28 +108,47 @@ TEST_CASE("gcn weights on a path are 1/sqrt(deg_u deg_v) with self loops") {
 TEST_CASE("aggregate backward matches finite differences") {
   Csr g = make_csr(6, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 0}, {0, 3}, {2, 5}, {4, 4}});
   GraphView view(g);
-  for (Norm norm : {Norm::sum, Norm::mean, Norm::gcn}) {
-    Tensor x0 = random_tensor(6, 4, 11);
-    Tensor proj = random_tensor(6, 4, 12);
-    auto loss_of = [&](const Tensor& xv, Var* xout) {
-      Var x(xv.clone(), true);
-      Var l = sum(mul(aggregate(view, x, norm), Var(proj.clone())));
-      if (xout) *xout = x;
-      return l;
+  for (Norm norm : {Norm::sum, Norm::mean, Norm::gcn})
+    check_against_differences([&](const Var& x) { return aggregate(view, x, norm); },
+                              random_tensor(6, 4, 11), 12);
+}
+
+TEST_CASE("aggregate_max / aggregate_min: forward by hand, backward by finite differences") {
+  // The second graph repeats edges (kept duplicates, or a neighbour sampled twice): one maximum,
+  // one gradient.
+  const bool dup = GENERATE(false, true);
+  INFO((dup ? "with repeated edges" : "simple graph"));
+  std::vector<std::pair<int, int>> edges = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5},
+                                            {5, 0}, {0, 3}, {2, 5}, {4, 4}};
+  if (dup) edges.insert(edges.end(), {{0, 1}, {0, 3}, {0, 3}, {4, 4}});
+  Csr g = make_csr(6, edges);
+  GraphView view(g);
+  // Distinct values at least 0.37 apart, so no maximum changes hands within eps.
+  Tensor x0 = Tensor::zeros(6, 4);
+  Rng rng(5);
+  std::vector<int> order(24);
+  for (int i = 0; i < 24; ++i) order[size_t(i)] = i;
+  for (int i = 23; i > 0; --i) std::swap(order[size_t(i)], order[rng.below(uint64_t(i + 1))]);
+  for (int i = 0; i < 24; ++i) x0.data()[i] = 0.37f * float(order[size_t(i)]) - 4.f;
+  for (bool is_max : {true, false}) {
+    INFO((is_max ? "max" : "min"));
+    auto agg = [&](const Var& x) {
+      return is_max ? aggregate_max(view, x) : aggregate_min(view, x);
     };
-    Var x;
-    Var l = loss_of(x0, &x);
-    l.backward();
-    REQUIRE(!x.grad().empty());
-    const float eps = 1e-2f;
-    for (int64_t i = 0; i < x0.numel(); ++i) {
-      Tensor xp = x0.clone(), xm = x0.clone();
-      xp.data()[i] += eps;
-      xm.data()[i] -= eps;
-      double fd = (double(loss_of(xp, nullptr).value().data()[0]) -
-                   double(loss_of(xm, nullptr).value().data()[0])) / (2 * eps);
-      CHECK(x.grad().data()[i] == Approx(fd).margin(2e-3));
-    }
+    // Forward against the in-neighbour lists.
+    Tensor y = agg(Var(x0.clone())).value().clone();
+    for (int64_t v = 0; v < 6; ++v)
+      for (int64_t c = 0; c < 4; ++c) {
+        float best = 0.f;
+        bool any = false;
+        for (int64_t e = g.offsets[size_t(v)]; e < g.offsets[size_t(v + 1)]; ++e) {
+          const float val = x0.data()[g.indices[size_t(e)] * 4 + c];
+          if (!any || (is_max ? val > best : val < best)) best = val;
+          any = true;
+        }
+        CHECK(y.data()[v * 4 + c] == best);
+      }
+    check_against_differences(agg, x0, 12);
   }
 }
 

@@ -1,14 +1,15 @@
 // SpMM (cuSPARSE and our row-group kernel), GEMM (cuBLAS) and the optimiser kernels on the GPU
 // against the CPU backend, on seeded random inputs with empty rows, a single row, a very high
 // degree row, strided views, accumulation and row slices.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <limits>
+#include <utility>
 #include <vector>
 
-#include "gpu_util.hpp"
 #include "dgnn/kernels/cuda/cuda_kernels.hpp"
 #include "dgnn/kernels/device_csr.hpp"
+#include "gpu_util.hpp"
 
 using namespace dgnn;
 using namespace dgnn::gpu_test;
@@ -134,6 +135,53 @@ TEST_CASE("GPU SpMM on row slices (the overlap path's interior / boundary split)
     lo.insert(lo.end(), hi.begin(), hi.end());
     check_close(lo, want, 1e-5);
   }
+}
+
+TEST_CASE("GPU max / min aggregation and its backward match the CPU, on slices", "[gpu]") {
+  const HostCsr a = random_csr(600, 600, 6, 9, 21);
+  HostCsr at;  // the transpose, by a stable counting sort (ascending rows)
+  at.rows = a.cols;
+  at.cols = a.rows;
+  at.offsets.assign(size_t(a.cols + 1), 0);
+  for (int32_t c : a.indices) ++at.offsets[size_t(c) + 1];
+  for (int64_t r = 0; r < a.cols; ++r) at.offsets[size_t(r + 1)] += at.offsets[size_t(r)];
+  at.indices.resize(a.indices.size());
+  at.values.assign(a.indices.size(), 1.f);
+  std::vector<int64_t> next(at.offsets.begin(), at.offsets.end() - 1);
+  for (int64_t r = 0; r < a.rows; ++r)
+    for (int64_t e = a.offsets[size_t(r)]; e < a.offsets[size_t(r + 1)]; ++e)
+      at.indices[size_t(next[size_t(a.indices[size_t(e)])]++)] = int32_t(r);
+  const kernels::DeviceCsr da(Device::cuda, a.view(false)), dat(Device::cuda, at.view(false));
+  for (int64_t f : {int64_t(1), int64_t(7), int64_t(64)})
+    for (bool is_max : {true, false}) {
+      INFO("f " << f << (is_max ? " max" : " min"));
+      const int64_t n = 600;
+      const auto x = random_floats(n * f, 31);
+      const auto gy = random_floats(n * f, 32);
+      std::vector<float> y(size_t(n * f));
+      std::vector<int32_t> arg(size_t(n * f));
+      kernels::spmm_extreme(Device::cpu, a.view(false), ConstMatView(x.data(), n, f, f),
+                            {y.data(), n, f, f}, arg.data(), is_max);
+      const kernels::Buffer dx = to_gpu(x), dgy = to_gpu(gy);
+      kernels::Buffer dy(Device::cuda, y.size() * 4), darg(Device::cuda, arg.size() * 4);
+      for (int64_t split : {int64_t(0), int64_t(250), int64_t(600)}) {  // two row slices
+        for (auto [b, e] : {std::pair<int64_t, int64_t>{0, split}, {split, n}})
+          kernels::spmm_extreme(Device::cuda, da.rows(b, e), ConstMatView(dx.as<float>(), n, f, f),
+                                {dy.as<float>() + b * f, e - b, f, f}, darg.as<int32_t>() + b * f,
+                                is_max);
+        CHECK(to_host<float>(dy, y.size()) == y);  // the same comparisons in the same order
+        CHECK(to_host<int32_t>(darg, arg.size()) == arg);
+      }
+      std::vector<float> gx(size_t(n * f));
+      kernels::spmm_extreme_backward(Device::cpu, at.view(false), 0, arg.data(),
+                                     ConstMatView(gy.data(), n, f, f), {gx.data(), n, f, f});
+      kernels::Buffer dgx(Device::cuda, gx.size() * 4);
+      for (auto [b, e] : {std::pair<int64_t, int64_t>{0, 333}, {333, n}})
+        kernels::spmm_extreme_backward(Device::cuda, dat.rows(b, e), b, darg.as<int32_t>(),
+                                       ConstMatView(dgy.as<float>(), n, f, f),
+                                       {dgx.as<float>() + b * f, e - b, f, f});
+      check_close(to_host<float>(dgx, gx.size()), gx, 1e-6);
+    }
 }
 
 TEST_CASE("GPU GEMM matches the CPU for every transpose and stride", "[gpu]") {

@@ -1,10 +1,11 @@
-// Whole models on the GPU against the CPU: GCN / SAGE / GIN training (losses per epoch and
-// final accuracy), and every temporal model's forward and backward through time, then a few
-// optimiser steps of GCRN.
+// Whole models on the GPU against the CPU: GCN / SAGE / GIN / GAT and a max / min pooling layer
+// training (losses per epoch and final accuracy), and every temporal model's forward and backward
+// through time, then a few optimiser steps of GCRN.
 #include <catch2/catch.hpp>
 #include <memory>
 #include <vector>
 
+#include "../pool_layer.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
 #include "dgnn/datasets/sbm.hpp"
@@ -19,11 +20,11 @@ using namespace dgnn;
 
 namespace {
 
-std::vector<double> train_losses(const Dataset& data, ModelKind kind, Device dev,
+std::vector<double> train_losses(const Dataset& data, const LayerFactory& make, Device dev,
                                  double* test_acc) {
   NodeTask task = make_node_task(data);
   GraphView graph(data.graph.in);
-  StackModel model(builtin_layer(kind), {data.feature_dim, 32, data.num_classes}, 0.5f);
+  StackModel model(make, {data.feature_dim, 32, data.num_classes}, 0.5f);
   model.reset_parameters(1);
   model.to(dev);
   task.features = Var(task.features.value().to(dev));
@@ -39,27 +40,41 @@ std::vector<double> train_losses(const Dataset& data, ModelKind kind, Device dev
   return losses;
 }
 
-}  // namespace
-
-TEST_CASE("GCN, SAGE and GIN train on the GPU as on the CPU", "[gpu]") {
+Dataset planted(uint64_t seed) {
   SbmConfig cfg;
   cfg.vertices = 3000;
   cfg.classes = 4;
-  cfg.seed = 2;
-  const Dataset data = generate_sbm(cfg).to_dataset();
+  cfg.seed = seed;
+  return generate_sbm(cfg).to_dataset();
+}
+
+// Same dropout masks, same arithmetic up to summation order: the trajectories stay together.
+void check_same_training(const Dataset& data, const LayerFactory& make) {
+  double acc_cpu = 0, acc_gpu = 0;
+  const auto cpu = train_losses(data, make, Device::cpu, &acc_cpu);
+  const auto gpu = train_losses(data, make, Device::cuda, &acc_gpu);
+  REQUIRE(cpu.size() == gpu.size());
+  for (size_t e = 0; e < cpu.size(); ++e) {
+    INFO("epoch " << e + 1);
+    CHECK(gpu[e] == Approx(cpu[e]).epsilon(1e-4));
+  }
+  CHECK(acc_gpu == Approx(acc_cpu).margin(0.01));
+}
+
+}  // namespace
+
+TEST_CASE("GCN, SAGE and GIN train on the GPU as on the CPU", "[gpu]") {
+  const Dataset data = planted(2);
   for (ModelKind kind : {ModelKind::gcn, ModelKind::sage, ModelKind::gin, ModelKind::gat}) {
     INFO(model_kind_name(kind));
-    double acc_cpu = 0, acc_gpu = 0;
-    const auto cpu = train_losses(data, kind, Device::cpu, &acc_cpu);
-    const auto gpu = train_losses(data, kind, Device::cuda, &acc_gpu);
-    REQUIRE(cpu.size() == gpu.size());
-    // Same dropout masks, same arithmetic up to summation order: the trajectories stay together.
-    for (size_t e = 0; e < cpu.size(); ++e) {
-      INFO("epoch " << e + 1);
-      CHECK(gpu[e] == Approx(cpu[e]).epsilon(1e-4));
-    }
-    CHECK(acc_gpu == Approx(acc_cpu).margin(0.01));
+    check_same_training(data, builtin_layer(kind));
   }
+}
+
+TEST_CASE("a max / min pooling layer trains on the GPU as on the CPU", "[gpu]") {
+  check_same_training(planted(3), [](int64_t in, int64_t out, int) -> std::unique_ptr<Module> {
+    return std::make_unique<test::PoolLayer>(in, out);
+  });
 }
 
 TEST_CASE("temporal models: forward and backward through time on the GPU match the CPU",

@@ -2,6 +2,8 @@
 #include <omp.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <utility>
 #include <vector>
 
 #include "dgnn/common/error.hpp"
@@ -116,4 +118,105 @@ TEST_CASE("spmm equals a naive product on a random skewed graph, for any thread 
   const std::vector<float> y1 = run(1), y3 = run(3);
   CHECK(y1 == y3);  // bit-identical: each row is summed in index order whatever the threading
   for (size_t i = 0; i < ref.size(); ++i) REQUIRE(y1[i] == Approx(ref[i]).margin(1e-4));
+}
+
+TEST_CASE("spmm_extreme: max / min over in-neighbours, their columns, empty rows",
+          "[kernels][spmm]") {
+  std::vector<float> y(8, -99.f);
+  std::vector<int32_t> arg(8, 99);
+  const ConstMatView x(kX.data(), 4, 2, 2);
+  kernels::spmm_extreme(Device::cpu, graph(true), x, {y.data(), 4, 2, 2}, arg.data(), true);
+  CHECK(y == std::vector<float>{5, 6, 1, 2, 0, 0, 5, 6});  // weights ignored
+  CHECK(arg == std::vector<int32_t>{2, 2, 0, 0, -1, -1, 2, 2});
+  kernels::spmm_extreme(Device::cpu, graph(false), x, {y.data(), 4, 2, 2}, arg.data(), false);
+  CHECK(y == std::vector<float>{3, 4, 1, 2, 0, 0, 1, 2});
+  CHECK(arg == std::vector<int32_t>{1, 1, 0, 0, -1, -1, 0, 0});
+
+  SECTION("equal values: the first neighbour in index order; NaN wins") {
+    const std::vector<float> xt = {7, 1, 7, 1, 7, NAN, 0, 0};  // rows 0, 1 equal; row 2 has NaN
+    kernels::spmm_extreme(Device::cpu, graph(false), ConstMatView(xt.data(), 4, 2, 2),
+                          {y.data(), 4, 2, 2}, arg.data(), true);
+    CHECK(arg[0] == 1);  // row 0 <- {1, 2}: 7 == 7, the first (1) stays
+    CHECK(std::isnan(y[1]));
+    CHECK(arg[1] == 2);
+    CHECK(arg[6] == 0);  // row 3 <- {0, 1, 2}: 7, 7, 7: column 0
+    CHECK(std::isnan(y[7]));
+  }
+  SECTION("shapes are checked") {
+    CHECK_THROWS_AS(
+        kernels::spmm_extreme(Device::cpu, graph(false), x, {y.data(), 3, 2, 2}, arg.data(), true),
+        ShapeError);
+    CHECK_THROWS_AS(
+        kernels::spmm_extreme(Device::cpu, graph(false), x, {y.data(), 4, 2, 2}, nullptr, true),
+        ShapeError);
+  }
+}
+
+TEST_CASE("spmm_extreme backward routes each gradient to its arg row, on slices of the transpose",
+          "[kernels][spmm]") {
+  const int64_t n = 500, f = 19;
+  Rng rng(11);
+  std::vector<std::vector<int32_t>> in(n);
+  for (int64_t r = 0; r < n; ++r) {
+    const int64_t deg = r == 7 ? 2000 : int64_t(rng.below(9));
+    for (int64_t k = 0; k < deg; ++k) in[size_t(r)].push_back(int32_t(rng.below(n)));
+  }
+  std::vector<int64_t> off = {0}, toff(size_t(n + 1), 0);
+  std::vector<int32_t> idx, tidx;
+  for (int64_t r = 0; r < n; ++r) {
+    for (int32_t c : in[size_t(r)]) {
+      idx.push_back(c);
+      ++toff[size_t(c) + 1];
+    }
+    off.push_back(int64_t(idx.size()));
+  }
+  for (int64_t r = 0; r < n; ++r) toff[size_t(r + 1)] += toff[size_t(r)];
+  tidx.resize(idx.size());
+  std::vector<int64_t> fill(toff.begin(), toff.end() - 1);
+  for (int64_t r = 0; r < n; ++r)
+    for (int32_t c : in[size_t(r)]) tidx[size_t(fill[size_t(c)]++)] = int32_t(r);
+  std::vector<float> x(size_t(n * f)), gy(size_t(n * f));
+  for (float& v : x) v = rng.uniform() * 2 - 1;
+  for (float& v : gy) v = rng.uniform() * 2 - 1;
+  const CsrView a{n, n, off.data(), idx.data(), nullptr};
+  const CsrView at{n, n, toff.data(), tidx.data(), nullptr};
+
+  for (bool is_max : {true, false}) {
+    INFO((is_max ? "max" : "min"));
+    std::vector<float> y(size_t(n * f));
+    std::vector<int32_t> arg(size_t(n * f));
+    kernels::spmm_extreme(Device::cpu, a, ConstMatView(x.data(), n, f, f), {y.data(), n, f, f},
+                          arg.data(), is_max);
+    std::vector<double> want(size_t(n * f), 0.0);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t c = 0; c < f; ++c) {
+        float best = 0.f;
+        int32_t from = -1;
+        for (int32_t u : in[size_t(r)]) {
+          const float v = x[size_t(u * f + c)];
+          if (from < 0 || (is_max ? v > best : v < best)) best = v, from = u;
+        }
+        REQUIRE(y[size_t(r * f + c)] == best);
+        REQUIRE(arg[size_t(r * f + c)] == from);
+        if (from >= 0) want[size_t(from * f + c)] += gy[size_t(r * f + c)];
+      }
+    auto run = [&](int threads, int64_t split) {
+      const int saved = omp_get_max_threads();
+      omp_set_num_threads(threads);
+      std::vector<float> gx(size_t(n * f), 1.f);  // accumulated into
+      for (auto [b, e] : {std::pair<int64_t, int64_t>{0, split}, {split, n}}) {
+        CsrView part = at;
+        part.rows = e - b;
+        part.offsets = toff.data() + b;
+        kernels::spmm_extreme_backward(Device::cpu, part, b, arg.data(),
+                                       ConstMatView(gy.data(), n, f, f),
+                                       {gx.data() + b * f, e - b, f, f}, true);
+      }
+      omp_set_num_threads(saved);
+      return gx;
+    };
+    const std::vector<float> g1 = run(1, 0), g3 = run(3, 123);
+    CHECK(g1 == g3);
+    for (size_t i = 0; i < want.size(); ++i) REQUIRE(g1[i] == Approx(1.0 + want[i]).margin(1e-4));
+  }
 }

@@ -5,13 +5,13 @@
 #include <cmath>
 #include <filesystem>
 
+#include "../pool_layer.hpp"
+#include "../small_sbm.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/comm/device_comm.hpp"
 #include "dgnn/datasets/sbm.hpp"
 #include "dgnn/gnn/distributed.hpp"
 #include "dgnn/gnn/layers.hpp"
-
-#include "../small_sbm.hpp"
 
 using namespace dgnn;
 
@@ -74,11 +74,12 @@ class GatedLayer : public Module {
   Var& self_;
 };
 
-std::vector<double> train_custom(Communicator& comm) {
+std::vector<double> train_custom(Communicator& comm, bool pool = false) {
   PartitionOptions popt;
   popt.seed = 3;
   auto setup = make_rank_setup(partition_and_extract(dataset(), popt, comm), comm);
-  auto make = [](int64_t in, int64_t out, int) -> std::unique_ptr<Module> {
+  auto make = [pool](int64_t in, int64_t out, int) -> std::unique_ptr<Module> {
+    if (pool) return std::make_unique<test::PoolLayer>(in, out);
     return std::make_unique<GatedLayer>(in, out);
   };
   StackModel model(make, {setup->part.feature_dim, 16, setup->part.num_classes}, 0.5f);
@@ -191,4 +192,7 @@ TEST_CASE("a rank that owns no vertex still trains in step with the others", "[d
 TEST_CASE("a custom layer written with ops trains distributed like on one process", "[dist]") {
   SelfCommunicator self;
   check_close(train_custom(world()), train_custom(self));
+  SECTION("max / min aggregation (the pooled rows come over the halo, gradients go back)") {
+    check_close(train_custom(world(), true), train_custom(self, true));
+  }
 }

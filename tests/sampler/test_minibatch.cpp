@@ -6,10 +6,11 @@
 #include <cmath>
 #include <filesystem>
 
+#include "../pool_layer.hpp"
+#include "../small_sbm.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/hash_rng.hpp"
 #include "dgnn/datasets/sbm.hpp"
-#include "../small_sbm.hpp"
 #include "dgnn/gnn/layers.hpp"
 #include "dgnn/gnn/minibatch.hpp"
 #include "dgnn/gnn/trainer.hpp"
@@ -37,6 +38,10 @@ class GatedLayer : public Module {
 
 LayerFactory factory(int which) {
   if (which < 3) return builtin_layer(ModelKind(which));
+  if (which == 4)
+    return [](int64_t in, int64_t out, int) -> std::unique_ptr<Module> {
+      return std::make_unique<test::PoolLayer>(in, out);
+    };
   return [](int64_t in, int64_t out, int) -> std::unique_ptr<Module> {
     return std::make_unique<GatedLayer>(in, out);
   };
@@ -70,8 +75,8 @@ std::vector<std::vector<float>> grads(Module& m) {
 TEST_CASE("with every neighbour, a mini-batch's gradients equal the full graph's over its seeds") {
   Setup s(test::small_sbm(400, 4));
   SelfCommunicator comm;
-  const char* names[] = {"gcn", "sage", "gin", "custom"};
-  for (int which = 0; which < 4; ++which) {
+  const char* names[] = {"gcn", "sage", "gin", "custom", "max/min pool"};
+  for (int which = 0; which < 5; ++which) {
     for (int layers : {1, 2, 3}) {
       INFO(names[which] << ", " << layers << " layers");
       std::vector<int64_t> dims{s.data.feature_dim};
