@@ -49,6 +49,19 @@ Tensor Tensor::to(Device dev) const {
   return t;
 }
 
+void Tensor::at_error(int64_t r, int64_t c) const {
+  std::string where = "Tensor::at(";
+  where += std::to_string(r);
+  where += ", ";
+  where += std::to_string(c);
+  where += ") of a ";
+  where += shape_str();
+  if (dev_ != Device::cpu)
+    throw DeviceError(where + " tensor on " + device_name(dev_) +
+                      ": at() reads host memory (copy it with to(Device::cpu))");
+  throw ShapeError(where + " tensor: out of range");
+}
+
 std::string Tensor::shape_str() const {
   // Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
   std::string s = "[";

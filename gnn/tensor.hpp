@@ -42,15 +42,28 @@ class Tensor {
   const float* data() const { return data_.get(); }
   MatView view() { return {data(), rows_, cols_, cols_}; }
   ConstMatView view() const { return {data(), rows_, cols_, cols_}; }
-  // Host access (CPU tensors only).
-  float& at(int64_t r, int64_t c) { return data_.get()[r * cols_ + c]; }
-  float at(int64_t r, int64_t c) const { return data_.get()[r * cols_ + c]; }
+  // Host access, checked: an entry outside the shape or of a tensor on a GPU throws (ShapeError,
+  // DeviceError) instead of reading past the end or dereferencing device memory. data() and
+  // view() are the unchecked ways in.
+  float& at(int64_t r, int64_t c) {
+    check_at(r, c);
+    return data_.get()[r * cols_ + c];
+  }
+  float at(int64_t r, int64_t c) const {
+    check_at(r, c);
+    return data_.get()[r * cols_ + c];
+  }
 
   void zero();
   // Element 0 read on the host, wherever the tensor lives (a loss, a count).
   float item() const;
 
  private:
+  void check_at(int64_t r, int64_t c) const {
+    if (r < 0 || r >= rows_ || c < 0 || c >= cols_ || dev_ != Device::cpu) [[unlikely]]
+      at_error(r, c);
+  }
+  [[noreturn]] void at_error(int64_t r, int64_t c) const;
   struct Free {
     Device dev;  // no initializer: keeps Free default-constructible inside Tensor
     void operator()(float* p) const noexcept;

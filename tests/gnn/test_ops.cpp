@@ -1,6 +1,7 @@
 // Tensor basics, op forward values, and the tape's behaviour: no-grad scopes, accumulation,
 // release of intermediates, deep graphs, and shape errors.
 #include <catch2/catch.hpp>
+#include <utility>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -37,6 +38,11 @@ TEST_CASE("tensor: zero-filled, shape_str, clone, to, move", "[gnn][tensor]") {
   CHECK(Tensor(0, 7).empty());
   CHECK(Tensor(0, 7).shape_str() == "[0 x 7]");
   CHECK_THROWS_AS(Tensor(-1, 2), ShapeError);
+  // at() is checked: outside the shape is an error naming both, never a read past the end.
+  CHECK_THROWS_WITH(t.at(3, 0), Catch::Contains("Tensor::at(3, 0) of a [3 x 4] tensor"));
+  CHECK_THROWS_AS(t.at(0, 4), ShapeError);
+  CHECK_THROWS_AS(t.at(-1, 0), ShapeError);
+  CHECK_THROWS_AS(std::as_const(t).at(0, -1), ShapeError);
 #if !DGNN_HAVE_CUDA
   CHECK_THROWS_AS(t.to(Device::cuda), DeviceError);
 #endif
