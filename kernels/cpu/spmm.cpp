@@ -59,10 +59,11 @@ void spmm(const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
 
 namespace {
 
-// NaN, once met, stays: the comparison alone would skip it.
+// A NaN is taken when met and then kept (nothing compares greater than it): the comparison
+// alone would skip it. Written with | rather than || so the loop below vectorises.
 template <bool kMax>
 inline bool takes(float v, float best) {
-  return (kMax ? v > best : v < best) || (v != v && best == best);
+  return (kMax ? v > best : v < best) | (v != v);
 }
 
 template <bool kMax>
@@ -82,12 +83,19 @@ void extreme_impl(const CsrView& a, ConstMatView x, MatView y, int32_t* arg) {
     const int32_t first = a.indices[begin];
     std::memcpy(out, x.row(first), size_t(f) * sizeof(float));
     for (int64_t c = 0; c < f; ++c) am[c] = first;
+    const int64_t nnz = a.offsets[a.rows];
     for (int64_t e = begin + 1; e < end; ++e) {
+      if (e + kPrefetch < nnz) {  // as spmm_row: several gathered rows in flight
+        const float* ahead = x.row(a.indices[e + kPrefetch]);
+        for (int64_t c = 0; c < f; c += 16) __builtin_prefetch(ahead + c);
+      }
       const int32_t col = a.indices[e];
       const float* __restrict in = x.row(col);
+#pragma omp simd
       for (int64_t c = 0; c < f; ++c) {
-        const bool t = takes<kMax>(in[c], out[c]);
-        out[c] = t ? in[c] : out[c];
+        const float v = in[c], b = out[c];
+        const bool t = takes<kMax>(v, b);
+        out[c] = t ? v : b;
         am[c] = t ? col : am[c];
       }
     }
