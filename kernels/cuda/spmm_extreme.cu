@@ -9,8 +9,9 @@ namespace dgnn::kernels::cuda {
 
 namespace {
 
+// As on the CPU: a NaN is taken when met, then kept (nothing compares greater than it).
 __device__ inline bool takes(float v, float best, bool is_max) {
-  return (is_max ? v > best : v < best) || (v != v && best == best);
+  return (is_max ? v > best : v < best) | (v != v);
 }
 
 }  // namespace
