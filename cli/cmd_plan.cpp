@@ -37,9 +37,7 @@ namespace {
 
 Dataset load_or_generate(const PlanArgs& a) {
   if (!a.data.graph.empty()) return load_dataset(a.data);
-  SbmConfig cfg;  // the graph `dgnn train` generates without --graph
-  cfg.seed = a.data.seed;
-  return generate_sbm(cfg).to_dataset();
+  return generate_sbm(default_sbm(a.data)).to_dataset();  // as `dgnn train` without --graph
 }
 
 struct Row {
@@ -352,10 +350,12 @@ void register_plan(CLI::App& app) {
       ->check(positive());
   cmd->add_option("--threads-per-rank", a.threads_per_rank,
                   "OpenMP threads of each rank, calibrated here (default: this machine's cores, or "
-                  "--cores / ranks)");
+                  "--cores / ranks)")
+      ->check(CLI::Range(1, 1 << 16));  // 0 is "not given" inside: refused, not taken so
   cmd->add_option("--cores", a.cores,
                   "Cores shared by all ranks (one node, as here: ranks beyond it slow each other "
-                  "down); default: every rank has its own");
+                  "down); default: every rank has its own")
+      ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--max-partition", a.max_partition,
                   "Largest P to partition for; beyond it, counts are extrapolated")
       ->capture_default_str();
@@ -372,7 +372,10 @@ void register_plan(CLI::App& app) {
     cmd->get_option(frac)->each([args](const std::string&) { args->step_fracs_given = true; });
   for (const char* t : {"--strategies", "--task", "--bptt", "--neg-train"})
     cmd->get_option(t)->each([args](const std::string&) { args->temporal_options_given = true; });
-  cmd->callback([args] { run(*args); });
+  cmd->callback([args, cmd] {
+    refuse_input_options(cmd, args->data.graph);
+    run(*args);
+  });
 }
 
 }  // namespace dgnn::cli

@@ -35,12 +35,14 @@ namespace {
 Dataset load_or_generate(const TrainArgs& a, bool quiet) {
   if (!a.data.graph.empty()) return load_dataset(a.data);
   // The embedded default: a planted-partition graph, learnable and the same on every machine.
-  SbmConfig cfg;
-  cfg.seed = a.data.seed;
+  SbmConfig cfg = default_sbm(a.data);
   if (!quiet)
     std::printf("no --graph given: training on a generated SBM graph (%lld vertices, %d classes)\n",
                 (long long)cfg.vertices, int(cfg.classes));
-  return generate_sbm(cfg).to_dataset();
+  Dataset d = generate_sbm(cfg).to_dataset();
+  require_split(int64_t(d.train.size()), int64_t(d.val.size()), int64_t(d.test.size()),
+                cfg.train_frac, cfg.val_frac);
+  return d;
 }
 
 // This rank's part: read from a partition directory, or cut from the dataset (one part when
@@ -565,6 +567,7 @@ void register_train(CLI::App& app) {
       for (const char* n : names)
         if (cmd->get_option(n)->count() > 0) throw OptionError(std::string(n) + ": " + why);
     };
+    refuse_input_options(cmd, a->data.graph);
     if (is_temporal_input(a->data.graph, a->data.edges, a->snapshots)) {
       if (a->batch_size_given || a->fanouts_given)
         throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +

@@ -98,6 +98,30 @@ void add_edge_list_options(CLI::App* cmd, EdgeListOptions& opt) {
       ->group(group);
 }
 
+void refuse_input_options(const CLI::App* cmd, const std::string& graph) {
+  if (!graph.empty()) return;
+  for (const char* n :
+       {"--directed", "--src-col", "--dst-col", "--weight-col", "--time-col", "--self-loops",
+        "--duplicates", "--features", "--labels", "--train-ids", "--val-ids", "--test-ids",
+        "--generate-features", "--feature-dim", "--num-classes", "--snapshot-seconds",
+        "--snapshots", "--window", "--cumulative"})
+    if (const CLI::Option* o = cmd->get_option_no_throw(n); o && o->count() > 0)
+      throw OptionError(std::string(n) +
+                        ": describes an input graph, and no --graph is given (the generated "
+                        "default SBM has its own features and labels)");
+}
+
+SbmConfig default_sbm(const DatasetOptions& opt) {
+  SbmConfig cfg;
+  cfg.seed = opt.seed;
+  if (opt.fracs_given) {
+    cfg.train_frac = opt.train_frac;
+    cfg.val_frac = opt.val_frac;
+    cfg.test_frac = std::max(0.0, 1.0 - opt.train_frac - opt.val_frac);
+  }
+  return cfg;
+}
+
 void add_dataset_options(CLI::App* cmd, DatasetOptions& opt) {
   const std::string group = "Dataset";
   cmd->add_option("--features", opt.features,

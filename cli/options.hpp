@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "dgnn/datasets/sbm.hpp"
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/graph/graph.hpp"
 #include "dgnn/graph/temporal.hpp"
@@ -31,6 +32,14 @@ void add_dataset_options(CLI::App* cmd, DatasetOptions& opt);
 // load_temporal checks what the flags cannot: exactly one of seconds / count once a time column
 // is used.
 void add_snapshot_options(CLI::App* cmd, SnapshotOptions& snap);
+
+// Without --graph (the generated default), train and plan refuse the options above that only
+// describe an input graph (all but --train-frac, --val-frac and --no-cache) rather than ignore
+// them: OptionError naming the first one given.
+void refuse_input_options(const CLI::App* cmd, const std::string& graph);
+// The graph train and plan use without --graph (the embedded default): a planted-partition SBM
+// seeded by opt.seed, split by --train-frac / --val-frac when given.
+SbmConfig default_sbm(const DatasetOptions& opt);
 
 // After parsing: whether `graph` is to be read as a temporal graph (a --time-col, or a dataset
 // directory with snapshots.txt). OptionError when snapshot options were given for an input

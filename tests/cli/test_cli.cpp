@@ -175,6 +175,23 @@ TEST_CASE("cli: usage errors are one line starting 'dgnn: error:', numbers say w
   CHECK_THAT(run("train --feature-dim 0").out, Catch::Contains("--feature-dim: must be > 0"));
 }
 
+TEST_CASE("cli: without --graph, input options are refused and the split fractions apply") {
+  // The generated default used to ignore --features, --directed, --generate-features, ... and
+  // the fractions; a run said nothing of it.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {" --features " + (fs::path(DGNN_TEST_DATA) / "graph_tiny" / "features.txt").string(),
+       "--features: describes an input graph"},
+      {" --directed", "--directed: describes an input graph"},
+      {" --generate-features random", "--generate-features: describes an input graph"},
+      {" --time-col 2", "--time-col: describes an input graph"},
+  };
+  expect_one_line_errors("train --epochs 1", cases);
+  expect_one_line_errors("plan --ranks 2", {{" --directed", "--directed: describes an input"}});
+  const Result r = run("train --epochs 1 --train-frac 0.3 --val-frac 0.1");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("train/val/test 3000/1000/6000"));
+}
+
 TEST_CASE("cli: an option the run would not use is refused, naming it") {
   const fs::path d = tiny_dataset("unused_options");
   const std::vector<std::pair<std::string, std::string>> cases = {

@@ -197,6 +197,8 @@ TEST_CASE("cli plan: bad options are one line naming the option", "[cli]") {
       {"--ranks 2 --bandwidth-gbs 0", "--bandwidth-gbs"},
       {"--ranks 2 --threads-per-rank -1", "--threads-per-rank"},
       {"--ranks 2 --cores -2", "--cores"},
+      {"--ranks 2 --threads-per-rank 0", "--threads-per-rank"},  // 0 was taken as "default"
+      {"--ranks 2 --cores 0", "--cores"},
       {"--ranks 2 --max-partition 1", "--max-partition"},
       {"--ranks 2 --graph " + (d / "nope").string(), "--graph"},
   };
