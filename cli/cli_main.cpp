@@ -1,6 +1,8 @@
 // The `dgnn` command line (cli/cli.hpp): subcommands register themselves (cli/commands.hpp);
 // this is the one place that catches errors, prints them as one line, and exits non-zero.
 #include <cstdio>
+#include <filesystem>
+#include <string>
 #include <exception>
 #include <new>
 
@@ -10,12 +12,13 @@
 #include "dgnn/common/error.hpp"
 #include "dgnn/dgnn_config.hpp"
 
-int dgnn::cli_main(int argc, char** argv) {
-  // Line-buffered even into a pipe (`dgnn train | tee log`, mpirun's forwarding): each epoch's
-  // line shows when it is printed, not when the run ends.
-  std::setvbuf(stdout, nullptr, _IOLBF, 1 << 16);
+int dgnn::cli_main_with(int argc, char** argv, const char* share_dir) {
+  dgnn::cli::set_share_dir(share_dir ? share_dir : "");
+  // The program's own name in usage and help (a user's program linking dgnn::cli is not "dgnn").
+  const std::string name =
+      argc > 0 && argv[0] && *argv[0] ? std::filesystem::path(argv[0]).filename().string() : "dgnn";
   CLI::App app{"dgnn " DGNN_VERSION ": graph neural network training on static and dynamic graphs",
-               "dgnn"};
+               name};
   app.set_version_flag("--version", DGNN_VERSION);
   app.require_subcommand(1);
   dgnn::cli::register_train(app);
@@ -32,7 +35,7 @@ int dgnn::cli_main(int argc, char** argv) {
     // first rank only: every rank parses the same arguments and fails the same way.
     if (dgnn::launcher_rank() <= 0) {
       std::fflush(stdout);
-      std::fprintf(stderr, "dgnn: error: %s (see dgnn --help)\n", e.what());
+      std::fprintf(stderr, "dgnn: error: %s (see %s --help)\n", e.what(), name.c_str());
     }
     return 2;
   } catch (const dgnn::OptionError& e) {

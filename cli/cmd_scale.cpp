@@ -101,14 +101,19 @@ std::vector<std::string> launcher_argv(const std::string& tmpl, int ranks) {
   return argv;
 }
 
-// scale_plot.py: installed next to the binary's share folder, or in the configured prefix's (a
-// program of the user's linking dgnn::cli lives elsewhere), else in the source tree this binary
-// was built from.
+std::string& share_dir() {
+  static std::string dir;
+  return dir;
+}
+
+// scale_plot.py: in the installed package's share folder (for a program of the user's linking
+// dgnn::cli: cli_main passes it), next to the binary's share folder (dgnn installed; relative,
+// so a moved prefix still works), else in the source tree this binary was built from.
 std::string find_plot_script(const fs::path& exe, std::string* looked) {
-  const std::vector<fs::path> candidates = {
-      exe.parent_path() / DGNN_PLOT_SCRIPT_REL / "scale_plot.py",
-      fs::path(DGNN_PLOT_SCRIPT_DIR) / "scale_plot.py",
-      fs::path(DGNN_SOURCE_DIR) / "scripts" / "scale_plot.py"};
+  std::vector<fs::path> candidates;
+  if (!share_dir().empty()) candidates.push_back(fs::path(share_dir()) / "scale_plot.py");
+  candidates.push_back(exe.parent_path() / DGNN_PLOT_SCRIPT_REL / "scale_plot.py");
+  candidates.push_back(fs::path(DGNN_SOURCE_DIR) / "scripts" / "scale_plot.py");
   for (const fs::path& p : candidates) {
     *looked += (looked->empty() ? "" : ", ") + p.lexically_normal().string();
     if (fs::is_regular_file(p)) return p.lexically_normal().string();
@@ -348,6 +353,8 @@ void run_scale(ScaleArgs& a) {
 }
 
 }  // namespace
+
+void set_share_dir(const std::string& dir) { share_dir() = dir; }
 
 void register_scale(CLI::App& app) {
   auto args = std::make_shared<ScaleArgs>();

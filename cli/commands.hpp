@@ -2,6 +2,7 @@
 // Each `dgnn` subcommand registers itself on the app; main() parses, runs the chosen one, and is
 // the only place that catches dgnn::Error (one line on stderr, non-zero exit).
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace dgnn::cli {
 
@@ -11,5 +12,8 @@ void register_generate(CLI::App& app);
 void register_partition(CLI::App& app);
 void register_scale(CLI::App& app);
 void register_plan(CLI::App& app);
+
+// The folder scale looks in first for scale_plot.py (cli_main_with's share_dir).
+void set_share_dir(const std::string& dir);
 
 }  // namespace dgnn::cli

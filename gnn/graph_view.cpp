@@ -406,14 +406,18 @@ Var aggregate_extreme(const GraphView& g, const Var& x, bool is_max) {
   const Device dev = x.device();
   const int64_t f = x.cols();
   // Which input row each output entry came from, in the numbering of [owned | halo] (or the
-  // block's sources): the backward routes each output gradient to exactly that row.
-  auto arg = std::make_shared<kernels::Buffer>(dev, size_t(g.n_owned() * f) * sizeof(int32_t));
-  int32_t* ap = arg->as<int32_t>();
-  // The mean adjacency: the in-neighbours alone (no self loop), the same on every rank count.
+  // block's sources): the backward routes each output gradient to exactly that row. Not kept
+  // when no backward will run (evaluation, constant input).
+  const bool backward = grad_enabled() && x.requires_grad();
+  auto arg = std::make_shared<kernels::Buffer>(
+      dev, backward ? size_t(g.n_owned() * f) * sizeof(int32_t) : 0);
+  int32_t* ap = backward ? arg->as<int32_t>() : nullptr;
+  // The mean adjacency: the in-neighbours as the graph lists them (no self loop added), the same
+  // on every rank count.
   Tensor out = forward_rows(
       g, x, g.adjacency(Norm::mean).forward_on(dev),
       [dev, ap, f, is_max](const CsrView& a, ConstMatView in, MatView y, int64_t first) {
-        kernels::spmm_extreme(dev, a, in, y, ap + first * f, is_max);
+        kernels::spmm_extreme(dev, a, in, y, ap ? ap + first * f : nullptr, is_max);
       });
   const GraphView* gp = &g;
   return make_op(

@@ -150,14 +150,17 @@ bool is_builtin_model_name(const std::string& name) {
 }  // namespace
 
 void register_layer(const std::string& name, LayerSpec spec) {
-  const bool well_formed =
-      !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               c == '-' || c == '_';
-      });
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  // A leading '-' could not be typed after --model.
+  const bool well_formed = !name.empty() && name.size() <= 64 && alnum(name[0]) &&
+                           std::all_of(name.begin(), name.end(),
+                                       [&](char c) { return alnum(c) || c == '-' || c == '_'; });
   if (!well_formed)
     throw Error("register_layer: '" + name +
-                "' is not a layer name (1 to 64 letters, digits, '-' or '_')");
+                "' is not a layer name (1 to 64 letters, digits, '-' or '_', starting with a "
+                "letter or digit)");
   if (!spec.factory) throw Error("register_layer: '" + name + "' has no factory");
   if (is_builtin_model_name(name))
     throw Error("register_layer: '" + name + "' is a built-in model of dgnn");

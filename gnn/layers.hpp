@@ -117,8 +117,8 @@ struct LayerSpec {
   // kept on the host side as well when training on a GPU.
   bool attention = false;
 };
-// Registers `name` (letters, digits, '-', '_'). A name taken by a built-in model or an earlier
-// registration, an empty factory, or a malformed name throws dgnn::Error.
+// Registers `name` (letters, digits, '-', '_'; a letter or digit first). A name taken by a built-in
+// model or an earlier registration, an empty factory, or a malformed name throws dgnn::Error.
 void register_layer(const std::string& name, LayerSpec spec);
 const LayerSpec* find_registered_layer(const std::string& name);  // nullptr: not registered
 std::vector<std::string> registered_layer_names();                // in registration order

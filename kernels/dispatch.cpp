@@ -229,7 +229,6 @@ void spmm_extreme(Device dev, const CsrView& a, ConstMatView x, MatView y, int32
   if (a.cols > INT32_MAX)
     throw ShapeError("kernels::spmm_extreme: A " + sa + " has 2^31 columns or more");
   if (y.rows * y.cols == 0) return;
-  if (!arg) throw ShapeError("kernels::spmm_extreme: no arg array for Y " + shape(y));
   switch (dev) {
     case Device::cpu:
       return cpu::spmm_extreme(a, x, y, arg, is_max);

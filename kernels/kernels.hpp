@@ -32,13 +32,13 @@ void spmm(Device dev, const CsrView& a, ConstMatView x, MatView y, bool accumula
 // Max (or min) over each row's entries: y[r, j] = max over entries e of row r of x[col(e), j]
 // (A's values ignored), 0 for an empty row; arg[r, j] = the column it came from (the first in
 // index order among equals), -1 for an empty row. A NaN in a row's inputs gives NaN. arg is
-// y.rows x y.cols, contiguous. A.cols must be below 2^31.
+// y.rows x y.cols, contiguous, or null when no backward will need it. A.cols must be below 2^31.
 void spmm_extreme(Device dev, const CsrView& a, ConstMatView x, MatView y, int32_t* arg,
                   bool is_max);
 // Its backward, through the transpose At (x's rows by y's rows): gx[r, j] (+)= sum over row r's
 // entries e of At where arg[col(e), j] == row_base + r of gy[col(e), j]. row_base: At's first
 // row in the whole transpose (a slice of it). At's rows list their entries in ascending order
-// (every transpose here is a stable counting sort), so a repeated entry of A (a duplicate edge,
+// (every transpose here is a stable sort by column), so a repeated entry of A (a duplicate edge,
 // a neighbour sampled twice), which yields one maximum, is adjacent and counted once.
 // Deterministic, no atomics.
 void spmm_extreme_backward(Device dev, const CsrView& at, int64_t row_base, const int32_t* arg,

@@ -42,10 +42,17 @@ mb=$("$my" train --model gated-sage --epochs 5 --batch-size 256 --fanouts 10,10 
 echo "my_dgnn, mini-batch: $mb"
 acc=$(echo "$mb" | sed -n 's/^test accuracy \([0-9.]*\).*/\1/p')
 awk -v a="$acc" 'BEGIN { exit !(a > 0.5) }'  # chance is 1/8
+pool=$("$my" train --model sage-pool --epochs 10 --quiet)
+echo "my_dgnn, sage-pool: $pool"
 # The registered name is checked like a built-in one, and plan says it cannot model it.
 if "$my" train --model gated-sage2 2>/dev/null; then echo "unknown model accepted"; exit 1; fi
 err=$("$my" plan --model gated-sage --ranks 2 2>&1 >/dev/null) && exit 1
 echo "$err" | grep -q "registered layer"
+# scale re-runs my_dgnn and finds its plotting script in the installed package.
+sc=$("$my" scale --model gated-sage --ranks 1 --epochs 1 -o "$work/scale")
+echo "$sc" | tail -1
+[ -f "$work/scale/results.csv" ]
+if echo "$sc" | grep -q "scale_plot.py not found"; then echo "plot script not found"; exit 1; fi
 # A checkpoint of the layer resumes.
 "$my" train --model gated-sage --epochs 3 --quiet --save "$work/gs.ckpt" >/dev/null
 "$my" train --model gated-sage --epochs 5 --quiet --load "$work/gs.ckpt" | grep -q "^test accuracy"
@@ -57,4 +64,10 @@ if grep -q "define DGNN_HAVE_MPI 1" "$build/generated/dgnn/dgnn_config.hpp" \
   # The same test accuracy and best epoch as one process (the loss matches to ~1e-7).
   [ "$(echo "$one" | cut -d, -f1)" = "$(echo "$two" | cut -d, -f1)" ] ||
     { echo "2 ranks differ from 1"; exit 1; }
+  # Max aggregation over halo rows too (the pooled rows of other ranks' vertices).
+  two=$(OMP_NUM_THREADS=1 mpiexec -n 2 --oversubscribe "${root[@]}" "$my" train \
+    --model sage-pool --epochs 10 --parts 2 --quiet)
+  echo "my_dgnn, sage-pool, 2 ranks: $two"
+  [ "$(echo "$pool" | cut -d, -f1)" = "$(echo "$two" | cut -d, -f1)" ] ||
+    { echo "sage-pool: 2 ranks differ from 1"; exit 1; }
 fi

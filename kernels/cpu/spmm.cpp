@@ -66,23 +66,26 @@ inline bool takes(float v, float best) {
   return (kMax ? v > best : v < best) | (v != v);
 }
 
-template <bool kMax>
+// kArg: also record where each extreme came from (for a backward; skipped without one).
+template <bool kMax, bool kArg>
 void extreme_impl(const CsrView& a, ConstMatView x, MatView y, int32_t* arg) {
   const int64_t f = x.cols;
   const bool parallel = a.nnz() * f >= (1 << 14);
 #pragma omp parallel for schedule(dynamic, 64) if (parallel)
   for (int64_t r = 0; r < a.rows; ++r) {
     float* __restrict out = y.row(r);
-    int32_t* __restrict am = arg + r * f;
+    int32_t* __restrict am = kArg ? arg + r * f : nullptr;
     const int64_t begin = a.offsets[r], end = a.offsets[r + 1];
     if (begin == end) {
       std::memset(out, 0, size_t(f) * sizeof(float));
-      for (int64_t c = 0; c < f; ++c) am[c] = -1;
+      if constexpr (kArg)
+        for (int64_t c = 0; c < f; ++c) am[c] = -1;
       continue;
     }
     const int32_t first = a.indices[begin];
     std::memcpy(out, x.row(first), size_t(f) * sizeof(float));
-    for (int64_t c = 0; c < f; ++c) am[c] = first;
+    if constexpr (kArg)
+      for (int64_t c = 0; c < f; ++c) am[c] = first;
     const int64_t nnz = a.offsets[a.rows];
     for (int64_t e = begin + 1; e < end; ++e) {
       if (e + kPrefetch < nnz) {  // as spmm_row: several gathered rows in flight
@@ -96,7 +99,7 @@ void extreme_impl(const CsrView& a, ConstMatView x, MatView y, int32_t* arg) {
         const float v = in[c], b = out[c];
         const bool t = takes<kMax>(v, b);
         out[c] = t ? v : b;
-        am[c] = t ? col : am[c];
+        if constexpr (kArg) am[c] = t ? col : am[c];
       }
     }
   }
@@ -107,9 +110,9 @@ void extreme_impl(const CsrView& a, ConstMatView x, MatView y, int32_t* arg) {
 void spmm_extreme(const CsrView& a, ConstMatView x, MatView y, int32_t* arg, bool is_max) {
   if (a.rows == 0 || x.cols == 0) return;
   if (is_max)
-    extreme_impl<true>(a, x, y, arg);
+    arg ? extreme_impl<true, true>(a, x, y, arg) : extreme_impl<true, false>(a, x, y, arg);
   else
-    extreme_impl<false>(a, x, y, arg);
+    arg ? extreme_impl<false, true>(a, x, y, arg) : extreme_impl<false, false>(a, x, y, arg);
 }
 
 void spmm_extreme_backward(const CsrView& at, int64_t row_base, const int32_t* arg, ConstMatView gy,

@@ -26,7 +26,7 @@ void spmm_extreme(const CsrView& a, ConstMatView x, MatView y, int32_t* arg, boo
     const int64_t begin = off[r], end = off[r + 1];
     if (begin == end) {
       yp[r * yld + j] = 0.f;
-      arg[r * f + j] = -1;
+      if (arg) arg[r * f + j] = -1;
       return;
     }
     int32_t best_col = idx[begin];
@@ -40,7 +40,7 @@ void spmm_extreme(const CsrView& a, ConstMatView x, MatView y, int32_t* arg, boo
       }
     }
     yp[r * yld + j] = best;
-    arg[r * f + j] = best_col;
+    if (arg) arg[r * f + j] = best_col;
   });
 }
 

@@ -231,24 +231,27 @@ TEST_CASE("register_layer: names a layer for the command line, refuses clashes a
     return std::make_unique<GCNConv>(in, out);
   };
   spec.norms = {Norm::gcn};
-  register_layer("test-gcn_2", spec);
-  const LayerSpec* found = find_registered_layer("test-gcn_2");
+  // Names of this run's own (the registry is the process's: Catch may run a case twice).
+  static int run = 0;
+  const std::string name = "test-gcn_" + std::to_string(run++);
+  register_layer(name, spec);
+  const LayerSpec* found = find_registered_layer(name);
   REQUIRE(found != nullptr);
   CHECK(found->norms == std::vector<Norm>{Norm::gcn});
   CHECK(found->factory(4, 3, 0)->parameters().size() == 2);
   CHECK(find_registered_layer("test-gcn") == nullptr);
   const std::vector<std::string> names = registered_layer_names();
-  CHECK(std::find(names.begin(), names.end(), "test-gcn_2") != names.end());
+  CHECK(std::find(names.begin(), names.end(), name) != names.end());
 
-  CHECK_THROWS_WITH(register_layer("test-gcn_2", spec), Catch::Contains("registered already"));
+  CHECK_THROWS_WITH(register_layer(name, spec), Catch::Contains("registered already"));
   for (const char* builtin : {"gcn", "sage", "graphsage", "gat", "gcrn", "egcn-o"})
     CHECK_THROWS_WITH(register_layer(builtin, spec), Catch::Contains("is a built-in model"));
-  for (const char* bad : {"", "two words", "a,b", "x/y"})
+  for (const char* bad : {"", "two words", "a,b", "x/y", "-x", "_x"})
     CHECK_THROWS_WITH(register_layer(bad, spec), Catch::Contains("is not a layer name"));
   CHECK_THROWS_WITH(register_layer("no-factory", LayerSpec{}), Catch::Contains("has no factory"));
   // A found entry stays valid while others are registered.
-  for (int i = 0; i < 64; ++i) register_layer("test-more-" + std::to_string(i), spec);
-  CHECK(found == find_registered_layer("test-gcn_2"));
+  for (int i = 0; i < 64; ++i) register_layer(name + "-more-" + std::to_string(i), spec);
+  CHECK(found == find_registered_layer(name));
 }
 
 TEST_CASE("parameter initialisation depends on the seed and the name, not construction order") {
