@@ -435,16 +435,29 @@ void run_train(TrainArgs& a) {
       std::fprintf(log->get(), "%s\n", j.dump().c_str());
     }
   });
-  if (root)
-    std::printf("test accuracy %.4f (best val %.4f at epoch %d), median epoch %.2f ms\n",
-                res.test_acc, res.best_val_acc, res.best_epoch, res.median_epoch_ms);
+  if (root) {
+    // An empty set (--train-frac 1, --val-frac 0, or split files without it) has no accuracy:
+    // printing 0 would read as a result.
+    const NodeTask& task = setup->task;
+    if (task.global_test > 0)
+      std::printf("test accuracy %.4f ", res.test_acc);
+    else
+      std::printf("no test vertices, no test accuracy ");
+    if (task.global_val > 0)
+      std::printf("(best val %.4f at epoch %d)", res.best_val_acc, res.best_epoch);
+    else
+      std::printf("(no validation vertices: the last epoch's parameters)");
+    std::printf(", median epoch %.2f ms\n", res.median_epoch_ms);
+  }
 
   if (!a.predictions.empty())
     write_predictions(a.predictions, trainer.predict().to(Device::cpu), part, comm);
   if (log) {
+    const NodeTask& task = setup->task;
     nlohmann::json j = {{"final", true},
-                        {"test_acc", res.test_acc},
-                        {"best_val_acc", res.best_val_acc},
+                        {"test_acc", task.global_test > 0 ? nlohmann::json(res.test_acc) : nullptr},
+                        {"best_val_acc",
+                         task.global_val > 0 ? nlohmann::json(res.best_val_acc) : nullptr},
                         {"best_epoch", res.best_epoch},
                         {"epochs", res.last_epoch},
                         {"final_loss", res.final_loss},

@@ -190,6 +190,11 @@ TEST_CASE("cli: without --graph, input options are refused and the split fractio
   const Result r = run("train --epochs 1 --train-frac 0.3 --val-frac 0.1");
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("train/val/test 3000/1000/6000"));
+  // No test or validation set: said so, rather than an accuracy of 0.
+  const Result all = run("train --epochs 1 --train-frac 1 --val-frac 0");
+  REQUIRE(all.code == 0);
+  CHECK_THAT(all.out, Catch::Contains("no test vertices, no test accuracy (no validation "
+                                      "vertices: the last epoch's parameters)"));
 }
 
 TEST_CASE("cli: an option the run would not use is refused, naming it") {
