@@ -2,8 +2,8 @@
 // A random graph (uniform endpoints, seeded) is aggregated at several feature widths; the
 // achieved rate counts only the bytes SpMM cannot avoid moving, so 1.0x memcpy is the ceiling
 // for a kernel that streams them once (gathered rows hit in cache can push it past that).
-// Max aggregation (spmm_extreme: the maximum and the neighbour it came from) is timed beside
-// SpMM on the same graph, with the ratio.
+// Max aggregation (spmm_extreme: the maximum and the neighbour it came from) and its backward
+// are timed beside SpMM on the same graph, with the ratios.
 #include <omp.h>
 
 #include <algorithm>
@@ -52,6 +52,23 @@ Graph random_graph(int64_t n, int64_t m, uint64_t seed) {
   return g;
 }
 
+// The transpose, rows ascending (a counting sort over g's rows in order), as the backward of an
+// aggregation reads it.
+Graph transpose(const Graph& g) {
+  Graph t;
+  t.n = g.n;
+  t.offsets.assign(size_t(g.n) + 1, 0);
+  for (int32_t c : g.indices) ++t.offsets[size_t(c) + 1];
+  for (int64_t r = 0; r < g.n; ++r) t.offsets[size_t(r) + 1] += t.offsets[size_t(r)];
+  t.indices.resize(g.indices.size());
+  t.values.assign(g.indices.size(), 1.f);
+  std::vector<int64_t> next(t.offsets.begin(), t.offsets.end() - 1);
+  for (int64_t r = 0; r < g.n; ++r)
+    for (int64_t e = g.offsets[size_t(r)]; e < g.offsets[size_t(r) + 1]; ++e)
+      t.indices[size_t(next[size_t(g.indices[size_t(e)])]++)] = int32_t(r);
+  return t;
+}
+
 template <typename F>
 double best_ms(int reps, F f) {
   f();  // warm-up: first touch, page faults, thread start
@@ -71,6 +88,7 @@ int main(int argc, char** argv) {
   const int64_t m = argc > 2 ? std::atoll(argv[2]) : 2000000;
   const int reps = argc > 3 ? std::atoi(argv[3]) : 5;
   const Graph g = random_graph(n, m, 42);
+  const Graph gt = transpose(g);
   const int threads = omp_get_max_threads();
   std::printf(
       "bench_spmm: %lld vertices, %lld edges (uniform random, seed 42, weighted), "
@@ -99,8 +117,9 @@ int main(int argc, char** argv) {
     }
   };
 
-  std::printf("%6s %10s %12s %12s %12s %8s %10s %9s\n", "F", "spmm ms", "floor MB", "spmm GB/s",
-              "memcpy GB/s", "ratio", "max ms", "max/spmm");
+  std::printf("%6s %10s %12s %12s %12s %8s %10s %9s %10s %9s\n", "F", "spmm ms", "floor MB",
+              "spmm GB/s", "memcpy GB/s", "ratio", "max ms", "max/spmm", "max bwd ms",
+              "bwd/spmm");
   for (int64_t f : {16, 64, 256}) {
     std::vector<float> x(size_t(n * f)), y(size_t(n * f));
     Rng rng(static_cast<uint64_t>(f));
@@ -118,8 +137,15 @@ int main(int argc, char** argv) {
       kernels::spmm_extreme(Device::cpu, g.view(), ConstMatView(x.data(), n, f, f),
                             {y.data(), n, f, f}, arg.data(), true);
     });
-    std::printf("%6lld %10.2f %12.1f %12.2f %12.2f %7.2fx %10.2f %8.2fx\n", (long long)f, spmm_ms,
-                bytes / 1e6, spmm_gbs, copy_gbs, spmm_gbs / copy_gbs, max_ms, max_ms / spmm_ms);
+    // Its backward: each input row gathers the output rows it feeds and their arg rows.
+    std::vector<float> gx(size_t(n * f));
+    const double bwd_ms = best_ms(reps, [&] {
+      kernels::spmm_extreme_backward(Device::cpu, gt.view(), 0, arg.data(),
+                                     ConstMatView(y.data(), n, f, f), {gx.data(), n, f, f});
+    });
+    std::printf("%6lld %10.2f %12.1f %12.2f %12.2f %7.2fx %10.2f %8.2fx %10.2f %8.2fx\n",
+                (long long)f, spmm_ms, bytes / 1e6, spmm_gbs, copy_gbs, spmm_gbs / copy_gbs, max_ms,
+                max_ms / spmm_ms, bwd_ms, bwd_ms / spmm_ms);
   }
   kernels::free(Device::cpu, copy_src);
   kernels::free(Device::cpu, copy_dst);

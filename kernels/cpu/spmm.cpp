@@ -1,4 +1,5 @@
 // Sparse-dense product over CSR: the aggregation at the heart of every GNN layer.
+#include <bit>
 #include <cstring>
 
 #include "dgnn/kernels/cpu/cpu_kernels.hpp"
@@ -120,6 +121,7 @@ void spmm_extreme_backward(const CsrView& at, int64_t row_base, const int32_t* a
   const int64_t f = gy.cols;
   if (at.rows == 0 || f == 0) return;
   const bool parallel = at.nnz() * f >= (1 << 14);
+  const int64_t nnz = at.offsets[at.rows];
 #pragma omp parallel for schedule(dynamic, 64) if (parallel)
   for (int64_t r = 0; r < at.rows; ++r) {
     float* __restrict out = gx.row(r);
@@ -127,12 +129,26 @@ void spmm_extreme_backward(const CsrView& at, int64_t row_base, const int32_t* a
     const int32_t self = int32_t(row_base + r);
     const int64_t begin = at.offsets[r], end = at.offsets[r + 1];
     for (int64_t e = begin; e < end; ++e) {
+      if (e + kPrefetch < nnz) {  // both gathered rows of an entry ahead, as spmm_row
+        const int64_t ahead = at.indices[e + kPrefetch];
+        const float* ga = gy.row(ahead);
+        const int32_t* aa = arg + ahead * f;
+        for (int64_t c = 0; c < f; c += 16) {
+          __builtin_prefetch(ga + c);
+          __builtin_prefetch(aa + c);
+        }
+      }
       const int64_t v = at.indices[e];
       if (e > begin && v == at.indices[e - 1]) continue;  // a repeated entry: one maximum
       const int32_t* __restrict am = arg + v * f;
       const float* __restrict g = gy.row(v);
+      // g[c] where the maximum came from this row, else +0, selected with a bit mask: the
+      // loop vectorises (a ?: does not), and an inf or NaN elsewhere is never multiplied in.
 #pragma omp simd
-      for (int64_t c = 0; c < f; ++c) out[c] += am[c] == self ? g[c] : 0.f;
+      for (int64_t c = 0; c < f; ++c) {
+        const uint32_t keep = uint32_t(0) - uint32_t(am[c] == self);
+        out[c] += std::bit_cast<float>(std::bit_cast<uint32_t>(g[c]) & keep);
+      }
     }
   }
 }
