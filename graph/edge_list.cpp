@@ -33,18 +33,26 @@ struct Fd {
   throw IoError("cannot " + std::string(what) + " '" + path + "': " + std::strerror(errno));
 }
 
-std::string read_gz(const std::string& path, int64_t file_size, uint32_t isize_hint,
+// Reads `fd` (at offset 0) whole. A partial read is retried; EINTR too.
+size_t read_some(int fd, const std::string& path, char* to, size_t want) {
+  for (;;) {
+    const ssize_t got = ::read(fd, to, want);
+    if (got >= 0) return size_t(got);
+    if (errno != EINTR) io_fail(path, "read");
+  }
+}
+
+// Inflates a gzip file: one member or several (concatenated .gz files, as gzip -d reads them).
+// Any other bytes after the last member are an error naming their offset, since gzip's own
+// reader would drop them silently (a file appended to a .gz by mistake); zero bytes (padding to
+// a block, as tar and dd leave) are allowed.
+std::string read_gz(int fd, const std::string& path, int64_t file_size, uint32_t isize_hint,
                     const ProgressFn& progress) {
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (!gz) io_fail(path, "open");
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> guard(gz, gzclose);
-  gzbuffer(gz, 1 << 20);
-  auto gz_fail = [&](const char* what) {
-    int code = 0;
-    const char* msg = gzerror(gz, &code);
-    if (code == Z_ERRNO) io_fail(path, "read");
-    throw InputError(path, 0, std::string(what) + " (" + msg + ")");
-  };
+  z_stream zs{};
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)  // 16: gzip wrapper only
+    throw IoError("cannot read '" + path + "': zlib could not start (out of memory)");
+  std::unique_ptr<z_stream, int (*)(z_streamp)> guard(&zs, inflateEnd);
+  auto fail = [&](const std::string& what) { throw InputError(path, 0, what); };
   // ISIZE (the last 4 bytes) is the size mod 2^32 of the last member: a good first guess, but
   // any 4 bytes in a cut or damaged file, so never more than deflate can expand the file to.
   // Only reserved (never zero-filled): untouched capacity costs address space, not memory.
@@ -55,23 +63,57 @@ std::string read_gz(const std::string& path, int64_t file_size, uint32_t isize_h
   buf.reserve(std::max<size_t>(std::min<size_t>(isize_hint, ceiling), size_t(1) << 16) + 1);
   // Inflated a chunk at a time and appended: the string grows geometrically by itself, and
   // copying a chunk is cheap next to inflating it.
-  std::unique_ptr<char[]> chunk(new char[size_t(1) << 22]);
+  constexpr size_t kIn = size_t(1) << 20, kOut = size_t(1) << 22;
+  std::unique_ptr<char[]> in(new char[kIn]), out(new char[kOut]);
+  size_t consumed = 0;  // file bytes handed to inflate so far (for offsets and progress)
   size_t next_report = size_t(1) << 26;
+  bool in_member = true, eof = false;
   for (;;) {
-    const int got = gzread(gz, chunk.get(), unsigned(1) << 22);
-    if (got < 0) gz_fail("corrupt gzip data");
-    if (got == 0) break;
-    buf.append(chunk.get(), size_t(got));
+    if (zs.avail_in == 0 && !eof) {
+      const size_t got = read_some(fd, path, in.get(), kIn);
+      eof = got == 0;
+      zs.next_in = reinterpret_cast<Bytef*>(in.get());
+      zs.avail_in = uInt(got);
+      consumed += got;
+    }
+    if (!in_member) {
+      // Between members: another gzip header, zero padding, or trailing bytes.
+      while (zs.avail_in > 0 && *zs.next_in == 0) {
+        ++zs.next_in;
+        --zs.avail_in;
+      }
+      if (zs.avail_in == 0) {
+        if (eof) break;
+        continue;
+      }
+      if (*zs.next_in != 0x1f) {
+        const size_t at = consumed - zs.avail_in;
+        fail("data after the end of the gzip stream, at byte " + std::to_string(at) +
+             " (not gzip: a file appended to it?)");
+      }
+      if (inflateReset(&zs) != Z_OK) fail("corrupt gzip data (zlib could not restart)");
+      in_member = true;
+      continue;
+    }
+    if (zs.avail_in == 0 && eof) fail("truncated gzip data (unexpected end of file)");
+    zs.next_out = reinterpret_cast<Bytef*>(out.get());
+    zs.avail_out = uInt(kOut);
+    const int rc = inflate(&zs, Z_NO_FLUSH);
+    buf.append(out.get(), kOut - zs.avail_out);
+    if (rc == Z_STREAM_END) {
+      in_member = false;
+    } else if (rc == Z_NEED_DICT || rc == Z_DATA_ERROR) {
+      fail(std::string("corrupt gzip data (") + (zs.msg ? zs.msg : "invalid data") + ")");
+    } else if (rc == Z_MEM_ERROR) {
+      throw std::bad_alloc();
+    } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      fail("corrupt gzip data (zlib error " + std::to_string(rc) + ")");
+    }
     if (progress && buf.size() >= next_report) {  // every 64 MiB, so a long read reports
-      progress("read", double(gzoffset(gz)) / double(std::max<int64_t>(file_size, 1)));
+      progress("read", double(consumed) / double(std::max<int64_t>(file_size, 1)));
       next_report = buf.size() + (size_t(1) << 26);
     }
   }
-  // gzread ends quietly at the end of the input, also in the middle of a stream: Z_BUF_ERROR
-  // says it was cut there, and a partial graph must not load (nor be cached) as if whole.
-  int code = Z_OK;
-  gzerror(gz, &code);
-  if (!gzeof(gz) || code != Z_OK) gz_fail("truncated gzip data");
   if (progress) progress("read", 1.0);
   return buf;
 }
@@ -92,7 +134,7 @@ std::string read_file(const std::string& path, const ProgressFn& progress) {
     uint32_t hint = 0;
     if (size >= 18 && ::pread(f.fd, tail, 4, size - 4) == 4)
       hint = tail[0] | tail[1] << 8 | tail[2] << 16 | uint32_t(tail[3]) << 24;
-    return read_gz(path, size, hint, progress);
+    return read_gz(f.fd, path, size, hint, progress);
   }
   std::string buf(size_t(size), '\0');
   size_t len = 0;

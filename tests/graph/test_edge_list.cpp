@@ -314,6 +314,32 @@ TEST_CASE("gzip: a cut file is an input error, never a partial graph", "[edge_li
                Contains(cut + ": truncated gzip data"));
 }
 
+TEST_CASE("gzip: bytes after the last member are an error; zero padding is not",
+          "[edge_list][errors]") {
+  TempDir tmp;
+  const std::string text = "1 2\n2 3\n";
+  std::string raw;
+  {
+    const std::string gz = tmp.write_gz("g.txt.gz", text);
+    std::ifstream in(gz, std::ios::binary);
+    raw.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  // A text file appended by mistake: gzip's reader dropped it without a word.
+  const std::string appended = tmp.write("appended.txt.gz", raw + "5 6\n7 8\n");
+  CHECK_THAT(error_of<InputError>([&] { read_file(appended); }),
+             Contains(appended + ": data after the end of the gzip stream, at byte " +
+                      std::to_string(raw.size())));
+  // Padding to a block (tar, dd): ignored, as gzip -d does.
+  const std::string padded = tmp.write("padded.txt.gz", raw + std::string(512, '\0'));
+  CHECK(read_file(padded) == text);
+  // Padding between members too, and then more data.
+  const std::string both = tmp.write("both.txt.gz", raw + std::string(7, '\0') + raw);
+  CHECK(read_file(both) == text + text);
+  // Something that starts like a member but is not one.
+  const std::string fake = tmp.write("fake.txt.gz", raw + "\x1f\x8b junk");
+  CHECK_THAT(error_of<InputError>([&] { read_file(fake); }), Contains(fake + ": "));
+}
+
 TEST_CASE("gzip: the size in a damaged trailer does not size the buffer", "[edge_list][errors]") {
   TempDir tmp;
   std::string text;
