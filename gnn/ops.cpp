@@ -183,6 +183,31 @@ Var scale(const Var& x, float s) {
       "scale");
 }
 
+Var scale_by(const Var& x, const Var& s) {
+  check_pair("scale_by", x, s);
+  if (s.rows() != 1 || s.cols() != 1)
+    throw ShapeError("scale_by: the scalar " + shape(s) + " must be [1 x 1]");
+  const Device dev = x.device();
+  // The value used forward is the one the backward scales by, whatever happens to s between.
+  const float sv = s.value().item();
+  Tensor y = Tensor::uninitialized(x.rows(), x.cols(), dev);
+  kernels::axpby(dev, y.numel(), sv, x.value().data(), 0.f, y.data());
+  return make_op(
+      std::move(y), {x, s},
+      [dev, sv](Node& n) {
+        const int64_t count = n.grad.numel();
+        if (wants(n, 0))
+          kernels::axpby(dev, count, sv, n.grad.data(), 1.f, grad_of(n, 0).data());
+        if (wants(n, 1)) {
+          Tensor prod = Tensor::uninitialized(n.grad.rows(), n.grad.cols(), dev);
+          kernels::mul(dev, count, value_of(n, 0).data(), n.grad.data(), prod.data());
+          const Tensor ds = Tensor::filled(1, 1, float(kernels::sum(dev, prod.data(), count)), dev);
+          kernels::axpby(dev, 1, 1.f, ds.data(), 1.f, grad_of(n, 1).data());
+        }
+      },
+      "scale_by");
+}
+
 Var add_bias(const Var& x, const Var& bias) {
   check_pair("add_bias", x, bias);
   if (bias.rows() != 1 || bias.cols() != x.cols())

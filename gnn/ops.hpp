@@ -18,6 +18,10 @@ Var sub(const Var& a, const Var& b);
 Var mul(const Var& a, const Var& b);
 // s * x
 Var scale(const Var& x, float s);
+// s * x for a 1 x 1 Var s: a learnable scalar (GIN's 1 + eps, a gate, a temperature). Its
+// gradient is sum(x * dy), summed over every rank by the usual all-reduce. On a GPU the scalar
+// is read back once per call.
+Var scale_by(const Var& x, const Var& s);
 // x + bias, bias is 1 x cols broadcast over rows.
 Var add_bias(const Var& x, const Var& bias);
 Var relu(const Var& x);

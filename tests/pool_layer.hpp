@@ -1,8 +1,9 @@
 #pragma once
 // A user's layer with the extreme aggregators, for the tests that hold every layer kind to the
 // same standard (mini-batch = full graph, P ranks = 1 process): GraphSAGE's pooling aggregator
-// (max over neighbours of a transformed input) plus its min twin and a self term. tanh rather
-// than ReLU keeps the pooled values free of ties, so the maximum's neighbour is unambiguous.
+// (max over neighbours of a transformed input) plus its min twin and a self term scaled by a
+// learnable scalar (scale_by). tanh rather than ReLU keeps the pooled values free of ties, so
+// the maximum's neighbour is unambiguous.
 #include "dgnn/gnn/module.hpp"
 
 namespace dgnn::test {
@@ -13,16 +14,17 @@ class PoolLayer : public Module {
       : pool_(add_parameter("pool", in, out)),
         max_(add_parameter("max", out, out)),
         min_(add_parameter("min", out, out)),
-        self_(add_parameter("self", in, out)) {}
+        self_(add_parameter("self", in, out)),
+        gamma_(add_parameter("gamma", 1, 1, Init::ones, /*decay=*/false)) {}
   Var forward(ForwardContext& ctx, const Var& x) override {
     Var h = tanh(matmul(x, pool_));
     return add(
         add(matmul(aggregate_max(ctx.graph, h), max_), matmul(aggregate_min(ctx.graph, h), min_)),
-        matmul(dst_rows(ctx.graph, x), self_));
+        matmul(scale_by(dst_rows(ctx.graph, x), gamma_), self_));
   }
 
  private:
-  Var &pool_, &max_, &min_, &self_;
+  Var &pool_, &max_, &min_, &self_, &gamma_;
 };
 
 }  // namespace dgnn::test

@@ -109,6 +109,7 @@ std::vector<GradCase> all_cases() {
          return pair_mlp({v[0], std::nullopt}, {v[1], std::vector<int32_t>{5, 0, 2, 2}}, v[2], v[3],
                          v[4], v[5]);
        }},
+      {"scale_by", {{4, 3}, {1, 1}}, [](auto& v) { return scale_by(v[0], v[1]); }},
       // A small network: every gradient flows through several recorded nodes.
       {"mlp",
        {{6, 3}, {3, 4}, {1, 4}, {4, 3}},
@@ -188,7 +189,7 @@ TEST_CASE("ops: every op's backward matches central finite differences", "[gnn][
   // The harness is only as good as its list: every op in ops.hpp, loss.hpp and rnn.hpp must
   // have been on a checked tape.
   std::istringstream ops(
-      "matmul add sub mul scale add_bias relu leaky_relu sigmoid tanh concat_cols slice_cols "
+      "matmul add sub mul scale scale_by add_bias relu leaky_relu sigmoid tanh concat_cols slice_cols "
       "slice_rows gather_rows sum mean dropout cross_entropy row_sum dot_rows add_scalar one_minus "
       "bce_with_logits lstm_cell gru_cell pair_mlp");
   for (std::string op; ops >> op;) {
