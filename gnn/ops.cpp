@@ -196,8 +196,7 @@ Var scale_by(const Var& x, const Var& s) {
       std::move(y), {x, s},
       [dev, sv](Node& n) {
         const int64_t count = n.grad.numel();
-        if (wants(n, 0))
-          kernels::axpby(dev, count, sv, n.grad.data(), 1.f, grad_of(n, 0).data());
+        if (wants(n, 0)) kernels::axpby(dev, count, sv, n.grad.data(), 1.f, grad_of(n, 0).data());
         if (wants(n, 1)) {
           Tensor prod = Tensor::uninitialized(n.grad.rows(), n.grad.cols(), dev);
           kernels::mul(dev, count, value_of(n, 0).data(), n.grad.data(), prod.data());

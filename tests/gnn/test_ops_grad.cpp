@@ -189,9 +189,9 @@ TEST_CASE("ops: every op's backward matches central finite differences", "[gnn][
   // The harness is only as good as its list: every op in ops.hpp, loss.hpp and rnn.hpp must
   // have been on a checked tape.
   std::istringstream ops(
-      "matmul add sub mul scale scale_by add_bias relu leaky_relu sigmoid tanh concat_cols slice_cols "
-      "slice_rows gather_rows sum mean dropout cross_entropy row_sum dot_rows add_scalar one_minus "
-      "bce_with_logits lstm_cell gru_cell pair_mlp");
+      "matmul add sub mul scale scale_by add_bias relu leaky_relu sigmoid tanh concat_cols "
+      "slice_cols slice_rows gather_rows sum mean dropout cross_entropy row_sum dot_rows "
+      "add_scalar one_minus bce_with_logits lstm_cell gru_cell pair_mlp");
   for (std::string op; ops >> op;) {
     INFO("op " << op);
     CHECK(covered.count(op) == 1);
