@@ -14,30 +14,23 @@
 
 #include "dgnn/common/hash_rng.hpp"
 #include "dgnn/common/timer.hpp"
+#include "dgnn/graph/csr.hpp"
 #include "dgnn/kernels/kernels.hpp"
 
 using namespace dgnn;
 
 namespace {
 
-struct Graph {
-  int64_t n = 0;
-  std::vector<int64_t> offsets;
-  std::vector<int32_t> indices;
-  std::vector<float> values;
-  CsrView view() const { return {n, n, offsets.data(), indices.data(), values.data()}; }
-};
-
 // Edges with uniform random endpoints, bucketed by destination with a counting sort.
-Graph random_graph(int64_t n, int64_t m, uint64_t seed) {
+Csr random_graph(int64_t n, int64_t m, uint64_t seed) {
   Rng rng(seed);
   std::vector<int32_t> src(static_cast<size_t>(m)), dst(src);
   for (int64_t e = 0; e < m; ++e) {
     src[size_t(e)] = int32_t(rng.below(uint64_t(n)));
     dst[size_t(e)] = int32_t(rng.below(uint64_t(n)));
   }
-  Graph g;
-  g.n = n;
+  Csr g;
+  g.rows = g.cols = n;
   g.offsets.assign(size_t(n) + 1, 0);
   for (int32_t d : dst) ++g.offsets[size_t(d) + 1];
   for (int64_t r = 0; r < n; ++r) g.offsets[size_t(r) + 1] += g.offsets[size_t(r)];
@@ -50,23 +43,6 @@ Graph random_graph(int64_t n, int64_t m, uint64_t seed) {
     g.values[size_t(slot)] = 0.5f + rng.uniform();
   }
   return g;
-}
-
-// The transpose, rows ascending (a counting sort over g's rows in order), as the backward of an
-// aggregation reads it.
-Graph transpose(const Graph& g) {
-  Graph t;
-  t.n = g.n;
-  t.offsets.assign(size_t(g.n) + 1, 0);
-  for (int32_t c : g.indices) ++t.offsets[size_t(c) + 1];
-  for (int64_t r = 0; r < g.n; ++r) t.offsets[size_t(r) + 1] += t.offsets[size_t(r)];
-  t.indices.resize(g.indices.size());
-  t.values.assign(g.indices.size(), 1.f);
-  std::vector<int64_t> next(t.offsets.begin(), t.offsets.end() - 1);
-  for (int64_t r = 0; r < g.n; ++r)
-    for (int64_t e = g.offsets[size_t(r)]; e < g.offsets[size_t(r) + 1]; ++e)
-      t.indices[size_t(next[size_t(g.indices[size_t(e)])]++)] = int32_t(r);
-  return t;
 }
 
 template <typename F>
@@ -87,8 +63,8 @@ int main(int argc, char** argv) {
   const int64_t n = argc > 1 ? std::atoll(argv[1]) : 100000;
   const int64_t m = argc > 2 ? std::atoll(argv[2]) : 2000000;
   const int reps = argc > 3 ? std::atoi(argv[3]) : 5;
-  const Graph g = random_graph(n, m, 42);
-  const Graph gt = transpose(g);
+  const Csr g = random_graph(n, m, 42);
+  const Csr gt = g.transpose();  // rows ascending, as the backward of an aggregation reads it
   const int threads = omp_get_max_threads();
   std::printf(
       "bench_spmm: %lld vertices, %lld edges (uniform random, seed 42, weighted), "

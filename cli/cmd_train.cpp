@@ -262,24 +262,20 @@ std::optional<MiniBatchOptions> minibatch_options(const TrainArgs& a) {
 }
 
 // The static model --model names: a built-in layer or one registered by the program
-// (register_layer), stacked the same way.
-struct StaticModel {
-  std::string name;
-  LayerFactory factory;
-  std::vector<Norm> norms;  // what mini-batches build with each batch
-  bool attention = false;
-};
-
-StaticModel static_model(const std::string& name, float dropout) {
-  if (const LayerSpec* spec = find_registered_layer(name))
-    return {name, spec->factory, spec->norms, spec->attention};
-  const ModelKind kind = parse_model_kind(name);
+// (register_layer), stacked the same way; *name is what logs and checkpoints record.
+LayerSpec static_model(const std::string& model, float dropout, std::string* name) {
+  if (const LayerSpec* spec = find_registered_layer(model)) {
+    *name = model;
+    return *spec;
+  }
+  const ModelKind kind = parse_model_kind(model);
+  *name = model_kind_name(kind);
   // GAT drops attention coefficients with the same probability as features (as its paper); it
   // runs over the GCN structure (self loops).
   const Norm norm = kind == ModelKind::sage  ? Norm::mean
                     : kind == ModelKind::gin ? Norm::sum
                                              : Norm::gcn;
-  return {model_kind_name(kind), builtin_layer(kind, dropout), {norm}, kind == ModelKind::gat};
+  return {builtin_layer(kind, dropout), {norm}, kind == ModelKind::gat};
 }
 
 void run_train(TrainArgs& a) {
@@ -292,7 +288,8 @@ void run_train(TrainArgs& a) {
     throw OptionError("--train-frac and --val-frac must be in [0, 1] with a sum <= 1");
   check_outputs(
       a, {{"--log-json", a.log_json}, {"--predictions", a.predictions}, {"--save", a.train.save}});
-  const StaticModel spec = static_model(a.model.empty() ? "gcn" : a.model, a.dropout);
+  std::string model_name;
+  const LayerSpec spec = static_model(a.model.empty() ? "gcn" : a.model, a.dropout, &model_name);
   parse_partitioner(a.partitioner);
   std::optional<MiniBatchOptions> mb = minibatch_options(a);
   Communicator& comm = world();
@@ -314,7 +311,7 @@ void run_train(TrainArgs& a) {
   }
 
   nlohmann::json settings = {{"graph", a.data.graph.empty() ? "generated:sbm" : a.data.graph},
-                             {"model", spec.name},
+                             {"model", model_name},
                              {"layers", a.layers},
                              {"hidden", a.hidden},
                              {"dropout", a.dropout},
@@ -487,8 +484,7 @@ void register_train(CLI::App& app) {
   add_dataset_options(cmd, a->data);
   // Layers the program registered (dgnn::register_layer before dgnn::cli_main) join the
   // static models.
-  std::vector<std::string> models{"gcn",         "sage",        "graphsage", "gin", "gat",
-                                  "evolvegcn-o", "evolvegcn-h", "gcrn",      "tgcn"};
+  std::vector<std::string> models = builtin_model_names();
   std::string registered;
   for (const std::string& name : registered_layer_names()) {
     models.push_back(name);

@@ -100,15 +100,17 @@ void add_edge_list_options(CLI::App* cmd, EdgeListOptions& opt) {
 
 void refuse_input_options(const CLI::App* cmd, const std::string& graph) {
   if (!graph.empty()) return;
-  for (const char* n :
-       {"--directed", "--src-col", "--dst-col", "--weight-col", "--time-col", "--self-loops",
-        "--duplicates", "--features", "--labels", "--train-ids", "--val-ids", "--test-ids",
-        "--generate-features", "--feature-dim", "--num-classes", "--snapshot-seconds",
-        "--snapshots", "--window", "--cumulative"})
-    if (const CLI::Option* o = cmd->get_option_no_throw(n); o && o->count() > 0)
-      throw OptionError(std::string(n) +
+  // Every option of the three groups above, so one added there is covered too.
+  for (const CLI::Option* o : cmd->get_options([](const CLI::Option* o) {
+         const std::string& g = o->get_group();
+         return g == "Edge list" || g == "Dataset" || g == "Snapshots (temporal graphs)";
+       })) {
+    const std::string n = o->get_name();
+    if (o->count() > 0 && n != "--train-frac" && n != "--val-frac" && n != "--no-cache")
+      throw OptionError(n +
                         ": describes an input graph, and no --graph is given (the generated "
                         "default SBM has its own features and labels)");
+  }
 }
 
 SbmConfig default_sbm(const DatasetOptions& opt) {

@@ -140,14 +140,14 @@ Registry& registry() {
   return r;
 }
 
-bool is_builtin_model_name(const std::string& name) {
-  for (const char* b : {"gcn", "sage", "graphsage", "gin", "gat", "evolvegcn-o", "evolvegcn-h",
-                        "egcn-o", "egcn-h", "gcrn", "tgcn", "t-gcn"})
-    if (name == b) return true;
-  return false;
-}
-
 }  // namespace
+
+const std::vector<std::string>& builtin_model_names() {
+  static const std::vector<std::string> names{"gcn",         "sage",        "graphsage",
+                                              "gin",         "gat",         "evolvegcn-o",
+                                              "evolvegcn-h", "gcrn",        "tgcn"};
+  return names;
+}
 
 void register_layer(const std::string& name, LayerSpec spec) {
   auto alnum = [](char c) {
@@ -162,7 +162,10 @@ void register_layer(const std::string& name, LayerSpec spec) {
                 "' is not a layer name (1 to 64 letters, digits, '-' or '_', starting with a "
                 "letter or digit)");
   if (!spec.factory) throw Error("register_layer: '" + name + "' has no factory");
-  if (is_builtin_model_name(name))
+  const std::vector<std::string>& builtin = builtin_model_names();
+  // (and the temporal models' other spellings, which parse_temporal_kind takes too)
+  if (std::find(builtin.begin(), builtin.end(), name) != builtin.end() || name == "egcn-o" ||
+      name == "egcn-h" || name == "t-gcn")
     throw Error("register_layer: '" + name + "' is a built-in model of dgnn");
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);

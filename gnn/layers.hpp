@@ -122,5 +122,7 @@ struct LayerSpec {
 void register_layer(const std::string& name, LayerSpec spec);
 const LayerSpec* find_registered_layer(const std::string& name);  // nullptr: not registered
 std::vector<std::string> registered_layer_names();                // in registration order
+// The models dgnn has (static, then temporal), as --model spells them.
+const std::vector<std::string>& builtin_model_names();
 
 }  // namespace dgnn

@@ -33,7 +33,7 @@ struct Fd {
   throw IoError("cannot " + std::string(what) + " '" + path + "': " + std::strerror(errno));
 }
 
-// Reads `fd` (at offset 0) whole. A partial read is retried; EINTR too.
+// One read(2) of up to `want` bytes (0 at the end of the file), retried on EINTR.
 size_t read_some(int fd, const std::string& path, char* to, size_t want) {
   for (;;) {
     const ssize_t got = ::read(fd, to, want);
