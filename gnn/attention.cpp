@@ -120,7 +120,9 @@ Var with_halo(const GraphView& g, const Var& x) {
   DGNN_CHECK(x.rows() == g.n_input_rows(), ShapeError,
              "with_halo: x has " + std::to_string(x.rows()) + " rows, the graph takes " +
                  std::to_string(g.n_input_rows()));
-  if (g.n_halo() == 0 || g.bipartite()) return x;
+  // No halo exchange (one process, a block), or nothing to exchange on any rank: with a plan,
+  // a rank without halo rows still sends its rows to peers (directed graphs).
+  if (!g.halo() || g.bipartite()) return x;
   const Device dev = x.device();
   const int64_t f = x.cols(), owned = g.n_owned(), all = n_sources(g);
   Tensor full = Tensor::uninitialized(all, f, dev);

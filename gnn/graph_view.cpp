@@ -329,16 +329,18 @@ void check_aggregate_input(const char* op, const GraphView& g, const Var& x) {
                                 : "owns " + std::to_string(g.n_owned()) + " vertices"));
 }
 
-// out = a kernel over the rows of the forward adjacency `fwd` and x. On a rank with halo rows,
-// x is extended by them ([owned | halo]); interior rows read owned columns only and are computed
-// while the halo rows travel. kernel(A's rows, input, out's rows, first row).
+// out = a kernel over the rows of the forward adjacency `fwd` and x. On a rank of a job (a halo
+// exchange), x is extended by its halo rows ([owned | halo]); interior rows read owned columns only
+// and are computed while the halo rows travel. kernel(A's rows, input, out's rows, first row).
 template <class Kernel>
 Tensor forward_rows(const GraphView& g, const Var& x, const kernels::DeviceCsr& fwd,
                     Kernel kernel) {
   const Device dev = x.device();
   const int64_t f = x.cols(), n_owned = g.n_owned(), n_all = g.n_owned() + g.n_halo();
   Tensor out = Tensor::uninitialized(n_owned, f, dev);
-  if (g.n_halo() == 0 || g.bipartite()) {
+  // A rank with no halo rows of its own may still owe its rows to peers (a directed graph's
+  // plan is not symmetric): it exchanges whenever it has a plan, or its peers wait forever.
+  if (!g.halo() || g.bipartite()) {
     kernel(fwd.view(), ConstMatView(x.value().view()), out.view(), int64_t(0));
     return out;
   }
@@ -355,14 +357,14 @@ Tensor forward_rows(const GraphView& g, const Var& x, const kernels::DeviceCsr& 
 }
 
 // The input gradient through the transposed adjacency `bwd` (input rows by output rows): on a
-// rank with halo rows, their gradient rows are computed first and sent to their owners (added
+// rank of a job, its halo rows' gradient rows are computed first and sent to their owners (added
 // there) while the owned rows compute. kernel(At's rows, out's rows, first row).
 template <class Kernel>
 void backward_rows(const GraphView* gp, const kernels::DeviceCsr& bwd, Node& in, int64_t f,
                    Device d, Kernel kernel) {
   Tensor& gx = in.grad_buffer();
   const int64_t owned = gp->n_owned(), all = gp->n_owned() + gp->n_halo();
-  if (gp->n_halo() == 0 || gp->bipartite()) {
+  if (!gp->halo() || gp->bipartite()) {  // as in forward_rows: peers may send gradients back
     kernel(bwd.view(), gx.view(), int64_t(0), true);
     return;
   }

@@ -616,9 +616,11 @@ void check_pair_mlp(const char* fn, const PairMlp& p) {
     mismatch(fn, "W1", shape(p.w1), "hu", shape(p.hu), "W1 has 3 x the ends' width rows");
   if (p.w2.rows != p.w1.cols)
     mismatch(fn, "W2", shape(p.w2), "W1", shape(p.w1), "W2 has W1's columns as rows");
-  if (!p.u && p.hu.rows != p.pairs)
+  // No pairs: nothing is read, and an empty index has no data pointer, so that it looks like
+  // no index at all; the ends' tables may then hold any rows (a rank with nothing to score).
+  if (!p.u && p.pairs > 0 && p.hu.rows != p.pairs)
     mismatch(fn, "hu", shape(p.hu), "the pairs", shape(p.pairs, d), "one row per pair without u");
-  if (!p.v && p.hv.rows != p.pairs)
+  if (!p.v && p.pairs > 0 && p.hv.rows != p.pairs)
     mismatch(fn, "hv", shape(p.hv), "the pairs", shape(p.pairs, d), "one row per pair without v");
   if (p.pairs > 0 && (!p.b1 || !p.b2))
     throw ShapeError(std::string("kernels::") + fn + ": the biases b1 and b2 need data");

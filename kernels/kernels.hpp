@@ -106,7 +106,7 @@ void scatter_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, M
 // first two are products over the tables' rows (fewer than the pairs), only the third is per pair.
 struct PairMlp {
   ConstMatView hu;             // Nu x D
-  const int32_t* u = nullptr;  // pairs entries in [0, Nu), or null (Nu = pairs)
+  const int32_t* u = nullptr;  // pairs entries in [0, Nu), or null (then Nu = pairs, unless 0)
   ConstMatView hv;             // Nv x D
   const int32_t* v = nullptr;
   int64_t pairs = 0;
