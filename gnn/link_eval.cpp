@@ -1,6 +1,6 @@
 // All-pairs link-prediction metrics in two streaming passes over source rows (see the header
-// for the protocol). The counting is exact: integer counts of candidates per threshold and per
-// gap between thresholds, so the result does not depend on the thread or rank count.
+// for the protocol). The counting is exact: integer counts of candidates at and between the ends
+// of the positives' tie intervals, so the result does not depend on the thread or rank count.
 #include "dgnn/gnn/link_eval.hpp"
 
 #include <omp.h>
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "dgnn/common/error.hpp"
+#include "dgnn/gnn/metrics.hpp"
 
 namespace dgnn {
 
@@ -19,17 +20,18 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Adds each score of x[0, n) to the threshold it equals (eq[j], t[j] == x) or to the gap it falls
-// in (gap[j]: strictly between t[j-1] and t[j]; gap[0] below t[0], gap[m] above t[m-1]).
-// t: ascending, distinct. False when a score is NaN (the counts are then incomplete).
-bool count_into(const float* x, int64_t n, const std::vector<float>& t, int64_t* eq, int64_t* gap) {
-  const float* tb = t.data();
-  const float* te = tb + t.size();
+// Adds each score of x[0, n) to the breakpoint it equals (eq[j], b[j] == x) or to the gap it
+// falls in (gap[j]: strictly between b[j-1] and b[j]; gap[0] below b[0], gap[m] above b[m-1]).
+// b: ascending, distinct. False when a score is NaN (the counts are then incomplete).
+bool count_into(const float* x, int64_t n, const std::vector<double>& b, int64_t* eq,
+                int64_t* gap) {
+  const double* bb = b.data();
+  const double* be = bb + b.size();
   for (int64_t i = 0; i < n; ++i) {
-    const float s = x[i];
+    const double s = x[i];
     if (std::isnan(s)) return false;
-    const size_t j = size_t(std::upper_bound(tb, te, s) - tb);
-    if (j > 0 && tb[j - 1] == s)
+    const size_t j = size_t(std::upper_bound(bb, be, s) - bb);
+    if (j > 0 && bb[j - 1] == s)
       ++eq[j - 1];
     else
       ++gap[j];
@@ -37,37 +39,53 @@ bool count_into(const float* x, int64_t n, const std::vector<float>& t, int64_t*
   return true;
 }
 
-// above[j]: how many counted scores are strictly above t[j].
-std::vector<int64_t> count_above(const std::vector<int64_t>& eq, const std::vector<int64_t>& gap) {
-  const size_t m = eq.size();
-  std::vector<int64_t> above(m);
-  int64_t acc = gap[m];
-  for (size_t j = m; j-- > 0;) {
-    above[j] = acc;
-    acc += eq[j] + gap[j];
+// below[j]: how many counted scores are strictly below b[j] (those at most b[j]: below + eq).
+std::vector<int64_t> count_below(const std::vector<int64_t>& eq, const std::vector<int64_t>& gap) {
+  std::vector<int64_t> below(eq.size());
+  int64_t acc = 0;
+  for (size_t j = 0; j < eq.size(); ++j) {
+    below[j] = acc + gap[j];
+    acc = below[j] + eq[j];
   }
-  return above;
+  return below;
 }
 
-// Sorted distinct values of v.
-std::vector<float> distinct(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-  return v;
-}
+// Each positive's tie interval [s - d, s + d] (gnn/metrics.hpp), and the sorted distinct ends of
+// all of them: the breakpoints scores are counted against.
+struct Intervals {
+  std::vector<double> lo, hi, ends;
+  Intervals(const float* s, size_t k, double tie) {
+    for (size_t i = 0; i < k; ++i) {
+      const double d = tie_radius(s[i], tie);
+      lo.push_back(double(s[i]) - d);
+      hi.push_back(double(s[i]) + d);
+    }
+    ends = lo;
+    ends.insert(ends.end(), hi.begin(), hi.end());
+    std::sort(ends.begin(), ends.end());
+    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  }
+  size_t at(double x) const {
+    return size_t(std::lower_bound(ends.begin(), ends.end(), x) - ends.begin());
+  }
+};
 
-// Mean of 1 / rank over row u's targets d[0, k) among the row's n scores (mid-rank ties).
-bool row_reciprocal_rank(const float* row, int64_t n, const int32_t* d, int64_t k, double* out) {
+// Mean of 1 / rank over row u's targets d[0, k) among the row's n scores (mid-rank ties within
+// each target's tie interval).
+bool row_reciprocal_rank(const float* row, int64_t n, const int32_t* d, int64_t k, double tie,
+                         double* out) {
   std::vector<float> own(static_cast<size_t>(k));
   for (int64_t i = 0; i < k; ++i) own[size_t(i)] = row[d[i]];
-  const std::vector<float> t = distinct(std::move(own));
-  std::vector<int64_t> eq(t.size(), 0), gap(t.size() + 1, 0);
-  if (!count_into(row, n, t, eq.data(), gap.data())) return false;
-  const std::vector<int64_t> above = count_above(eq, gap);
+  const Intervals iv(own.data(), own.size(), tie);
+  std::vector<int64_t> eq(iv.ends.size(), 0), gap(iv.ends.size() + 1, 0);
+  if (!count_into(row, n, iv.ends, eq.data(), gap.data())) return false;
+  const std::vector<int64_t> below = count_below(eq, gap);
   double rr = 0;
-  for (int64_t i = 0; i < k; ++i) {
-    const size_t j = size_t(std::lower_bound(t.begin(), t.end(), row[d[i]]) - t.begin());
-    rr += 1.0 / (double(above[j]) + double(eq[j] + 1) / 2.0);
+  for (size_t i = 0; i < own.size(); ++i) {
+    const size_t h = iv.at(iv.hi[i]);
+    const double at_most = double(below[h] + eq[h]);
+    const double tied = at_most - double(below[iv.at(iv.lo[i])]);  // itself included
+    rr += 1.0 / ((double(n) - at_most) + (tied + 1.0) / 2.0);
   }
   *out = rr / double(k);
   return true;
@@ -130,7 +148,8 @@ PairTargets PairTargets::from_pairs(int64_t n, std::vector<std::pair<int32_t, in
 }
 
 AllPairsMetrics all_pairs_metrics(const PairTargets& targets, const std::vector<int32_t>& rows,
-                                  const RowScoreFn& score, Communicator& comm, int64_t keep_bytes) {
+                                  const RowScoreFn& score, Communicator& comm, double tie,
+                                  int64_t keep_bytes) {
   const int64_t n = targets.n;
   if (int64_t(targets.offsets.size()) != n + 1)
     throw ShapeError("all_pairs_metrics: targets need n + 1 offsets");
@@ -161,27 +180,23 @@ AllPairsMetrics all_pairs_metrics(const PairTargets& targets, const std::vector<
       const int32_t* d = targets.dst.data() + targets.offsets[size_t(u)];
       const int64_t k = targets.count(u);
       for (int64_t j = 0; j < k; ++j) pos_scores[size_t(pos_offset[size_t(i)] + j)] = out[d[j]];
-      row_nan[size_t(i)] = !row_reciprocal_rank(out, n, d, k, &row_rr[size_t(i)]);
+      row_nan[size_t(i)] = !row_reciprocal_rank(out, n, d, k, tie, &row_rr[size_t(i)]);
     });
   }
   int64_t bad = std::count(row_nan.begin(), row_nan.end(), uint8_t(1));
 
-  // The thresholds: every rank's positive scores, distinct, with how many positives each holds.
+  // Every rank's positive scores (sorted, so that every rank sums in one order), and the ends of
+  // their tie intervals, against which every candidate is counted.
   std::vector<float> all_pos = allgather(comm, pos_scores);
+  all_pos.erase(
+      std::remove_if(all_pos.begin(), all_pos.end(), [](float x) { return std::isnan(x); }),
+      all_pos.end());  // reported through `bad`
   std::sort(all_pos.begin(), all_pos.end());
-  std::vector<float> t;
-  std::vector<int64_t> pos_eq;
-  for (float s : all_pos) {
-    if (std::isnan(s)) break;  // NaN sorts anywhere: reported below through `bad`
-    if (t.empty() || t.back() != s) {
-      t.push_back(s);
-      pos_eq.push_back(0);
-    }
-    ++pos_eq.back();
-  }
-  const size_t m = t.size();
+  const Intervals iv(all_pos.data(), all_pos.size(), tie);
+  const std::vector<double> pos_sorted(all_pos.begin(), all_pos.end());
+  const size_t m = iv.ends.size();
 
-  // Pass 2: every row's candidates, counted per threshold and per gap.
+  // Pass 2: every row's candidates, counted per interval end and per gap between them.
   std::vector<int32_t> slot(keep ? size_t(n) : 0, -1);
   if (keep)
     for (int64_t i = 0; i < pr; ++i) slot[size_t(pos_rows[size_t(i)])] = int32_t(i);
@@ -203,7 +218,7 @@ AllPairsMetrics all_pairs_metrics(const PairTargets& targets, const std::vector<
         score(u, row.data(), scr);
         x = row.data();
       }
-      if (!count_into(x, n, t, t_eq[size_t(me)].data(), t_gap[size_t(me)].data()))
+      if (!count_into(x, n, iv.ends, t_eq[size_t(me)].data(), t_gap[size_t(me)].data()))
         ++t_bad[size_t(me)];
     });
     for (int r = 0; r < threads; ++r) {
@@ -231,30 +246,36 @@ AllPairsMetrics all_pairs_metrics(const PairTargets& targets, const std::vector<
   if (res.candidates != n * n)
     throw Error("all-pairs link evaluation: the ranks scored " + std::to_string(res.candidates) +
                 " candidates instead of " + std::to_string(n) + "^2 (every row exactly once)");
-  for (size_t j = 0; j < m; ++j)
-    if (eq[j] < pos_eq[j])
-      throw Error(
-          "all-pairs link evaluation: a row scored differently in its two passes (the row "
-          "scorer must be deterministic)");
   const double p = double(res.positives), total = double(res.candidates), neg = total - p;
   res.mrr = mrr_sum[1] > 0 ? mrr_sum[0] / mrr_sum[1] : kNaN;
   if (res.positives == 0) {
     res.auc = res.map = kNaN;
     return res;
   }
-  // Walking the thresholds from the top: at t[j], recall rises by pos_eq[j] / P at the
-  // precision of everything scoring >= t[j]; each positive there beats the negatives below and
-  // ties with the negatives equal to it.
-  const std::vector<int64_t> above = count_above(eq, gap);
-  double ap = 0, wins = 0, pos_ge = 0;
-  for (size_t j = m; j-- > 0;) {
-    const double pe = double(pos_eq[j]);
-    pos_ge += pe;
-    const double ge = double(above[j] + eq[j]);
-    ap += (pe / p) * (pos_ge / ge);
-    const double neg_below = (total - ge) - (p - pos_ge);
-    wins += pe * (neg_below + 0.5 * (double(eq[j]) - pe));
+  // Per positive: the candidates (and positives) below its interval and at most its top. It
+  // beats the negatives below, ties with those inside, and its share of recall comes at the
+  // precision of everything >= its interval's lower end.
+  const std::vector<int64_t> below = count_below(eq, gap);
+  auto pos_below = [&](double x) {
+    return double(std::lower_bound(pos_sorted.begin(), pos_sorted.end(), x) - pos_sorted.begin());
+  };
+  auto pos_at_most = [&](double x) {
+    return double(std::upper_bound(pos_sorted.begin(), pos_sorted.end(), x) - pos_sorted.begin());
+  };
+  double ap = 0, wins = 0;
+  for (size_t i = 0; i < all_pos.size(); ++i) {
+    const size_t l = iv.at(iv.lo[i]), h = iv.at(iv.hi[i]);
+    const double c_below = double(below[l]), c_at_most = double(below[h] + eq[h]);
+    const double p_below = pos_below(iv.lo[i]), p_at_most = pos_at_most(iv.hi[i]);
+    if (c_at_most - c_below < p_at_most - p_below)
+      throw Error(
+          "all-pairs link evaluation: a row scored differently in its two passes (the row "
+          "scorer must be deterministic)");
+    const double neg_below = c_below - p_below;
+    wins += neg_below + 0.5 * ((c_at_most - p_at_most) - neg_below);
+    ap += (p - p_below) / (total - c_below);
   }
+  ap /= p;
   res.map = ap;
   res.auc = neg > 0 ? wins / (p * neg) : kNaN;
   return res;

@@ -10,10 +10,11 @@
 //         among u's n candidates (mid-rank ties, as mean_reciprocal_rank), averaged over rows.
 // These equal the functions of gnn/metrics.hpp applied to the n^2 materialised scores (grouped
 // by source for MRR), without ever holding them: rows are scored one at a time, in parallel.
-// AP and AUC need, for each distinct positive score t, only how many candidates score above t
-// and how many equal it. A first pass scores the rows that hold positives, whose scores are the
-// thresholds (and gives MRR, which is per row); a second pass scores every row and counts its
-// candidates into the gaps between thresholds. Memory: O(positives + threads x n), plus the
+// AP and AUC need, for each positive, only how many candidates score below, within and above its
+// tie interval (gnn/metrics.hpp; with tie = 0, the candidates equal to its score). A first pass
+// scores the rows that hold positives, whose scores give the intervals (and gives MRR, which is
+// per row); a second pass scores every row and counts its candidates into the gaps between the
+// intervals' ends. Memory: O(positives + threads x n), plus the
 // first pass's rows, kept for the second when they fit (128 MB by default).
 #include <cstdint>
 #include <functional>
@@ -49,10 +50,10 @@ struct AllPairsMetrics {
 // The metrics of one step over all n^2 candidates. Each rank scores the source rows `rows`
 // (global ids); over the ranks of `comm` the rows must cover 0 .. n-1 once each (one process:
 // every row, with a SelfCommunicator). Collective; every rank returns the same numbers. Error
-// (on every rank) when a score is NaN. The first pass's rows are kept for the second while they
-// take at most `keep_bytes`, else scored again.
+// (on every rank) when a score is NaN. `tie`: the tie tolerance of gnn/metrics.hpp. The first
+// pass's rows are kept for the second while they take at most `keep_bytes`, else scored again.
 AllPairsMetrics all_pairs_metrics(const PairTargets& targets, const std::vector<int32_t>& rows,
-                                  const RowScoreFn& score, Communicator& comm,
+                                  const RowScoreFn& score, Communicator& comm, double tie = 0,
                                   int64_t keep_bytes = int64_t(128) << 20);
 
 }  // namespace dgnn

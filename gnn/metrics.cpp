@@ -1,5 +1,4 @@
-// Ranking and classification metrics. Each ranking metric sorts once and walks blocks of tied
-// scores, which is where the tie rules of gnn/metrics.hpp are applied.
+// Ranking and classification metrics, with the tie rules of gnn/metrics.hpp.
 #include "dgnn/gnn/metrics.hpp"
 
 #include <algorithm>
@@ -31,93 +30,105 @@ void check_scores(const char* fn, const std::vector<float>& scores) {
       throw Error(std::string(fn) + ": score " + std::to_string(i) + " is NaN");
 }
 
-// Indices ordered by descending score (stable, so equal scores keep input order).
-std::vector<size_t> by_score_desc(const std::vector<float>& scores) {
-  std::vector<size_t> order(scores.size());
-  std::iota(order.begin(), order.end(), size_t(0));
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return scores[a] > scores[b]; });
-  return order;
+void check_tie(const char* fn, double tie) {
+  if (!(tie >= 0) || tie > 1)
+    throw Error(std::string(fn) + ": the tie tolerance must be in [0, 1], got " +
+                std::to_string(tie));
 }
 
-// End of the block of scores equal to scores[order[begin]], within [begin, end).
-size_t tie_end(const std::vector<float>& scores, const std::vector<size_t>& order, size_t begin,
-               size_t end) {
-  size_t e = begin + 1;
-  while (e < end && scores[order[e]] == scores[order[begin]]) ++e;
-  return e;
+// Ascending copies as doubles, where the tie intervals are computed.
+std::vector<double> sorted_doubles(const std::vector<float>& scores,
+                                   const std::vector<uint8_t>& labels,
+                                   int want) {  // want: 1 positives, 0 negatives, -1 all
+  std::vector<double> v;
+  for (size_t i = 0; i < scores.size(); ++i)
+    if (want < 0 || (labels[i] != 0) == (want == 1)) v.push_back(double(scores[i]));
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// How many of the ascending `v` are < x, and how many are <= x.
+double count_below(const std::vector<double>& v, double x) {
+  return double(std::lower_bound(v.begin(), v.end(), x) - v.begin());
+}
+double count_at_most(const std::vector<double>& v, double x) {
+  return double(std::upper_bound(v.begin(), v.end(), x) - v.begin());
 }
 
 }  // namespace
 
-double roc_auc(const std::vector<float>& scores, const std::vector<uint8_t>& labels) {
+// Each metric looks up, for every positive, the candidates below, within and above its tie
+// interval [s - d, s + d] in sorted copies of the scores: with d = 0 that is the block of equal
+// scores. Counts are integers, exact in double.
+
+double roc_auc(const std::vector<float>& scores, const std::vector<uint8_t>& labels, double tie) {
   check_sizes("roc_auc", "scores", scores, "labels", labels);
   check_scores("roc_auc", scores);
-  double total_neg = 0;
-  for (uint8_t l : labels) total_neg += l == 0;
-  const std::vector<size_t> order = by_score_desc(scores);
-  // Walking down from the top score: each positive beats every negative below its tied block
-  // and splits the pairs within the block half and half. Counts are exact in double.
-  double wins = 0, pos = 0, neg_seen = 0;
-  for (size_t b = 0, n = scores.size(); b < n;) {
-    const size_t e = tie_end(scores, order, b, n);
-    double p = 0;
-    for (size_t k = b; k < e; ++k) p += labels[order[k]] != 0;
-    const double q = double(e - b) - p;
-    neg_seen += q;
-    wins += p * (total_neg - neg_seen) + 0.5 * p * q;
-    pos += p;
-    b = e;
+  check_tie("roc_auc", tie);
+  const std::vector<double> neg = sorted_doubles(scores, labels, 0);
+  // Each positive beats the negatives below its interval and splits those within it.
+  double wins = 0, pos = 0;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (!labels[i]) continue;
+    const double s = scores[i], d = tie_radius(scores[i], tie);
+    const double below = count_below(neg, s - d);
+    wins += below + 0.5 * (count_at_most(neg, s + d) - below);
+    pos += 1;
   }
-  if (pos == 0 || total_neg == 0) return kNaN;
-  return wins / (pos * total_neg);
+  if (pos == 0 || neg.empty()) return kNaN;
+  return wins / (pos * double(neg.size()));
 }
 
-double average_precision(const std::vector<float>& scores, const std::vector<uint8_t>& labels) {
+double average_precision(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
+                         double tie) {
   check_sizes("average_precision", "scores", scores, "labels", labels);
   check_scores("average_precision", scores);
-  double total_pos = 0;
-  for (uint8_t l : labels) total_pos += l != 0;
-  if (total_pos == 0) return kNaN;
-  const std::vector<size_t> order = by_score_desc(scores);
-  double ap = 0, tp = 0, fp = 0;
-  for (size_t b = 0, n = scores.size(); b < n;) {
-    const size_t e = tie_end(scores, order, b, n);
-    double p = 0;
-    for (size_t k = b; k < e; ++k) p += labels[order[k]] != 0;
-    tp += p;
-    fp += double(e - b) - p;
-    // Recall rises by p / P at this threshold, at the precision of everything above it.
-    ap += (p / total_pos) * (tp / (tp + fp));
-    b = e;
+  check_tie("average_precision", tie);
+  const std::vector<double> all = sorted_doubles(scores, labels, -1);
+  const std::vector<double> pos = sorted_doubles(scores, labels, 1);
+  if (pos.empty()) return kNaN;
+  // A positive's share of recall comes at the precision of everything scoring >= its interval's
+  // lower end (with d = 0: its tied block and all above, scikit-learn's step).
+  double ap = 0;
+  const double n = double(all.size()), p = double(pos.size());
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (!labels[i]) continue;
+    const double lo = double(scores[i]) - tie_radius(scores[i], tie);
+    ap += (p - count_below(pos, lo)) / (n - count_below(all, lo));
   }
-  return ap;
+  return ap / p;
 }
 
 double mean_reciprocal_rank(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
-                            const std::vector<int32_t>& group) {
+                            const std::vector<int32_t>& group, double tie) {
   check_sizes("mean_reciprocal_rank", "scores", scores, "labels", labels);
   check_sizes("mean_reciprocal_rank", "scores", scores, "group ids", group);
   check_scores("mean_reciprocal_rank", scores);
-  // One sort by (group, descending score) puts each group's ranking in a contiguous run.
-  std::vector<size_t> order = by_score_desc(scores);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return group[a] < group[b]; });
+  check_tie("mean_reciprocal_rank", tie);
+  // One sort by (group, score) puts each group's candidates in a contiguous ascending run.
+  std::vector<size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return group[a] != group[b] ? group[a] < group[b] : scores[a] < scores[b];
+  });
   double sum = 0;
   int64_t groups = 0;
+  std::vector<double> run;
   for (size_t gb = 0, n = scores.size(); gb < n;) {
     size_t ge = gb + 1;
     while (ge < n && group[order[ge]] == group[order[gb]]) ++ge;
+    run.clear();
+    for (size_t k = gb; k < ge; ++k) run.push_back(double(scores[order[k]]));
     double rr = 0, positives = 0;
-    for (size_t b = gb; b < ge;) {
-      const size_t e = tie_end(scores, order, b, ge);
-      const double rank = double(b - gb) + double(e - b + 1) / 2.0;
-      for (size_t k = b; k < e; ++k)
-        if (labels[order[k]]) {
-          rr += 1.0 / rank;
-          positives += 1;
-        }
-      b = e;
+    for (size_t k = gb; k < ge; ++k) {
+      const size_t i = order[k];
+      if (!labels[i]) continue;
+      const double s = scores[i], d = tie_radius(scores[i], tie);
+      const double at_most = count_at_most(run, s + d);
+      const double above = double(run.size()) - at_most;
+      const double tied = at_most - count_below(run, s - d);  // itself included
+      rr += 1.0 / (above + (tied + 1.0) / 2.0);
+      positives += 1;
     }
     if (positives > 0) {
       sum += rr / positives;

@@ -6,21 +6,43 @@
 // agree (ShapeError). A metric that is undefined for its input (AUC with one class present, AP
 // or MRR with no positive) is NaN rather than an exception, so that one empty evaluation batch
 // shows up in the log instead of stopping a training run.
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
 namespace dgnn {
 
+// Ties. A candidate ties with a positive scoring s when its score is within
+// tie * max(1, |s|) of s (an interval around each positive; tie = 0: equal scores only). The
+// temporal trainer ranks its logits with kLogitTie: float32 rounding moves a logit by a few ulps
+// when the rank count, the thread count or the device sums in another order, and a model whose
+// scores bunch together (early epochs, vertices with no history, one-hot degree features) has
+// thousands of candidates exactly tied in one run and an ulp apart in another, which moved AUC by
+// up to 0.016 between 1 and 2 ranks on bitcoin-alpha. Counting logits that agree to about 6e-5
+// as tied makes the metrics the same on any rank count; a difference that small is no
+// prediction.
+constexpr double kLogitTie = 1.0 / 16384;
+// The half-width of a positive's tie interval: tie * max(1, |s|); 0 for an infinite score
+// (which ties only with an equal one).
+inline double tie_radius(float s, double tie) {
+  const double a = std::fabs(double(s));
+  if (tie == 0 || !std::isfinite(a)) return 0;
+  return tie * (a > 1.0 ? a : 1.0);
+}
+
 // Area under the ROC curve: the probability that a random positive scores above a random
 // negative, tied pairs counting one half (the Mann-Whitney U statistic from mid-ranks).
 // O(n log n).
-double roc_auc(const std::vector<float>& scores, const std::vector<uint8_t>& labels);
+double roc_auc(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
+               double tie = 0);
 
 // Average precision as scikit-learn defines it: sum over thresholds t (the distinct scores,
 // highest first) of (R_t - R_{t-1}) P_t, where P_t and R_t are the precision and recall of
 // predicting "positive" for every score >= t. Tied scores therefore form one threshold: a
-// positive tied with negatives gets the precision of the whole tied block.
-double average_precision(const std::vector<float>& scores, const std::vector<uint8_t>& labels);
+// positive tied with negatives gets the precision of the whole tied block. With a tolerance,
+// each positive (score s, interval [s - d, s + d]) gets the precision of everything >= s - d.
+double average_precision(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
+                         double tie = 0);
 
 // Mean reciprocal rank as EvolveGCN computes it (Pareja et al., AAAI'20, logger.get_MRR): the
 // candidates are grouped (group[i]: e.g. the source vertex of pair i); within a group each
@@ -32,7 +54,7 @@ double average_precision(const std::vector<float>& scores, const std::vector<uin
 // which its argsort breaks arbitrarily, take the mid-rank (a positive tied with t - 1 others
 // after k higher candidates has rank k + (t + 1) / 2), so constant scores earn no credit.
 double mean_reciprocal_rank(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
-                            const std::vector<int32_t>& group);
+                            const std::vector<int32_t>& group, double tie = 0);
 
 // Precision, recall and F1 of the positive class. A ratio with a zero denominator is 0, as in
 // scikit-learn's default (zero_division), so a model that predicts no positives scores 0.

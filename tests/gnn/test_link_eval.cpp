@@ -21,7 +21,8 @@ using dgnn::test::random_tensor;
 namespace {
 
 // The plain metrics of gnn/metrics.hpp over every (u, v) of an n x n score matrix.
-AllPairsMetrics brute_force(const PairTargets& t, const std::vector<float>& scores) {
+AllPairsMetrics brute_force(const PairTargets& t, const std::vector<float>& scores,
+                            double tie = 0) {
   const int64_t n = t.n;
   std::vector<uint8_t> labels(size_t(n * n), 0);
   std::vector<int32_t> group(size_t(n * n));
@@ -31,9 +32,9 @@ AllPairsMetrics brute_force(const PairTargets& t, const std::vector<float>& scor
       labels[size_t(u * n + t.dst[size_t(i)])] = 1;
   }
   AllPairsMetrics m;
-  m.auc = roc_auc(scores, labels);
-  m.map = average_precision(scores, labels);
-  m.mrr = mean_reciprocal_rank(scores, labels, group);
+  m.auc = roc_auc(scores, labels, tie);
+  m.map = average_precision(scores, labels, tie);
+  m.mrr = mean_reciprocal_rank(scores, labels, group, tie);
   return m;
 }
 
@@ -90,21 +91,25 @@ TEST_CASE("all-pairs metrics equal the plain metrics over all n^2 scores") {
       const double y = x + (pos ? 0.3 : 0.0);
       s[size_t(i)] = ties ? float(std::floor(y * 8) / 8) : float(y);
     }
-    const AllPairsMetrics ref = brute_force(t, s);
-    REQUIRE(ref.auc > 0.5);
-    REQUIRE(ref.auc < 0.99);
-    SelfCommunicator self;
-    // Rows in any order; the first pass's rows kept for the second, or scored again.
-    std::vector<int32_t> rows = all_rows(n);
-    std::reverse(rows.begin(), rows.end());
-    for (int64_t keep : {int64_t(1) << 30, int64_t(0)}) {
-      INFO("keep " << keep);
-      const AllPairsMetrics m = all_pairs_metrics(t, rows, from_matrix(s, n), self, keep);
-      CHECK(m.positives == t.size());
-      CHECK(m.candidates == n * n);
-      CHECK(m.auc == Approx(ref.auc).epsilon(1e-12));
-      CHECK(m.map == Approx(ref.map).epsilon(1e-12));
-      CHECK(m.mrr == Approx(ref.mrr).epsilon(1e-12));
+    // Exact ties, the trainer's tolerance, and one wide enough that intervals overlap.
+    for (double tie : {0.0, kLogitTie, 0.01}) {
+      INFO("tie " << tie);
+      const AllPairsMetrics ref = brute_force(t, s, tie);
+      REQUIRE(ref.auc > 0.5);
+      REQUIRE(ref.auc < 0.99);
+      SelfCommunicator self;
+      // Rows in any order; the first pass's rows kept for the second, or scored again.
+      std::vector<int32_t> rows = all_rows(n);
+      std::reverse(rows.begin(), rows.end());
+      for (int64_t keep : {int64_t(1) << 30, int64_t(0)}) {
+        INFO("keep " << keep);
+        const AllPairsMetrics m = all_pairs_metrics(t, rows, from_matrix(s, n), self, tie, keep);
+        CHECK(m.positives == t.size());
+        CHECK(m.candidates == n * n);
+        CHECK(m.auc == Approx(ref.auc).epsilon(1e-12));
+        CHECK(m.map == Approx(ref.map).epsilon(1e-12));
+        CHECK(m.mrr == Approx(ref.mrr).epsilon(1e-12));
+      }
     }
   }
 }
@@ -127,7 +132,7 @@ TEST_CASE("all-pairs metrics: missing rows, NaN scores and an unsteady scorer ar
     for (int64_t v = 0; v < n; ++v) out[v] = s[size_t(u * n + v)];
     if (u == 1 && calls++ > 0) out[2] += 0.5f;
   };
-  CHECK_THROWS_WITH(all_pairs_metrics(t, all_rows(n), drifting, self, 0),
+  CHECK_THROWS_WITH(all_pairs_metrics(t, all_rows(n), drifting, self, 0, 0),
                     Catch::Matchers::Contains("deterministic"));
   CHECK_THROWS_AS(PairTargets::from_pairs(n, {{0, 5}}), ShapeError);
 }
@@ -232,8 +237,10 @@ TEST_CASE("trainer with --neg-eval all: the metrics are the mean over steps of a
       }
     REQUIRE(!pairs.empty());
     const Tensor scores = head.score(ctx, h, src, dst).value().to(Device::cpu);
-    const AllPairsMetrics m = brute_force(PairTargets::from_pairs(n, pairs),
-                                          std::vector<float>(scores.data(), scores.data() + n * n));
+    // The trainer ranks with the logit tolerance (gnn/metrics.hpp).
+    const AllPairsMetrics m =
+        brute_force(PairTargets::from_pairs(n, pairs),
+                    std::vector<float>(scores.data(), scores.data() + n * n), kLogitTie);
     sum.auc += m.auc;
     sum.map += m.map;
     sum.mrr += m.mrr;

@@ -15,16 +15,35 @@ using namespace dgnn;
 
 namespace {
 
-// Over all positive-negative pairs: 1 for a win, 1/2 for a tie.
-double brute_auc(const std::vector<float>& s, const std::vector<uint8_t>& y) {
+// Over all positive-negative pairs: 1 for a win, 1/2 for a tie (within the positive's interval).
+double brute_auc(const std::vector<float>& s, const std::vector<uint8_t>& y, double tie = 0) {
   double wins = 0, pairs = 0;
   for (size_t i = 0; i < s.size(); ++i)
     for (size_t j = 0; j < s.size(); ++j)
       if (y[i] && !y[j]) {
         pairs += 1;
-        wins += s[i] > s[j] ? 1.0 : s[i] == s[j] ? 0.5 : 0.0;
+        const double d = tie_radius(s[i], tie), diff = double(s[i]) - double(s[j]);
+        wins += diff > d ? 1.0 : diff >= -d ? 0.5 : 0.0;
       }
   return wins / pairs;
+}
+
+// With a tolerance: each positive's precision over everything >= its interval's lower end.
+double brute_ap_tie(const std::vector<float>& s, const std::vector<uint8_t>& y, double tie) {
+  double sum = 0, pos = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!y[i]) continue;
+    const double lo = double(s[i]) - tie_radius(s[i], tie);
+    double tp = 0, predicted = 0;
+    for (size_t j = 0; j < s.size(); ++j)
+      if (double(s[j]) >= lo) {
+        predicted += 1;
+        tp += y[j];
+      }
+    sum += tp / predicted;
+    pos += 1;
+  }
+  return sum / pos;
 }
 
 // scikit-learn's step sum, one threshold per distinct score, each counted from scratch.
@@ -51,7 +70,7 @@ double brute_ap(const std::vector<float>& s, const std::vector<uint8_t>& y) {
 
 // Per group, each positive's mid-rank among the group; mean per group, then over groups.
 double brute_mrr(const std::vector<float>& s, const std::vector<uint8_t>& y,
-                 const std::vector<int32_t>& g) {
+                 const std::vector<int32_t>& g, double tie = 0) {
   std::vector<int32_t> groups(g);
   std::sort(groups.begin(), groups.end());
   groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
@@ -61,10 +80,12 @@ double brute_mrr(const std::vector<float>& s, const std::vector<uint8_t>& y,
     for (size_t i = 0; i < s.size(); ++i) {
       if (g[i] != grp || !y[i]) continue;
       double higher = 0, tied = 0;  // tied includes i itself
+      const double d = tie_radius(s[i], tie);
       for (size_t j = 0; j < s.size(); ++j)
         if (g[j] == grp) {
-          higher += s[j] > s[i];
-          tied += s[j] == s[i];
+          const double diff = double(s[j]) - double(s[i]);
+          higher += diff > d;
+          tied += diff >= -d && diff <= d;
         }
       rr += 1.0 / (higher + (tied + 1) / 2);
       pos += 1;
@@ -150,6 +171,59 @@ TEST_CASE("mean_reciprocal_rank per group, with mid-ranks for ties", "[gnn][metr
     INFO("trial " << trial);
     CHECK(mean_reciprocal_rank(rs, ry, rg) == Approx(brute_mrr(rs, ry, rg)).margin(1e-12));
   }
+}
+
+TEST_CASE("metrics with a tie tolerance match their pairwise definitions", "[gnn][metrics]") {
+  Rng rng(11);
+  for (int trial = 0; trial < 24; ++trial) {
+    const size_t n = 2 + rng.below(250);
+    std::vector<float> s(n);
+    std::vector<uint8_t> y(n);
+    std::vector<int32_t> g(n);
+    for (size_t i = 0; i < n; ++i) {
+      // Clusters of nearly equal scores around a few levels, signs and magnitudes above 1 too.
+      const float level = float(int(rng.below(7)) - 3) * (trial % 3 == 0 ? 3.f : 0.25f);
+      s[i] = level + float(rng.uniform() - 0.5) * (trial % 2 ? 1e-5f : 3e-3f);
+      y[i] = rng.uniform() < 0.3f;
+      g[i] = int32_t(rng.below(9));
+    }
+    y[0] = 1;
+    y[n - 1] = 0;
+    for (double tie : {kLogitTie, 1e-3, 0.05}) {
+      INFO("trial " << trial << ", n = " << n << ", tie " << tie);
+      CHECK(roc_auc(s, y, tie) == Approx(brute_auc(s, y, tie)).margin(1e-12));
+      CHECK(average_precision(s, y, tie) == Approx(brute_ap_tie(s, y, tie)).margin(1e-12));
+      CHECK(mean_reciprocal_rank(s, y, g, tie) == Approx(brute_mrr(s, y, g, tie)).margin(1e-12));
+    }
+  }
+}
+
+TEST_CASE("with the logit tolerance, a few ulps of rounding leave the metrics unchanged",
+          "[gnn][metrics]") {
+  // What a rank count or thread count changes: tied scores come out an ulp or two apart. Exact
+  // ties then move every metric; tolerant ones do not.
+  Rng rng(3);
+  const size_t n = 600;
+  std::vector<float> s(n), moved(n);
+  std::vector<uint8_t> y(n);
+  std::vector<int32_t> g(n);
+  for (size_t i = 0; i < n; ++i) {
+    s[i] = float(rng.below(5)) * 0.37f - 0.6f;  // five levels: big tied blocks
+    y[i] = rng.uniform() < 0.2f;
+    g[i] = int32_t(rng.below(20));
+    moved[i] = s[i];
+    for (int k = int(rng.below(4)); k > 0; --k) moved[i] = std::nextafter(moved[i], 10.f);
+  }
+  CHECK(roc_auc(moved, y) != roc_auc(s, y));
+  CHECK(mean_reciprocal_rank(moved, y, g) != mean_reciprocal_rank(s, y, g));
+  CHECK(roc_auc(moved, y, kLogitTie) == roc_auc(s, y, kLogitTie));
+  CHECK(average_precision(moved, y, kLogitTie) == average_precision(s, y, kLogitTie));
+  CHECK(mean_reciprocal_rank(moved, y, g, kLogitTie) == mean_reciprocal_rank(s, y, g, kLogitTie));
+  // The tolerant metrics of tied blocks are the exact ones.
+  CHECK(roc_auc(s, y, kLogitTie) == Approx(roc_auc(s, y)).margin(1e-15));
+  // Infinite scores tie only with their equal; a tolerance out of [0, 1] is refused.
+  CHECK(roc_auc({INFINITY, 1.f, -INFINITY}, {1, 0, 0}, kLogitTie) == 1.0);
+  CHECK_THROWS_AS(roc_auc({1.f, 2.f}, {1, 0}, -1.0), Error);
 }
 
 TEST_CASE("undefined metrics are NaN, and bad input throws", "[gnn][metrics]") {
