@@ -151,11 +151,13 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
 
 SnapshotPlan snapshot_strategy_plan(const TemporalGraph& g, const std::vector<int64_t>& nnz,
                                     const TemporalOptions& opt, int ranks) {
-  if (ranks > g.num_snapshots())
+  // Each rank owns whole steps: beyond one rank per step, a rank would never compute.
+  const int steps = temporal_split(g, opt).steps;
+  if (ranks > steps)
     throw OptionError("--strategy snapshot: " + std::to_string(ranks) + " ranks but " +
-                      std::to_string(g.num_snapshots()) +
-                      " snapshots: each rank owns whole snapshots, so run at most " +
-                      std::to_string(g.num_snapshots()) + " ranks (or --strategy vertex)");
+                      std::to_string(steps) + " steps (" + std::to_string(g.num_snapshots()) +
+                      " snapshots): each rank owns whole steps, so run at most " +
+                      std::to_string(steps) + " ranks (or --strategy vertex)");
   DGNN_CHECK(int(nnz.size()) == g.num_snapshots(), ShapeError,
              "need one entry count per snapshot");
   const std::vector<int> bounds = temporal_windows(g, opt);

@@ -15,6 +15,9 @@
 namespace dgnn {
 
 Var matmul_t(const Var& a, const Var& b, bool ta, bool tb) {
+  DGNN_CHECK(a.device() == b.device(), DeviceError,
+             std::string("matmul_t: inputs on ") + device_name(a.device()) + " and " +
+                 device_name(b.device()));
   const int64_t m = ta ? a.cols() : a.rows(), k = ta ? a.rows() : a.cols();
   const int64_t k2 = tb ? b.cols() : b.rows(), n = tb ? b.rows() : b.cols();
   DGNN_CHECK(k == k2, ShapeError,
@@ -89,6 +92,7 @@ class EvolveOLayer : public Module {
     w_ = w0_;
     c_ = zeros_like_rows(w0_.rows(), w0_.cols(), w0_.device());
   }
+  int64_t min_vertices() const { return 0; }
   void detach_state() {
     w_ = detach(w_);
     c_ = detach(c_);
@@ -136,6 +140,7 @@ class EvolveHLayer : public Module {
         bh_(add_parameter("gru_h_bias", 1, 3 * out, Init::zeros, false)) {}
   void reset() { w_ = w0_; }
   void detach_state() { w_ = detach(w_); }
+  int64_t min_vertices() const { return out_; }  // one per summary row
   Var forward(ForwardContext& ctx, const Var& x) override {
     evolve(summarise(x));
     return aggregate(ctx.graph, matmul(x, w_), Norm::gcn);
@@ -221,6 +226,11 @@ class EvolveGcn : public TemporalModel {
     return h;
   }
   int64_t out_dim() const override { return out_; }
+  int64_t min_vertices() const override {
+    int64_t most = 0;
+    for (auto* l : layers_) most = std::max(most, l->min_vertices());
+    return most;
+  }
 
  private:
   std::vector<Layer*> layers_;

@@ -35,6 +35,9 @@ class TemporalModel : public Module {
   // of its steps. Collective: every rank calls it with the same window.
   virtual std::vector<Var> window(SnapshotWindow& w) = 0;
   virtual int64_t out_dim() const = 0;
+  // The fewest vertices a graph needs for this model (EvolveGCN-H summarises each step into as
+  // many rows as its widths); the trainer refuses smaller graphs on every rank alike.
+  virtual int64_t min_vertices() const { return 0; }
 };
 
 enum class TemporalKind : uint8_t { evolvegcn_o, evolvegcn_h, gcrn, tgcn };

@@ -108,8 +108,8 @@ void recv_from(Communicator& comm, Tensor& t, int peer) {
 SnapshotWindow::SnapshotWindow(Communicator& comm, const SnapshotPlan& plan, int begin, int end,
                                const std::vector<std::unique_ptr<GraphView>>& graphs,
                                const std::vector<Var>& features, bool training, uint64_t seed,
-                               uint64_t step)
-    : comm_(comm), plan_(plan), begin_(begin), end_(end), features_(features) {
+                               uint64_t step, Device dev)
+    : comm_(comm), plan_(plan), begin_(begin), end_(end), features_(features), dev_(dev) {
   DGNN_CHECK(plan.ranks == comm.size(), Error,
              "snapshot plan for " + std::to_string(plan.ranks) + " ranks used on " +
                  std::to_string(comm.size()));
@@ -119,11 +119,12 @@ SnapshotWindow::SnapshotWindow(Communicator& comm, const SnapshotPlan& plan, int
              "snapshot window [" + std::to_string(begin) + ", " + std::to_string(end) +
                  ") is not inside one window of the plan");
   own_ = plan.owned(begin, end, comm.rank());
+  // The device is given, not read off the features: a rank that owns no step of the run holds
+  // no per-step features, and must still move its matrices where the others' are.
   for (const Var& f : features)
-    if (f.defined()) {
-      dev_ = f.device();
-      break;
-    }
+    DGNN_CHECK(!f.defined() || f.device() == dev, DeviceError,
+               std::string("snapshot window: features on ") + device_name(f.device()) +
+                   " but the window runs on " + device_name(dev));
   ctx_.reserve(size_t(own_.second - own_.first));
   for (int s = own_.first; s < own_.second; ++s) {
     DGNN_CHECK(size_t(s) < graphs.size() && graphs[size_t(s)], Error,

@@ -48,10 +48,12 @@ SnapshotPlan plan_snapshots(const std::vector<int64_t>& cost, const std::vector<
 class SnapshotWindow {
  public:
   // `graphs[s]` and `features` (one matrix for all steps, or one per step) must hold the steps
-  // this rank owns; `training`, `seed` and `step` go into each step's ForwardContext.
+  // this rank owns; `training`, `seed` and `step` go into each step's ForwardContext. `dev`:
+  // where the features and the model live (every rank the same).
   SnapshotWindow(Communicator& comm, const SnapshotPlan& plan, int begin, int end,
                  const std::vector<std::unique_ptr<GraphView>>& graphs,
-                 const std::vector<Var>& features, bool training, uint64_t seed, uint64_t step);
+                 const std::vector<Var>& features, bool training, uint64_t seed, uint64_t step,
+                 Device dev = Device::cpu);
 
   int begin() const { return begin_; }
   int end() const { return end_; }
@@ -108,7 +110,7 @@ class SnapshotWindow {
   std::pair<int, int> own_;
   std::vector<ForwardContext> ctx_;
   const std::vector<Var>& features_;
-  Device dev_ = Device::cpu;  // the features' device: where every matrix moved here lives
+  Device dev_;  // where every matrix moved here lives
   Var token_;  // the last communication op's output (a leaf before the first)
 };
 

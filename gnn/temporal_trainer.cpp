@@ -153,6 +153,21 @@ TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt)
   }
   sp.train = int(std::floor(opt.train_frac * sp.steps));
   sp.val = int(std::floor(opt.val_frac * sp.steps));
+  // Rounding down may leave a set empty (7 steps at 0.7 / 0.1: 4 / 0 / 3): when the fractions
+  // ask for all three sets and there are steps enough, an empty set takes one step from the
+  // largest. Splits with every set filled stay as floor() makes them.
+  if (opt.train_frac > 0 && opt.val_frac > 0 && opt.train_frac + opt.val_frac < 1 &&
+      sp.steps >= 3) {
+    int sizes[3] = {sp.train, sp.val, sp.steps - sp.train - sp.val};
+    for (int& empty : sizes)
+      if (empty < 1) {
+        int* largest = std::max_element(sizes, sizes + 3);
+        --*largest;
+        ++empty;
+      }
+    sp.train = sizes[0];
+    sp.val = sizes[1];
+  }
   if (sp.train < 1 || sp.val < 1 || sp.steps - sp.train - sp.val < 1)
     throw OptionError(
         std::string(opt.task == TemporalTask::link ? "link prediction" : "edge classification") +
@@ -205,6 +220,11 @@ LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifie
   if (int64_t(dir_.owner.size()) != g.num_vertices)
     throw ShapeError("the row directory must list every vertex of the temporal graph");
   const TemporalSplit sp = temporal_split(g, opt_);
+  if (g.num_vertices < model.min_vertices())
+    throw OptionError("the model needs at least " + std::to_string(model.min_vertices()) +
+                      " vertices (EvolveGCN-H summarises each step into one row per column of "
+                      "its layers: lower --hidden), the graph has " +
+                      std::to_string(g.num_vertices));
   n_steps_ = sp.steps;
   n_train_ = sp.train;
   n_val_ = sp.val;
@@ -386,44 +406,79 @@ Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch&
 }
 
 double LinkPredictionTrainer::train_epoch(int epoch) {
-  if (plan_) return train_epoch_snapshots(epoch);
   model_.reset_state();
-  const int window = opt_.bptt > 0 ? opt_.bptt : n_train_;
   double total = 0;
   int counted = 0;
-  for (int start = 0; start < n_train_; start += window) {
-    const int end = std::min(n_train_, start + window);
-    optimizer_->zero_grad();
-    Var loss;
+  const std::vector<int> bounds = training_windows();
+  for (size_t wi = 0; wi + 1 < bounds.size(); ++wi) {
     int in_window = 0;
-    for (int s = start; s < end; ++s) {
-      ForwardContext ctx{*graphs_[size_t(s)], true, opt_.seed, uint64_t(epoch)};
-      const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
-      Var h = model_.step(ctx, x);
-      // Each rank draws its share of the step's batch (the same samples and weights as one
-      // process); a step without targets is skipped on every rank alike.
-      if (!has_targets_[size_t(s)]) continue;
-      const Batch b = local_batch(s, opt_.neg_train, train_salt(epoch));
-      Var logits = score(ctx, h, b);
-      // A rank with no pairs here still puts the (empty) scores on its tape: the fetch's
-      // backward is collective.
-      Var l = b.src.empty() ? scale(sum(logits), 0.f)
-                            : bce_with_logits(logits, b.target, 1.0, b.weight);
-      loss = loss.defined() ? add(loss, l) : l;
-      ++in_window;
-    }
-    if (loss.defined()) {
-      double value = loss.value().item();
-      comm_.allreduce_sum(&value, 1);
-      total += value;
-      counted += in_window;
-      scale(loss, 1.f / float(in_window)).backward();
-      allreduce_gradients(comm_, params_, flat_);
-      optimizer_->step();
-    }
+    total += window_gradients(epoch, bounds[wi], bounds[wi + 1], &in_window);
+    counted += in_window;
+    if (in_window > 0) optimizer_->step();
     model_.detach_state();
   }
   return counted ? total / counted : 0.0;
+}
+
+std::vector<int> LinkPredictionTrainer::training_windows() const {
+  if (plan_) {
+    std::vector<int> b;
+    for (int x : plan_->windows)
+      if (x <= n_train_) b.push_back(x);
+    return b;
+  }
+  const int window = opt_.bptt > 0 ? opt_.bptt : n_train_;
+  std::vector<int> b;
+  for (int start = 0; start < n_train_; start += window) b.push_back(start);
+  b.push_back(n_train_);
+  return b;
+}
+
+std::vector<LinkPredictionTrainer::WindowGradients> LinkPredictionTrainer::epoch_gradients(
+    int epoch) {
+  model_.reset_state();
+  const std::vector<int> bounds = training_windows();
+  std::vector<WindowGradients> out(bounds.size() - 1);
+  for (size_t wi = 0; wi + 1 < bounds.size(); ++wi) {
+    WindowGradients& w = out[wi];
+    w.loss = window_gradients(epoch, bounds[wi], bounds[wi + 1], &w.steps);
+    for (auto& [name, p] : params_) {
+      const Tensor g = p->var.node()->grad_buffer().to(Device::cpu);
+      w.grads.insert(w.grads.end(), g.data(), g.data() + g.numel());
+    }
+    model_.detach_state();
+  }
+  model_.reset_state();
+  return out;
+}
+
+double LinkPredictionTrainer::window_gradients(int epoch, int start, int end, int* in_window) {
+  if (plan_) return window_gradients_snapshots(epoch, start, end, in_window);
+  optimizer_->zero_grad();
+  Var loss;
+  *in_window = 0;
+  for (int s = start; s < end; ++s) {
+    ForwardContext ctx{*graphs_[size_t(s)], true, opt_.seed, uint64_t(epoch)};
+    const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
+    Var h = model_.step(ctx, x);
+    // Each rank draws its share of the step's batch (the same samples and weights as one
+    // process); a step without targets is skipped on every rank alike.
+    if (!has_targets_[size_t(s)]) continue;
+    const Batch b = local_batch(s, opt_.neg_train, train_salt(epoch));
+    Var logits = score(ctx, h, b);
+    // A rank with no pairs here still puts the (empty) scores on its tape: the fetch's
+    // backward is collective.
+    Var l =
+        b.src.empty() ? scale(sum(logits), 0.f) : bce_with_logits(logits, b.target, 1.0, b.weight);
+    loss = loss.defined() ? add(loss, l) : l;
+    ++*in_window;
+  }
+  if (!loss.defined()) return 0.0;
+  double value = loss.value().item();
+  comm_.allreduce_sum(&value, 1);
+  scale(loss, 1.f / float(*in_window)).backward();
+  allreduce_gradients(comm_, params_, flat_);
+  return value;
 }
 
 void LinkPredictionTrainer::gather_all(const Tensor& logits, const Batch& local,
@@ -475,9 +530,9 @@ void LinkPredictionTrainer::add_eval_step(EvalSums& acc, const Var& logits, cons
     acc.all_labels.insert(acc.all_labels.end(), labels.begin(), labels.end());
     return;
   }
-  acc.m.auc += roc_auc(scores, labels);
-  acc.m.map += average_precision(scores, labels);
-  acc.m.mrr += mean_reciprocal_rank(scores, labels, groups);
+  acc.m.auc += roc_auc(scores, labels, kLogitTie);
+  acc.m.map += average_precision(scores, labels, kLogitTie);
+  acc.m.mrr += mean_reciprocal_rank(scores, labels, groups, kLogitTie);
 }
 
 PairTargets LinkPredictionTrainer::targets_for(int step) const {
@@ -499,7 +554,7 @@ void LinkPredictionTrainer::add_all_pairs_step(EvalSums& acc, int step, const Te
   const AllPairsMetrics m = all_pairs_metrics(
       targets_for(step), rows,
       [&f](int32_t u, float* out, std::vector<float>& scratch) { f.score_row(u, out, scratch); },
-      comm);
+      comm, kLogitTie);
   acc.m.auc += m.auc;
   acc.m.map += m.map;
   acc.m.mrr += m.mrr;
@@ -523,7 +578,7 @@ LinkMetrics LinkPredictionTrainer::finish_eval(EvalSums& acc) const {
     if (!all_scores.empty()) {
       m.f1 = binary_f1(pred, all_labels).f1;
       m.macro_f1 = macro_f1(pred_i, label_i);
-      m.auc = roc_auc(all_scores, all_labels);
+      m.auc = roc_auc(all_scores, all_labels, kLogitTie);
     }
     return m;
   }
@@ -575,44 +630,33 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
 
 // ---- the snapshot strategy ------------------------------------------------------------------
 
-double LinkPredictionTrainer::train_epoch_snapshots(int epoch) {
-  model_.reset_state();
-  double total = 0;
-  int counted = 0;
-  const std::vector<int>& bounds = plan_->windows;
-  for (size_t wi = 0; wi + 1 < bounds.size() && bounds[wi] < n_train_; ++wi) {
-    const int start = bounds[wi], end = bounds[wi + 1];
-    optimizer_->zero_grad();
-    SnapshotWindow w(comm_, *plan_, start, end, graphs_, features_, true, opt_.seed,
-                     uint64_t(epoch));
-    const std::vector<Var> h = model_.window(w);
-    // The owner of a step scores the whole of its batch (same samples and weights as one
-    // process); every rank knows which steps have targets, so all agree on the window's count.
-    int in_window = 0;
-    for (int s = start; s < end; ++s) in_window += has_targets_[size_t(s)];
-    Var loss;
-    for (int s = w.own_begin(); s < w.own_end(); ++s) {
-      if (!has_targets_[size_t(s)]) continue;
-      const Batch b = batch_for(s, opt_.neg_train, train_salt(epoch));
-      Var logits = head_.score(w.ctx(s), h[size_t(s - w.own_begin())], b.src, b.dst);
-      Var l = bce_with_logits(logits, b.target, 1.0, b.weight);
-      loss = loss.defined() ? add(loss, l) : l;
-    }
-    if (in_window > 0) {
-      double value = loss.defined() ? loss.value().item() : 0.0;
-      comm_.allreduce_sum(&value, 1);
-      total += value;
-      counted += in_window;
-      // The anchor (a zero) puts the window's communication on every rank's tape: their
-      // backwards are collective.
-      Var anchored = loss.defined() ? add(loss, w.anchor()) : w.anchor();
-      scale(anchored, 1.f / float(in_window)).backward();
-      allreduce_gradients(comm_, params_, flat_);
-      optimizer_->step();
-    }
-    model_.detach_state();
+double LinkPredictionTrainer::window_gradients_snapshots(int epoch, int start, int end,
+                                                         int* in_window) {
+  optimizer_->zero_grad();
+  SnapshotWindow w(comm_, *plan_, start, end, graphs_, features_, true, opt_.seed, uint64_t(epoch),
+                   device());
+  const std::vector<Var> h = model_.window(w);
+  // The owner of a step scores the whole of its batch (same samples and weights as one
+  // process); every rank knows which steps have targets, so all agree on the window's count.
+  *in_window = 0;
+  for (int s = start; s < end; ++s) *in_window += has_targets_[size_t(s)];
+  Var loss;
+  for (int s = w.own_begin(); s < w.own_end(); ++s) {
+    if (!has_targets_[size_t(s)]) continue;
+    const Batch b = batch_for(s, opt_.neg_train, train_salt(epoch));
+    Var logits = head_.score(w.ctx(s), h[size_t(s - w.own_begin())], b.src, b.dst);
+    Var l = bce_with_logits(logits, b.target, 1.0, b.weight);
+    loss = loss.defined() ? add(loss, l) : l;
   }
-  return counted ? total / counted : 0.0;
+  if (*in_window == 0) return 0.0;
+  double value = loss.defined() ? loss.value().item() : 0.0;
+  comm_.allreduce_sum(&value, 1);
+  // The anchor (a zero) puts the window's communication on every rank's tape: their
+  // backwards are collective.
+  Var anchored = loss.defined() ? add(loss, w.anchor()) : w.anchor();
+  scale(anchored, 1.f / float(*in_window)).backward();
+  allreduce_gradients(comm_, params_, flat_);
+  return value;
 }
 
 LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
@@ -622,7 +666,7 @@ LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
   const std::vector<int>& bounds = plan_->windows;
   for (size_t wi = 0; wi + 1 < bounds.size() && bounds[wi] < end; ++wi) {
     const int start = bounds[wi], stop = std::min(end, bounds[wi + 1]);
-    SnapshotWindow w(comm_, *plan_, start, stop, graphs_, features_, false, opt_.seed, 0);
+    SnapshotWindow w(comm_, *plan_, start, stop, graphs_, features_, false, opt_.seed, 0, device());
     const std::vector<Var> h = model_.window(w);
     for (int s = std::max(start, begin); s < stop; ++s) {
       if (!has_targets_[size_t(s)]) continue;

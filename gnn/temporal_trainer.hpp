@@ -164,6 +164,16 @@ class LinkPredictionTrainer {
   TemporalResult run(const std::function<void(const TemporalEpoch&)>& on_epoch = {});
   // One training pass over the training steps; returns the mean loss.
   double train_epoch(int epoch);
+  // Per training window of `epoch`, from a fresh state and without updating (the parameters
+  // stay as they are): the loss summed over the window's steps, and every parameter's gradient
+  // (summed over ranks, flattened in parameter order), what an optimiser step would apply after
+  // that window. Collective.
+  struct WindowGradients {
+    double loss = 0;
+    int steps = 0;  // steps with targets in the window
+    std::vector<float> grads;
+  };
+  std::vector<WindowGradients> epoch_gradients(int epoch);
   // Metrics over steps [begin, end) after running the sequence from the start.
   LinkMetrics evaluate(int begin, int end);
 
@@ -194,8 +204,16 @@ class LinkPredictionTrainer {
   void add_all_pairs_step(EvalSums& acc, int step, const Tensor& h,
                           const std::vector<int32_t>& rows, Communicator& comm);
   LinkMetrics finish_eval(EvalSums& acc) const;
-  // The snapshot strategy's epoch and evaluation.
-  double train_epoch_snapshots(int epoch);
+  // Where the model's parameters live (and so every matrix of a step).
+  Device device() const { return params_.front().second->var.device(); }
+  // The training windows' bounds, from 0 to the training steps (both strategies).
+  std::vector<int> training_windows() const;
+  // Forward and backward over window [start, end) from the model's current state; the
+  // gradients summed over ranks; returns the window's loss summed over steps (and ranks), and
+  // how many steps had targets. Collective.
+  double window_gradients(int epoch, int start, int end, int* in_window);
+  // The snapshot strategy's window and evaluation.
+  double window_gradients_snapshots(int epoch, int start, int end, int* in_window);
   LinkMetrics evaluate_snapshots(int begin, int end);
 
   TemporalModel& model_;

@@ -215,3 +215,34 @@ TEST_CASE("a rank's share of a step's pairs is the whole batch's, filtered, with
     CHECK(total == full.src.size());
   }
 }
+
+TEST_CASE("the split of steps leaves a set empty only when it must") {
+  // A graph of t snapshots with one edge each: link prediction has t - 1 steps.
+  auto graph = [](int t) {
+    EdgeList e;
+    for (int s = 0; s < t; ++s) {
+      e.src.push_back(s);
+      e.dst.push_back(s + 1);
+      e.time.push_back(s);
+    }
+    EdgeListOptions eo;
+    eo.time_col = 2;
+    SnapshotOptions so;
+    so.count = t;
+    return build_temporal(e, eo, so, "chain.txt");
+  };
+  TemporalOptions opt;  // 0.7 / 0.1 / rest
+  auto split = [&](int t) {
+    const TemporalSplit sp = temporal_split(graph(t), opt);
+    return std::vector<int>{sp.train, sp.val, sp.steps - sp.train - sp.val};
+  };
+  CHECK(split(8) == std::vector<int>{3, 1, 3});       // 7 steps: floor() alone gave 4 / 0 / 3
+  CHECK(split(12) == std::vector<int>{7, 1, 3});      // every set filled: floor() as before
+  CHECK(split(137) == std::vector<int>{95, 13, 28});  // bitcoin-alpha's, as the paper's
+  CHECK(split(4) == std::vector<int>{1, 1, 1});
+  CHECK_THROWS_WITH(temporal_split(graph(3), opt),
+                    Catch::Matchers::Contains("3 snapshots give 2 steps"));
+  opt.train_frac = 0.95;
+  opt.val_frac = 0.05;  // 19 steps: 18 / 0 / 1, and nothing is asked for a test: refused
+  CHECK_THROWS_AS(temporal_split(graph(20), opt), OptionError);
+}

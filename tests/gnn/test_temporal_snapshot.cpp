@@ -49,16 +49,17 @@ TEST_CASE("snapshot plan: contiguous blocks of every window, in rank order, bala
   CHECK(skew.owner == std::vector<int32_t>{0, 1, 2, 3});
 }
 
-TEST_CASE("snapshot strategy: more ranks than snapshots is a one-line option error") {
+TEST_CASE("snapshot strategy: more ranks than steps is a one-line option error") {
   const TemporalGraph g = sbm().to_temporal();
   int64_t dim = 0;
   const std::vector<Var> features =
       snapshot_features(g, sbm().features, sbm().config.feature_dim, &dim);
-  TemporalOptions opt;
-  CHECK_THROWS_AS(make_snapshot_rank(g, features, opt, 13, 0), OptionError);
-  CHECK_THROWS_WITH(make_snapshot_rank(g, features, opt, 13, 0),
-                    Contains("13 ranks but 12 snapshots") && Contains("at most 12 ranks"));
-  CHECK_NOTHROW(make_snapshot_rank(g, features, opt, 12, 11));
+  TemporalOptions opt;  // link prediction: 12 snapshots, 11 steps
+  CHECK_THROWS_AS(make_snapshot_rank(g, features, opt, 12, 0), OptionError);
+  CHECK_THROWS_WITH(
+      make_snapshot_rank(g, features, opt, 12, 0),
+      Contains("12 ranks but 11 steps (12 snapshots)") && Contains("at most 11 ranks"));
+  CHECK_NOTHROW(make_snapshot_rank(g, features, opt, 11, 10));
 }
 
 TEST_CASE("snapshot strategy on one process equals the ordinary path for every model") {

@@ -170,14 +170,40 @@ for model, log in (("gat", "gat2"), ("gcn", "two")):
 assert json.load(open(f"{work}/plan-gat.json"))["attention_probe"]["epoch_ms"] > 0
 PY
 set +e
-out=$(timeout 60 mpiexec -n 3 --oversubscribe "$dgnn" train --graph "$work/evo" --snapshots 2 \
+out=$(timeout 60 mpiexec -n 4 --oversubscribe "$dgnn" train --graph "$work/evo" --snapshots 4 \
   --strategy snapshot --epochs 1 2>&1)
 code=$?
 set -e
-echo "$out" | grep -q "^dgnn: error: \[rank 0\] --strategy snapshot: 3 ranks but 2 snapshots" ||
-  { echo "no one-line error for 3 ranks on 2 snapshots: $out"; exit 1; }
+echo "$out" | grep -q "^dgnn: error: \[rank 0\] --strategy snapshot: 4 ranks but 3 steps (4 snapshots)" ||
+  { echo "no one-line error for 4 ranks on 3 steps: $out"; exit 1; }
 [ "$code" -ne 0 ] && [ "$code" -ne 124 ] || { echo "exit code $code"; exit 1; }
-echo "snapshot strategy with more ranks than snapshots: one line, exit $code"
+echo "snapshot strategy with more ranks than steps: one line, exit $code"
+
+# A directed chain 0 -> 1 -> ... -> 11 cut into id ranges: rank 0's vertices have no in-edge from
+# another rank (no halo rows of its own) but rank 1 needs vertex 5's row. Rank 0 must still send
+# it (and take its gradient back): it used to skip the exchange and the job hung. GCN and GAT.
+mkdir -p "$work/chain"
+for v in $(seq 0 10); do echo "$v $((v + 1))"; done > "$work/chain/edges.txt"
+for v in $(seq 0 11); do echo "$v $((v % 3))"; done > "$work/chain/labels.txt"
+for m in gcn gat; do
+  timeout 60 "$dgnn" train --graph "$work/chain" --directed --model $m --epochs 4 --seed 1 \
+    --train-frac 0.5 --val-frac 0.25 --quiet --log-json "$work/chain1-$m.jsonl" >/dev/null
+  timeout 60 mpiexec -n 2 --oversubscribe "$dgnn" train --graph "$work/chain" --directed \
+    --model $m --epochs 4 --seed 1 --train-frac 0.5 --val-frac 0.25 --partitioner range --quiet \
+    --log-json "$work/chain2-$m.jsonl" >/dev/null ||
+    { echo "directed chain, $m, 2 ranks: exit $? (124: it hung)"; exit 1; }
+done
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+for m in ("gcn", "gat"):
+    one = [json.loads(l) for l in open(f"{work}/chain1-{m}.jsonl")][:-1]
+    two = [json.loads(l) for l in open(f"{work}/chain2-{m}.jsonl")][:-1]
+    assert len(one) == len(two) == 4, (m, len(one), len(two))
+    for e, (a, b) in enumerate(zip(two, one), 1):
+        assert abs(a["loss"] - b["loss"]) <= 1e-4 * abs(b["loss"]), f"chain {m}: epoch {e}: {a} vs {b}"
+print("directed chain on 2 ranks (one rank with no halo rows) matches one process, GCN and GAT")
+PY
 
 # A rank whose part file is missing: one line naming it, the job exits non-zero in seconds.
 rm "$work/parts/part-1.bin"

@@ -79,12 +79,13 @@ TEST_CASE("vertex-partitioned temporal link prediction equals one process", "[td
         INFO("epoch " << e + 1);
         CHECK(std::abs(got.losses[e] - ref.losses[e]) <= 1e-4 * std::abs(ref.losses[e]));
       }
-      // Losses agree to float rounding; ranking metrics over thousands of near-tied scores of a
-      // barely trained model can move by a few 1e-3 when rounding reorders two scores.
+      // Losses agree to float rounding; the metrics rank logits with the tie tolerance of
+      // gnn/metrics.hpp, so rounding no longer reorders near-tied scores (exact ties moved them
+      // by a few 1e-3 here); what is left is Adam's drift over 5 epochs.
       CHECK(got.result.best_epoch == ref.result.best_epoch);
-      CHECK(got.result.test.auc == Approx(ref.result.test.auc).margin(1e-2));
-      CHECK(got.result.test.map == Approx(ref.result.test.map).margin(1e-2));
-      CHECK(got.result.test.mrr == Approx(ref.result.test.mrr).margin(1e-2));
+      CHECK(got.result.test.auc == Approx(ref.result.test.auc).margin(5e-4));
+      CHECK(got.result.test.map == Approx(ref.result.test.map).margin(5e-4));
+      CHECK(got.result.test.mrr == Approx(ref.result.test.mrr).margin(5e-4));
     }
   }
 }

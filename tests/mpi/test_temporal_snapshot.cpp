@@ -150,12 +150,11 @@ TEST_CASE("snapshot-partitioned temporal link prediction equals one process", "[
         INFO("epoch " << e + 1);
         CHECK(std::abs(got.losses[e] - ref.losses[e]) <= 1e-4 * std::abs(ref.losses[e]));
       }
-      // As in the vertex strategy's test: ranking metrics over near-tied scores of a barely
-      // trained model can move by a few 1e-3 when rounding reorders two scores.
+      // As in the vertex strategy's test: tolerant ties, and what is left is Adam's drift.
       CHECK(got.result.best_epoch == ref.result.best_epoch);
-      CHECK(got.result.test.auc == Approx(ref.result.test.auc).margin(1e-2));
-      CHECK(got.result.test.map == Approx(ref.result.test.map).margin(1e-2));
-      CHECK(got.result.test.mrr == Approx(ref.result.test.mrr).margin(1e-2));
+      CHECK(got.result.test.auc == Approx(ref.result.test.auc).margin(5e-4));
+      CHECK(got.result.test.map == Approx(ref.result.test.map).margin(5e-4));
+      CHECK(got.result.test.mrr == Approx(ref.result.test.mrr).margin(5e-4));
     }
   }
 }
@@ -247,7 +246,7 @@ TEST_CASE("snapshot strategy: edge classification with per-snapshot features equ
     REQUIRE(got.losses.size() == ref.losses.size());
     for (size_t ep = 0; ep < ref.losses.size(); ++ep)
       CHECK(std::abs(got.losses[ep] - ref.losses[ep]) <= 1e-4 * std::abs(ref.losses[ep]));
-    CHECK(got.result.test.f1 == Approx(ref.result.test.f1).margin(1e-2));
-    CHECK(got.result.test.auc == Approx(ref.result.test.auc).margin(1e-2));
+    CHECK(got.result.test.f1 == Approx(ref.result.test.f1).margin(5e-4));
+    CHECK(got.result.test.auc == Approx(ref.result.test.auc).margin(5e-4));
   }
 }
