@@ -50,3 +50,29 @@ dgnn_mpi_test(mbdist 2 3 4)
 dgnn_mpi_test(tnode 2 3)
 dgnn_mpi_test(tsnap 2 4)
 dgnn_mpi_test(tmove 2 3 4)
+dgnn_mpi_test(treal 2 3 4)
+
+# Whole temporal trainings through the executable on the real graphs shipped in datasets/ and on
+# a generated awkward one: every model x strategy x snapshot mode x task (x direction x
+# partitioner) on 2, 3 and 4 ranks against one process (tests/mpi/temporal_matrix.py). The
+# one-process references are a fixture, computed once per graph.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  set(matrix_env "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1;MPIEXEC=${MPIEXEC_EXECUTABLE}")
+  foreach(graph awkward bitcoin-alpha collegemsg)
+    set(work ${CMAKE_BINARY_DIR}/temporal_matrix)
+    add_test(NAME "mpi: temporal matrix references (${graph})"
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/temporal_matrix.py ref
+              $<TARGET_FILE:dgnn_cli> ${work} ${graph})
+    set_tests_properties("mpi: temporal matrix references (${graph})" PROPERTIES LABELS mpi
+      TIMEOUT 600 FIXTURES_SETUP tmatrix_${graph} ENVIRONMENT "${matrix_env}")
+    foreach(np 2 3 4)
+      add_test(NAME "mpi: temporal matrix ${graph} on ${np} ranks"
+        COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/temporal_matrix.py dist
+                $<TARGET_FILE:dgnn_cli> ${work} ${graph} ${np})
+      set_tests_properties("mpi: temporal matrix ${graph} on ${np} ranks" PROPERTIES LABELS mpi
+        TIMEOUT 1200 PROCESSORS ${np} FIXTURES_REQUIRED tmatrix_${graph}
+        ENVIRONMENT "${matrix_env}")
+    endforeach()
+  endforeach()
+endif()
