@@ -14,7 +14,7 @@
 # table of every run found there.
 set -euo pipefail
 build="${1:-build}"
-data="${DATA:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/datasets}"
+data="${DATA:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/datasets}"  # the shipped copies
 out="${OUT:-$build/evolvegcn-protocol}"
 epochs="${EPOCHS:-20}"
 models="${MODELS:-evolvegcn-o evolvegcn-h gcrn tgcn}"
@@ -28,9 +28,9 @@ common=(--hidden 32 --layers 2 --epochs "$epochs" --bptt 10 --neg-eval all
         --threads "${THREADS:-2}" --seed "${SEED:-0}")
 args_for() {
   case "$1" in
-    bitcoin-alpha) echo "--graph $data/bitcoin-alpha/soc-sign-bitcoinalpha.csv --time-col 3" \
+    bitcoin-alpha) echo "--graph $data/bitcoin-alpha/soc-sign-bitcoinalpha.csv.gz --time-col 3" \
                         "--snapshot-seconds 1200000 --neg-train 100" ;;
-    collegemsg) echo "--graph $data/collegemsg/CollegeMsg.txt --time-col 2" \
+    collegemsg) echo "--graph $data/collegemsg/CollegeMsg.txt.gz --time-col 2" \
                      "--snapshot-seconds 190080 --neg-train 50 --train-frac 0.71 --val-frac 0.11" ;;
     *) echo "unknown dataset $1" >&2; exit 1 ;;
   esac

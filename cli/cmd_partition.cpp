@@ -10,6 +10,7 @@
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/timer.hpp"
 #include "dgnn/graph/dataset.hpp"
+#include "dgnn/graph/temporal.hpp"
 #include "dgnn/partition/partition.hpp"
 
 namespace dgnn::cli {
@@ -18,11 +19,13 @@ namespace {
 
 struct PartitionArgs {
   DatasetOptions dataset;
+  SnapshotOptions snapshots;
   PartitionOptions opt;
   std::string partitioner = "metis";
   std::string objective = "cut";
   std::string out;
   bool dry_run = false;
+  bool snapshot_groups_given = false;
 };
 
 double percent(int64_t part, int64_t whole) {
@@ -45,17 +48,89 @@ void print_quality(const Dataset& d, const PartitionQuality& q) {
   }
 }
 
+std::string describe(const PartitionArgs& a, bool temporal) {
+  std::string how = a.partitioner + " into " + std::to_string(a.opt.parts) + " parts, seed " +
+                    std::to_string(a.opt.seed);
+  if (a.opt.method == Partitioner::metis) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, ", imbalance %.3f, objective %s%s%s", a.opt.imbalance,
+                  a.objective.c_str(), a.opt.balance_edges ? ", +edges" : "",
+                  a.opt.balance_train ? ", +train" : "");
+    how += buf;
+    if (temporal)
+      how += a.opt.snapshot_groups == 0
+                 ? ", the union graph only"
+                 : ", +" + std::to_string(a.opt.snapshot_groups) + " groups of snapshots";
+  }
+  return how;
+}
+
+// A temporal graph: the vertex strategy's partition, and how evenly it spreads each snapshot.
+void run_temporal(PartitionArgs& a) {
+  if (!a.dry_run)
+    throw OptionError("--graph " + a.dataset.graph +
+                      " is temporal: dgnn partition writes parts of static graphs only (temporal "
+                      "training partitions its snapshots when it starts); --dry-run prints how "
+                      "evenly each snapshot is spread");
+  for (auto [given, name] : {std::pair{a.opt.balance_edges, "--balance-edges"},
+                             std::pair{a.opt.balance_train, "--balance-train"}})
+    if (given)
+      throw OptionError(std::string(name) +
+                        " is for static graphs (a temporal graph balances groups of snapshots: "
+                        "--snapshot-groups)");
+  Timer timer;
+  const TemporalGraph g = load_temporal(a.dataset.graph, a.dataset.edges, a.snapshots);
+  const double load_s = timer.ms() / 1000;
+  if (a.opt.parts > g.num_vertices)
+    throw OptionError("partition: --parts " + std::to_string(a.opt.parts) + " exceeds the " +
+                      std::to_string(g.num_vertices) + " vertices of " + a.dataset.graph);
+  if (a.opt.snapshot_groups < 0) a.opt.snapshot_groups = auto_snapshot_groups(g.num_snapshots());
+  a.opt.snapshot_groups = std::min(a.opt.snapshot_groups, g.num_snapshots());
+  timer.reset();
+  const std::vector<int32_t> part = partition_temporal(g, a.opt);
+  const double part_s = timer.ms() / 1000;
+  const Csr u = temporal_union(g);
+  const PartitionQuality q = partition_quality(u, part, a.opt.parts);
+  const TemporalBalance b = temporal_balance(g, part, a.opt.parts);
+  std::printf(
+      "%-14s %s: %lld vertices, %d snapshots, %lld edges in their union (loaded in %.2f "
+      "s)\n",
+      "graph", a.dataset.graph.c_str(), (long long)g.num_vertices, g.num_snapshots(),
+      (long long)u.nnz(), load_s);
+  std::printf("%-14s %s (%.2f s)\n", "partitioner", describe(a, true).c_str(), part_s);
+  std::printf("%-14s %lld of the union's %lld edges (%.2f%%); halo %lld vertices\n", "edge cut",
+              (long long)q.edge_cut, (long long)u.nnz(), percent(q.edge_cut, u.nnz()),
+              (long long)q.halo_vertices);
+  std::printf(
+      "%-14s per snapshot, max / mean over the parts; makespan: the sum over snapshots of "
+      "the most loaded part's share / the sum of the mean\n",
+      "balance");
+  std::printf(
+      "%-14s edges %.3f, active vertices %.3f, event sources %.3f (vertices in all: "
+      "%.3f)\n",
+      "makespan", b.edge_makespan, b.vertex_makespan, b.event_makespan, q.vertex_balance);
+  std::printf("%8s %10s %8s %10s %8s %10s %8s\n", "snapshot", "edges", "balance", "active",
+              "balance", "events", "balance");
+  for (size_t t = 0; t < b.snapshots.size(); ++t) {
+    const TemporalBalance::Snapshot& r = b.snapshots[t];
+    std::printf("%8zu %10lld %8.3f %10lld %8.3f %10lld %8.3f\n", t, (long long)r.edges,
+                r.edge_balance, (long long)r.active, r.vertex_balance, (long long)r.events,
+                r.event_balance);
+  }
+}
+
 void run(PartitionArgs& a) {
   if (a.out.empty() && !a.dry_run)
     throw OptionError("partition: give --out DIR to write the parts, or --dry-run");
   if (!a.out.empty() && a.dry_run)
     throw OptionError("--dry-run writes nothing: drop --out " + a.out + ", or --dry-run");
-  if (a.dataset.edges.time_col >= 0 || read_temporal_layout(a.dataset.graph))
-    throw OptionError("--graph " + a.dataset.graph +
-                      " is temporal: dgnn partition writes parts of static graphs (temporal "
-                      "training partitions its snapshots when it starts)");
   a.opt.method = parse_partitioner(a.partitioner);
   a.opt.objective = parse_metis_objective(a.objective);
+  if (is_temporal_input(a.dataset.graph, a.dataset.edges, a.snapshots)) return run_temporal(a);
+  if (a.snapshot_groups_given)
+    throw OptionError(
+        "--snapshot-groups is for temporal graphs (give the time column with "
+        "--time-col)");
   // As in `dgnn train`, one --seed also seeds a random train/val/test split, so that the parts
   // hold the split a training job with that seed would make.
   a.dataset.seed = a.opt.seed;
@@ -75,15 +150,7 @@ void run(PartitionArgs& a) {
   const double part_s = timer.ms() / 1000;
   const PartitionQuality q = partition_quality(d.graph.in, part, a.opt.parts, d.train);
 
-  std::string how = a.partitioner + " into " + std::to_string(a.opt.parts) + " parts, seed " +
-                    std::to_string(a.opt.seed);
-  if (a.opt.method == Partitioner::metis) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, ", imbalance %.3f, objective %s%s%s", a.opt.imbalance,
-                  a.objective.c_str(), a.opt.balance_edges ? ", +edges" : "",
-                  a.opt.balance_train ? ", +train" : "");
-    how += buf;
-  }
+  const std::string how = describe(a, false);
   std::printf("%-14s %s: %lld vertices, %lld stored edges (loaded in %.2f s)\n", "graph",
               a.dataset.graph.c_str(), (long long)d.num_vertices(), (long long)d.graph.num_edges(),
               load_s);
@@ -135,12 +202,20 @@ void register_partition(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--out,-o", a.out,
                   "Partition directory to write (an existing partition there is replaced)");
-  cmd->add_flag("--dry-run", a.dry_run, "Print the partition's quality, write nothing");
+  cmd->add_flag("--dry-run", a.dry_run,
+                "Print the partition's quality, write nothing (a temporal graph: how evenly "
+                "each snapshot is spread)");
+  cmd->add_option("--snapshot-groups", a.opt.snapshot_groups,
+                  "Temporal graphs, METIS: also balance each of this many groups of consecutive "
+                  "snapshots (0: the union graph's vertices only; default min(snapshots, 16))")
+      ->check(CLI::Range(0, 1 << 20))
+      ->each([args](const std::string&) { args->snapshot_groups_given = true; });
   add_dataset_options(cmd, a.dataset);
+  add_snapshot_options(cmd, a.snapshots);
   cmd->callback([args, cmd] {
     if (args->partitioner != "metis")
-      for (const char* metis_only :
-           {"--imbalance", "--balance-edges", "--balance-train", "--objective"})
+      for (const char* metis_only : {"--imbalance", "--balance-edges", "--balance-train",
+                                     "--objective", "--snapshot-groups"})
         if (cmd->get_option(metis_only)->count() > 0)
           throw OptionError(std::string(metis_only) +
                             " is for --partitioner metis (this run uses " + args->partitioner +

@@ -45,6 +45,17 @@ Dataset load_or_generate(const TrainArgs& a, bool quiet) {
   return d;
 }
 
+}  // namespace
+
+void check_parts(const TrainArgs& a, const Communicator& comm) {
+  if (a.parts > 0 && a.parts != comm.size())
+    throw OptionError("--parts " + std::to_string(a.parts) + " but the job has " +
+                      std::to_string(comm.size()) + " ranks (launch with mpirun -np " +
+                      std::to_string(a.parts) + ")");
+}
+
+namespace {
+
 // This rank's part: read from a partition directory, or cut from the dataset (one part when
 // single-process).
 LocalPart load_part(const TrainArgs& a, Communicator& comm) {
@@ -59,10 +70,7 @@ LocalPart load_part(const TrainArgs& a, Communicator& comm) {
     comm.broadcast(hash.data(), len, 0);
     return read_partition_part(a.partition_dir, comm.rank(), comm.size(), hash);
   }
-  if (a.parts > 0 && a.parts != comm.size())
-    throw OptionError("--parts " + std::to_string(a.parts) + " but the job has " +
-                      std::to_string(comm.size()) + " ranks (launch with mpirun -np " +
-                      std::to_string(a.parts) + ")");
+  check_parts(a, comm);
   // Only rank 0 reads the graph; it partitions and sends every other rank its part.
   std::unique_ptr<Dataset> data;
   if (comm.rank() == 0) {
@@ -521,10 +529,18 @@ void register_train(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "mpi", "nccl"}))
       ->capture_default_str();
   cmd->add_option("--parts", a->parts,
-                  "Partition on the fly into this many parts (must equal the MPI rank count)");
-  cmd->add_option("--partitioner", a->partitioner, "metis, random, hash or range (with --parts)")
+                  "Partition the vertices on the fly into this many parts, one per rank (must "
+                  "equal the MPI rank count; the default under mpirun; temporal graphs: the "
+                  "vertex strategy)");
+  cmd->add_option("--partitioner", a->partitioner,
+                  "metis, random, hash or range: how the vertices are partitioned")
       ->check(CLI::IsMember({"metis", "random", "hash", "range"}))
       ->capture_default_str();
+  cmd->add_option("--snapshot-groups", a->snapshot_groups,
+                  "Temporal graphs, vertex strategy with METIS: also balance each of this many "
+                  "groups of consecutive snapshots (0: the union graph's vertices only; default "
+                  "min(snapshots, 16))")
+      ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--partition", a->partition_dir,
                   "A directory written by `dgnn partition`: each rank reads only its part");
   cmd->add_flag("--no-overlap", a->no_overlap,
@@ -577,15 +593,28 @@ void register_train(CLI::App& app) {
         if (cmd->get_option(n)->count() > 0) throw OptionError(std::string(n) + ": " + why);
     };
     refuse_input_options(cmd, a->data.graph);
+    if (a->parts < 0 || (a->parts == 0 && cmd->get_option("--parts")->count() > 0))
+      throw OptionError("--parts must be the MPI rank count (at least 1), got " +
+                        std::to_string(a->parts));
     if (is_temporal_input(a->data.graph, a->data.edges, a->snapshots)) {
       if (a->batch_size_given || a->fanouts_given)
         throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
                           ": mini-batch training is for static graphs (this input has a time "
                           "column)");
       refuse({"--dropout", "--optimizer", "--momentum", "--save", "--load", "--predictions",
-              "--parts", "--partition", "--no-overlap", "--replace", "--no-prefetch", "--train-ids",
+              "--partition", "--no-overlap", "--replace", "--no-prefetch", "--train-ids",
               "--val-ids", "--test-ids", "--generate-features", "--feature-dim"},
              "not used by temporal training (this input has a time column)");
+      // --parts and --partitioner mean what they mean for static graphs: the vertex partition
+      // (one part per rank), which the snapshot strategy does not make.
+      if (a->strategy == "snapshot")
+        refuse({"--parts", "--partitioner", "--snapshot-groups"},
+               "the snapshot strategy gives each rank whole snapshots and partitions no "
+               "vertices (--strategy vertex does)");
+      if (a->partitioner != "metis")
+        refuse({"--snapshot-groups"},
+               "balances groups of snapshots with METIS (this run uses --partitioner " +
+                   a->partitioner + ")");
       if (a->task != "node")
         refuse({"--labels", "--num-classes"},
                "not used by --task " + a->task + " (it is for --task node)");
@@ -594,12 +623,9 @@ void register_train(CLI::App& app) {
                "not used by --task node (it scores vertices, not sampled non-edges)");
       run_train_temporal(*a);
     } else {
-      refuse({"--task", "--strategy", "--bptt", "--neg-train", "--neg-eval"},
+      refuse({"--task", "--strategy", "--bptt", "--neg-train", "--neg-eval", "--snapshot-groups"},
              "for temporal graphs only (give the time column with --time-col)");
       if (a->train.optimizer != "sgd") refuse({"--momentum"}, "is for --optimizer sgd");
-      if (a->parts < 0 || (a->parts == 0 && cmd->get_option("--parts")->count() > 0))
-        throw OptionError("--parts must be the MPI rank count (at least 1), got " +
-                          std::to_string(a->parts));
       run_train(*a);
     }
   });

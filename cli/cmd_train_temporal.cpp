@@ -38,6 +38,7 @@ std::unique_ptr<TemporalRank> vertex_partition_rank(const TrainArgs& a, const Te
   popt.method = parse_partitioner(a.partitioner);
   popt.parts = comm.size();
   popt.seed = a.train.seed;
+  popt.snapshot_groups = a.snapshot_groups;
   std::vector<int32_t> part(size_t(g.num_vertices));
   if (comm.rank() == 0) part = partition_temporal(g, popt);
   comm.broadcast(part.data(), int64_t(part.size()) * 4, 0);
@@ -82,6 +83,7 @@ void run_train_temporal(TrainArgs& a) {
   const bool link = task == TemporalTask::link;
   const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "evolvegcn-o" : a.model);
   Communicator& comm = world();
+  check_parts(a, comm);
   std::unique_ptr<DeviceComm> device_link;
   const Device dev = train_device(a, comm, &device_link);
   // The snapshot strategy runs whenever asked (on one rank too: the same numbers through its

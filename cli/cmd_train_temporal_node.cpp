@@ -20,6 +20,7 @@ namespace dgnn::cli {
 void run_train_temporal_node(TrainArgs& a) {
   const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "gcrn" : a.model);
   Communicator& comm = world();
+  check_parts(a, comm);
   std::unique_ptr<DeviceComm> device_link;
   const Device dev = train_device(a, comm, &device_link);
   if (comm.size() > 1 && kind == TemporalKind::evolvegcn_h)

@@ -31,6 +31,7 @@ struct TrainArgs {
   std::string comm = "auto";        // GPU ranks: auto | mpi (staged through the host) | nccl
   int parts = 0;                    // 0 = as many as ranks
   std::string partitioner = "metis";
+  int snapshot_groups = -1;  // vertex strategy, METIS: see PartitionOptions
   std::string partition_dir;
   bool no_overlap = false;
   // Mini-batch training with neighbour sampling (static graphs): on when batch_size is given.
@@ -76,6 +77,9 @@ void check_outputs(const TrainArgs& a, const std::vector<std::pair<const char*, 
 // device communicator (--comm: NCCL, or staged through MPI), attached to `comm` and owned by
 // *link until the run ends. --comm nccl on the CPU is an OptionError. Collective.
 Device train_device(const TrainArgs& a, Communicator& comm, std::unique_ptr<DeviceComm>* link);
+
+// OptionError unless --parts, when given, is the job's rank count (static and temporal alike).
+void check_parts(const TrainArgs& a, const Communicator& comm);
 
 // Temporal training (link prediction over snapshots): the input has a time column.
 void run_train_temporal(TrainArgs& a);

@@ -7,23 +7,6 @@
 
 namespace dgnn {
 
-std::vector<int32_t> partition_temporal(const TemporalGraph& g, const PartitionOptions& opt) {
-  // The union graph: each (dst, src) pair once, whatever snapshot it appears in.
-  std::vector<std::pair<int32_t, int32_t>> pairs;
-  for (const auto& ev : g.events)
-    for (size_t i = 0; i < ev.src.size(); ++i)
-      if (ev.src[i] != ev.dst[i]) pairs.emplace_back(ev.dst[i], ev.src[i]);
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  std::vector<int32_t> rows, cols;
-  for (auto [d, s] : pairs) {
-    rows.push_back(d);
-    cols.push_back(s);
-  }
-  const Csr u = csr_from_coo(g.num_vertices, g.num_vertices, rows, cols, {});
-  return partition_vertices(u, opt);
-}
-
 namespace {
 
 // One snapshot's local graph for `rank`: rows = owned vertices in `owned` order, columns =

@@ -30,9 +30,6 @@ struct TemporalRank {
   int64_t halo_rows = 0;         // sum over snapshots of halo vertices (rows exchanged per layer)
 };
 
-// Partitions the union of all snapshots' edges (METIS or a baseline); deterministic by seed.
-std::vector<int32_t> partition_temporal(const TemporalGraph& g, const PartitionOptions& opt);
-
 // This rank's share: per-snapshot local graphs and halo plans for `part`, features sliced from
 // `features` (global rows). `comm` must outlive the result. Features and halo exchanges are on
 // `dev` (a GPU with several ranks needs a device communicator attached to `comm`).

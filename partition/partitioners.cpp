@@ -102,7 +102,8 @@ const char* metis_status(int status) {
 }
 
 std::vector<int32_t> metis_kway(const Csr& g, const PartitionOptions& opt,
-                                const std::vector<int32_t>& train) {
+                                const std::vector<int32_t>& train,
+                                const std::vector<std::vector<int64_t>>& extra) {
   const int64_t n = g.rows;
   if (n > std::numeric_limits<idx_t>::max())
     throw OptionError("METIS (32-bit indices in this build) cannot take " + std::to_string(n) +
@@ -125,6 +126,23 @@ std::vector<int32_t> metis_kway(const Csr& g, const PartitionOptions& opt,
         throw OptionError("training vertex " + std::to_string(v) + " is not a vertex of the graph");
       c[v] = 1;
     }
+    columns.push_back(std::move(c));
+  }
+  // Further columns the caller balances (e.g. each group of snapshots' edges), scaled so that
+  // a column's total fits METIS's 32-bit sums.
+  for (const std::vector<int64_t>& col : extra) {
+    if (int64_t(col.size()) != n)
+      throw ShapeError("partition: a balance column has " + std::to_string(col.size()) +
+                       " weights for " + std::to_string(n) + " vertices");
+    int64_t total = 0;
+    for (int64_t w : col) {
+      if (w < 0) throw ShapeError("partition: a negative balance weight");
+      total += w;
+    }
+    if (total == 0) continue;
+    const int64_t scale = total / (int64_t(1) << 30) + 1;
+    std::vector<idx_t> c(static_cast<size_t>(n));
+    for (int64_t v = 0; v < n; ++v) c[size_t(v)] = idx_t(col[size_t(v)] / scale);
     columns.push_back(std::move(c));
   }
   idx_t ncon = idx_t(columns.size());
@@ -161,7 +179,8 @@ std::vector<int32_t> metis_kway(const Csr& g, const PartitionOptions& opt,
 }  // namespace
 
 std::vector<int32_t> partition_vertices(const Csr& g, const PartitionOptions& opt,
-                                        const std::vector<int32_t>& train) {
+                                        const std::vector<int32_t>& train,
+                                        const std::vector<std::vector<int64_t>>& balance) {
   const int64_t n = g.rows;
   if (opt.parts < 1)
     throw OptionError("the number of parts must be >= 1, got " + std::to_string(opt.parts));
@@ -176,7 +195,7 @@ std::vector<int32_t> partition_vertices(const Csr& g, const PartitionOptions& op
 
   switch (opt.method) {
     case Partitioner::metis:
-      return metis_kway(g, opt, train);
+      return metis_kway(g, opt, train, balance);
     case Partitioner::random: {
       // A shuffle then round-robin: parts differ in size by at most one vertex.
       std::vector<int32_t> order(static_cast<size_t>(n));

@@ -224,6 +224,22 @@ TEST_CASE("cli: an option the run would not use is refused, naming it") {
     CHECK(count_lines(r.out) == 1);
     CHECK_THAT(r.out, Catch::Contains("not used by temporal training"));
   }
+  // --parts means one vertex part per rank, for static and temporal graphs alike; the snapshot
+  // strategy partitions no vertices.
+  const std::string tg = "train --graph " + (t / "events.txt").string() +
+                         " --time-col 2 --snapshots 6 --epochs 1 --quiet";
+  CHECK(run(tg + " --parts 1").code == 0);
+  CHECK(run(tg + " --parts 1 --snapshot-groups 3").code == 0);
+  const std::vector<std::pair<std::string, std::string>> temporal_cases = {
+      {" --parts 2", "--parts 2 but the job has 1 ranks"},
+      {" --parts 0", "--parts must be the MPI rank count"},
+      {" --strategy snapshot --parts 1", "--parts: the snapshot strategy"},
+      {" --strategy snapshot --partitioner random", "--partitioner: the snapshot strategy"},
+      {" --partitioner range --snapshot-groups 2", "--snapshot-groups: balances groups"},
+  };
+  expect_one_line_errors(tg, temporal_cases);
+  expect_one_line_errors("train --graph " + d.string() + " --epochs 1",
+                         {{" --snapshot-groups 2", "--snapshot-groups: for temporal graphs"}});
 }
 
 TEST_CASE("cli: outputs are checked before training: folders, clashes, inputs") {

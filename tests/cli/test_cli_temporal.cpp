@@ -326,3 +326,31 @@ TEST_CASE("cli temporal: text features train exactly as the same features in .np
   CHECK(r.code != 0);
   CHECK_THAT(r.out, Contains("short.txt: no feature row for vertex 199"));
 }
+
+TEST_CASE("cli temporal: partition --dry-run prints each snapshot's balance", "[cli]") {
+  const std::string g = "partition --graph " + kSmall + " --time-col 3 --snapshot-seconds 10";
+  const Result r = run(g + " --parts 2 --dry-run");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("5 vertices, 4 snapshots"));
+  CHECK_THAT(r.out, Contains("+4 groups of snapshots"));  // min(snapshots, 16)
+  CHECK_THAT(r.out, Contains("makespan"));
+  // One row per snapshot; the empty bucket has nothing to balance (0).
+  CHECK_THAT(r.out, Contains("       2          0    0.000"));
+  CHECK(run(g + " --parts 2 --dry-run --snapshot-groups 0").out.find("the union graph only") !=
+        std::string::npos);
+  for (auto [opt, expect] : std::vector<std::pair<std::string, std::string>>{
+           {" --parts 2 --out x", "is temporal: dgnn partition writes parts of static graphs"},
+           {" --parts 2 --dry-run --balance-edges", "--balance-edges is for static graphs"},
+           {" --parts 9 --dry-run", "--parts 9 exceeds the 5 vertices"},
+           {" --parts 2 --dry-run --partitioner range --snapshot-groups 2",
+            "--snapshot-groups is for --partitioner metis"}}) {
+    const Result e = run(g + opt);
+    INFO(opt << "\n" << e.out);
+    CHECK(e.code != 0);
+    CHECK_THAT(e.out, Contains(expect));
+  }
+  const Result s = run("partition --graph " + kSmall + " --parts 2 --dry-run --snapshot-groups 2");
+  CHECK(s.code != 0);
+  CHECK_THAT(s.out, Contains("--snapshot-groups is for temporal graphs"));
+}

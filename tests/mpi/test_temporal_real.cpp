@@ -2,8 +2,10 @@
 // CollegeMsg at the EvolveGCN paper's bucket sizes, CollegeMsg also directed), where early
 // snapshots hold a few edges and most ranks have nothing to score in a step: every training
 // window's loss and every parameter's gradient (state carried, no update) equal one process's,
-// for every model under both strategies, link and edge tasks. Losses alone would hide a wrong
-// gradient; tests/mpi/temporal_matrix.py runs whole trainings through the executable.
+// for every model under both strategies, link and edge tasks, and so do the validation and test
+// metrics of those parameters. Losses alone would hide a wrong gradient; training itself drifts
+// apart by rounding that Adam amplifies (tests/mpi/temporal_matrix.py runs whole trainings
+// through the executable).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -65,10 +67,13 @@ TemporalOptions options(TemporalTask task) {
   return opt;
 }
 
-std::vector<LinkPredictionTrainer::WindowGradients> gradients(Communicator& comm,
-                                                              const TemporalGraph& g,
-                                                              TemporalKind kind, TemporalTask task,
-                                                              Strategy how) {
+struct Probe {
+  std::vector<LinkPredictionTrainer::WindowGradients> windows;
+  LinkMetrics val, test;  // of the initial parameters (nothing is updated)
+};
+
+Probe probe(Communicator& comm, const TemporalGraph& g, TemporalKind kind, TemporalTask task,
+            Strategy how) {
   int64_t dim = 0;
   std::vector<Var> features = snapshot_features(g, {}, 0, &dim);
   const TemporalOptions opt = options(task);
@@ -101,7 +106,12 @@ std::vector<LinkPredictionTrainer::WindowGradients> gradients(Communicator& comm
                                 : sr ? sr->features
                                      : features,
                                 comm, opt, tr ? &tr->dir : nullptr, sr ? &sr->plan : nullptr);
-  return trainer.epoch_gradients(1);
+  Probe p;
+  p.windows = trainer.epoch_gradients(1);
+  const TemporalSplit sp = temporal_split(g, opt);
+  p.val = trainer.evaluate(sp.train, sp.train + sp.val);
+  p.test = trainer.evaluate(sp.train + sp.val, sp.steps);
+  return p;
 }
 
 }  // namespace
@@ -115,7 +125,8 @@ TEST_CASE("real graphs: every training window's loss and gradients equal one pro
       if (task == TemporalTask::edge && !g.weighted) continue;
       for (TemporalKind kind : {TemporalKind::gcrn, TemporalKind::tgcn, TemporalKind::evolvegcn_o,
                                 TemporalKind::evolvegcn_h}) {
-        const auto ref = gradients(self, g, kind, task, Strategy::one);
+        const Probe ref_probe = probe(self, g, kind, task, Strategy::one);
+        const auto& ref = ref_probe.windows;
         REQUIRE(ref.size() > 1);
         for (Strategy how : {Strategy::vertex, Strategy::snapshot}) {
           // EvolveGCN-H's top-k summary spans all vertices: snapshot strategy only.
@@ -125,7 +136,19 @@ TEST_CASE("real graphs: every training window's loss and gradients equal one pro
                        << temporal_kind_name(kind) << " "
                        << (how == Strategy::vertex ? "vertex" : "snapshot") << " on " << comm.size()
                        << " ranks");
-          const auto got = gradients(comm, g, kind, task, how);
+          const Probe got_probe = probe(comm, g, kind, task, how);
+          const auto& got = got_probe.windows;
+          // With the same parameters, evaluation is the same: draws and metrics do not depend on
+          // the rank count (scores differ by rounding only, within the logit tie tolerance).
+          for (auto [a, b] : {std::pair{&got_probe.val, &ref_probe.val},
+                              std::pair{&got_probe.test, &ref_probe.test}}) {
+            CHECK(a->loss == Approx(b->loss).epsilon(1e-6));
+            CHECK(a->auc == Approx(b->auc).margin(1e-9));
+            CHECK(a->map == Approx(b->map).margin(1e-9));
+            CHECK(a->mrr == Approx(b->mrr).margin(1e-9));
+            CHECK(a->f1 == Approx(b->f1).margin(1e-9));
+            CHECK(a->macro_f1 == Approx(b->macro_f1).margin(1e-9));
+          }
           REQUIRE(got.size() == ref.size());
           for (size_t w = 0; w < ref.size(); ++w) {
             INFO("window " << w);
