@@ -2,7 +2,8 @@
 """Distributed temporal training equals one process, on real graphs and on awkward ones.
 
 Every temporal model x strategy (vertex where the model allows it, snapshot) x snapshot mode
-(window, cumulative) x task (link, edge where the graph has signed weights) is trained through
+(window, cumulative) x task (link, edge where the graph has signed weights; node on the awkward
+graph, which has labels) is trained through
 the dgnn executable on P ranks and compared with the same run on one process: every epoch's
 loss (1e-4 relative in the first epoch, then 1e-3), every epoch's validation metrics and the
 final test metrics (2e-3 absolute; see METRIC_TOL for why not tighter). The vertex strategy
@@ -73,6 +74,10 @@ def write_awkward(folder):
             f.write("%d,%d,%d,%d\n" % r)
     with open(os.path.join(folder, "snapshots.txt"), "w") as f:
         f.write("time-col 3\nsnapshot-seconds 100\nvertices 45\n")
+    # Labels for --task node: three classes, some vertices unlabelled (-1), edgeless ones too.
+    with open(os.path.join(folder, "labels.txt"), "w") as f:
+        for v in range(45):
+            f.write("%d %d\n" % (v, -1 if v % 7 == 3 else (v * 5) % 3))
 
 
 def graph_args(name, work):
@@ -98,6 +103,12 @@ def graph_args(name, work):
 def configs(name, signed):
     """(key, train arguments, strategies allowed on several ranks) for every case of a graph."""
     out = []
+    if name == "awkward":
+        # Node classification over snapshots (vertex strategy only) on the labelled folder.
+        for mode in ["window", "cumulative"]:
+            for model in VERTEX_MODELS:
+                a = ["--model", model, "--task", "node"] + (["--cumulative"] if mode != "window" else [])
+                out.append((f"{name}-node-{mode}-{model}", a, ["vertex"]))
     for task in ["link", "edge"] if signed else ["link"]:
         for mode in ["window", "cumulative"]:
             # Directed: a rank's halo plan is no longer symmetric (it may owe rows to a peer that
@@ -153,8 +164,8 @@ METRIC_TOL = 2e-3
 
 def compare(ref, got, task):
     """The first difference between two logs, or None (the largest ones go to WORST)."""
-    keys = ["val_auc", "val_map", "val_mrr"] if task == "link" else \
-        ["val_f1", "val_macro_f1", "val_auc"]
+    keys = {"link": ["val_auc", "val_map", "val_mrr"], "edge": ["val_f1", "val_macro_f1", "val_auc"],
+            "node": ["val_acc", "val_macro_f1"]}[task]
     e_ref = [r for r in ref if not r.get("final")]
     e_got = [r for r in got if not r.get("final")]
     if len(e_ref) != len(e_got):
@@ -170,8 +181,8 @@ def compare(ref, got, task):
         for k in keys:
             if not close(a.get(k), b.get(k), METRIC_TOL):
                 return f"epoch {i}: {k} {a.get(k)!r}, one process {b.get(k)!r}"
-    fk = ["test_auc", "test_map", "test_mrr"] if task == "link" else \
-        ["test_auc", "test_f1", "test_macro_f1"]
+    fk = {"link": ["test_auc", "test_map", "test_mrr"], "edge": ["test_auc", "test_f1", "test_macro_f1"],
+          "node": ["test_acc", "test_macro_f1"]}[task]
     fa, fb = got[-1], ref[-1]
     for k in fk:
         if fa.get(k) is not None and fb.get(k) is not None:
