@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <tuple>
 #include <unordered_set>
 
 #include "dgnn/common/error.hpp"
@@ -243,6 +244,20 @@ LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifie
     for (size_t i = 0; i < ev.src.size() && !any; ++i) any = ev.src[i] != ev.dst[i];
     has_targets_.push_back(any);
   }
+  // A split whose steps hold no edge to predict or classify has nothing to measure: its metrics
+  // would be a mean over no step. Every rank sees the same events, so all refuse alike.
+  const char* what = opt_.task == TemporalTask::link ? "the next snapshot" : "the snapshot";
+  for (auto [name, begin, end] : {std::tuple{"training", 0, n_train_},
+                                  std::tuple{"validation", n_train_, n_train_ + n_val_},
+                                  std::tuple{"test", n_train_ + n_val_, n_steps_}})
+    if (std::find(has_targets_.begin() + begin, has_targets_.begin() + end, uint8_t(1)) ==
+        has_targets_.begin() + end)
+      throw OptionError(std::string("the ") + name + " steps " + std::to_string(begin) + ".." +
+                        std::to_string(end - 1) + " have no edge in " + what +
+                        " (empty snapshots): nothing to " +
+                        (std::string(name) == "training" ? "learn from" : "measure") +
+                        "; move the split (--train-frac / --val-frac) or cut the time line "
+                        "otherwise (--snapshot-seconds / --snapshots)");
   for (auto& p : model_.named_parameters()) params_.emplace_back("model." + p.first, p.second);
   for (auto& p : head_.named_parameters()) params_.emplace_back("head." + p.first, p.second);
   optimizer_ =

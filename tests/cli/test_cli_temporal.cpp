@@ -109,6 +109,12 @@ TEST_CASE("cli temporal: bad snapshot options and bad files are one line", "[cli
   std::ofstream(d / "times.csv") << "src,dst,time\n1,2,10\n2,3,later\n";
   one_line_error("info --graph " + (d / "times.csv").string() + " --time-col 2 --snapshots 2",
                  "times.csv:3: expected an integer time, found 'later'");
+  // A split whose steps predict only empty snapshots (a gap in time) has nothing to measure.
+  std::ofstream(d / "gap.txt") << "0 1 0\n1 2 1\n2 3 2\n3 4 3\n4 5 4\n5 6 5\n6 7 6\n0 2 9\n"
+                               << "0 3 10\n1 3 11\n";
+  one_line_error("train --graph " + (d / "gap.txt").string() +
+                     " --time-col 2 --snapshot-seconds 1 --epochs 1 --train-frac 0.6 --val-frac 0.2",
+                 "the validation steps 6..7 have no edge in the next snapshot");
 }
 
 TEST_CASE("cli temporal: generate evolving-sbm, then info reads it with no flags", "[cli]") {
