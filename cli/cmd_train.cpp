@@ -97,42 +97,6 @@ LocalPart load_part(const TrainArgs& a, Communicator& comm) {
   return partition_and_scatter(data.get(), popt, comm);
 }
 
-// Predictions of every rank, gathered on rank 0 and written there in the input's ids.
-void write_predictions(const std::string& path, const Tensor& logits, const LocalPart& part,
-                       Communicator& comm) {
-  std::vector<int64_t> mine;
-  for (int64_t v = 0; v < logits.rows(); ++v) {
-    int64_t best = 0;
-    for (int64_t c = 1; c < logits.cols(); ++c)
-      if (logits.at(v, c) > logits.at(v, best)) best = c;
-    mine.push_back(part.original_ids[size_t(v)]);
-    mine.push_back(best);
-  }
-  const int p = comm.size();
-  std::vector<int64_t> send_counts(size_t(p), 0), send_displs(size_t(p), 0);
-  std::vector<int64_t> recv_counts(size_t(p), 0), recv_displs(size_t(p), 0);
-  send_counts[0] = int64_t(mine.size()) * 8;
-  std::vector<int64_t> counts(size_t(p), 0);
-  counts[size_t(comm.rank())] = send_counts[0];
-  comm.allreduce_sum(counts.data(), p);
-  int64_t total = 0;
-  if (comm.rank() == 0)
-    for (int r = 0; r < p; ++r) {
-      recv_counts[size_t(r)] = counts[size_t(r)];
-      recv_displs[size_t(r)] = total;
-      total += counts[size_t(r)];
-    }
-  std::vector<int64_t> all(size_t(total / 8));
-  comm.alltoallv(mine.data(), send_counts, send_displs, all.data(), recv_counts, recv_displs);
-  if (comm.rank() != 0) return;
-  std::vector<std::pair<int64_t, int64_t>> rows;
-  for (size_t i = 0; i + 1 < all.size(); i += 2) rows.emplace_back(all[i], all[i + 1]);
-  std::sort(rows.begin(), rows.end());
-  AtomicFile out(path);
-  for (auto [id, cls] : rows) std::fprintf(out.get(), "%lld %lld\n", (long long)id, (long long)cls);
-  out.commit();
-}
-
 }  // namespace
 
 nlohmann::json split_json(const StepSplit& s) {
@@ -294,8 +258,12 @@ void run_train(TrainArgs& a) {
   if (!(a.data.train_frac >= 0 && a.data.train_frac <= 1 && a.data.val_frac >= 0 &&
         a.data.val_frac <= 1 && a.data.train_frac + a.data.val_frac <= 1))
     throw OptionError("--train-frac and --val-frac must be in [0, 1] with a sum <= 1");
-  check_outputs(
-      a, {{"--log-json", a.log_json}, {"--predictions", a.predictions}, {"--save", a.train.save}});
+  check_outputs(a,
+                {{"--log-json", a.log_json},
+                 {"--predictions", a.predictions},
+                 {"--save", a.train.save},
+                 {"--embeddings", a.embeddings},
+                 {"--embeddings", a.embeddings.empty() ? "" : embeddings_ids_path(a.embeddings)}});
   std::string model_name;
   const LayerSpec spec = static_model(a.model.empty() ? "gcn" : a.model, a.dropout, &model_name);
   parse_partitioner(a.partitioner);
@@ -440,6 +408,9 @@ void run_train(TrainArgs& a) {
       std::fprintf(log->get(), "%s\n", j.dump().c_str());
     }
   });
+  if (root && res.stopped_early)
+    std::printf("stopped at epoch %d: no better validation accuracy for %d epochs (--patience)\n",
+                res.last_epoch, a.train.patience);
   if (root) {
     // An empty set (--train-frac 1, --val-frac 0, or split files without it) has no accuracy:
     // printing 0 would read as a result.
@@ -455,23 +426,33 @@ void run_train(TrainArgs& a) {
     std::printf(", median epoch %.2f ms\n", res.median_epoch_ms);
   }
 
+  // The model holds the best-validation parameters, those the test used.
+  const std::vector<int64_t> ids(part.original_ids.begin(),
+                                 part.original_ids.begin() + int64_t(part.n_owned));
   if (!a.predictions.empty())
-    write_predictions(a.predictions, trainer.predict().to(Device::cpu), part, comm);
+    write_class_predictions(a.predictions, trainer.predict().to(Device::cpu), ids, comm);
+  if (!a.embeddings.empty()) {
+    NoGradGuard no_grad;
+    ForwardContext ctx{*setup->graph, false, a.train.seed, 0};
+    write_embeddings(a.embeddings, model.embed(ctx, setup->task.features).value().to(Device::cpu),
+                     ids, comm);
+  }
   if (log) {
     const NodeTask& task = setup->task;
-    nlohmann::json j = {{"final", true},
-                        {"test_acc", task.global_test > 0 ? nlohmann::json(res.test_acc) : nullptr},
-                        {"best_val_acc",
-                         task.global_val > 0 ? nlohmann::json(res.best_val_acc) : nullptr},
-                        {"best_epoch", res.best_epoch},
-                        {"epochs", res.last_epoch},
-                        {"final_loss", res.final_loss},
-                        {"median_epoch_ms", res.median_epoch_ms},
-                        {"median_compute_ms", res.median_compute_ms},
-                        {"median_comm_ms", res.median_comm_ms},
-                        {"median_wait_ms", res.median_wait_ms},
-                        {"bytes_sent_per_epoch", res.bytes_per_epoch},
-                        {"settings", settings}};
+    nlohmann::json j = {
+        {"final", true},
+        {"test_acc", task.global_test > 0 ? nlohmann::json(res.test_acc) : nullptr},
+        {"best_val_acc", task.global_val > 0 ? nlohmann::json(res.best_val_acc) : nullptr},
+        {"best_epoch", res.best_epoch},
+        {"epochs", res.last_epoch},
+        {"stopped_early", res.stopped_early},
+        {"final_loss", res.final_loss},
+        {"median_epoch_ms", res.median_epoch_ms},
+        {"median_compute_ms", res.median_compute_ms},
+        {"median_comm_ms", res.median_comm_ms},
+        {"median_wait_ms", res.median_wait_ms},
+        {"bytes_sent_per_epoch", res.bytes_per_epoch},
+        {"settings", settings}};
     if (mb) {
       j["median_sample_ms"] = res.median_sample_ms;
       j["median_sample_wait_ms"] = res.median_sample_wait_ms;
@@ -517,7 +498,16 @@ void register_train(CLI::App& app) {
   cmd->add_option("--seed", a->train.seed, "Seed for initialisation and dropout")
       ->capture_default_str();
   cmd->add_option("--save", a->train.save, "Write a checkpoint after the last epoch");
+  cmd->add_option("--save-every", a->train.save_every,
+                  "Also write the --save checkpoint after every N-th epoch (a crash loses at "
+                  "most N epochs)");
   cmd->add_option("--load", a->train.load, "Resume from a checkpoint (continues to --epochs)");
+  cmd->add_option("--patience", a->train.patience,
+                  "Stop after N epochs without a better validation score (0: train all "
+                  "--epochs)");
+  cmd->add_option("--embeddings", a->embeddings,
+                  "Write the final vertex embeddings as .npy, rows in ascending input id "
+                  "(the ids beside it, FILE.ids.txt)");
   cmd->add_option("--log-json", a->log_json, "Write one JSON object per epoch and a final line");
   cmd->add_option("--predictions", a->predictions,
                   "Write 'vertex predicted_class' per vertex, in the input's vertex ids");
@@ -593,6 +583,7 @@ void register_train(CLI::App& app) {
         if (cmd->get_option(n)->count() > 0) throw OptionError(std::string(n) + ": " + why);
     };
     refuse_input_options(cmd, a->data.graph);
+    if (a->train.optimizer != "sgd") refuse({"--momentum"}, "is for --optimizer sgd");
     if (a->parts < 0 || (a->parts == 0 && cmd->get_option("--parts")->count() > 0))
       throw OptionError("--parts must be the MPI rank count (at least 1), got " +
                         std::to_string(a->parts));
@@ -601,9 +592,8 @@ void register_train(CLI::App& app) {
         throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
                           ": mini-batch training is for static graphs (this input has a time "
                           "column)");
-      refuse({"--dropout", "--optimizer", "--momentum", "--save", "--load", "--predictions",
-              "--partition", "--no-overlap", "--replace", "--no-prefetch", "--train-ids",
-              "--val-ids", "--test-ids", "--generate-features", "--feature-dim"},
+      refuse({"--dropout", "--partition", "--no-overlap", "--replace", "--no-prefetch",
+              "--train-ids", "--val-ids", "--test-ids", "--generate-features", "--feature-dim"},
              "not used by temporal training (this input has a time column)");
       // --parts and --partitioner mean what they mean for static graphs: the vertex partition
       // (one part per rank), which the snapshot strategy does not make.
@@ -625,7 +615,6 @@ void register_train(CLI::App& app) {
     } else {
       refuse({"--task", "--strategy", "--bptt", "--neg-train", "--neg-eval", "--snapshot-groups"},
              "for temporal graphs only (give the time column with --time-col)");
-      if (a->train.optimizer != "sgd") refuse({"--momentum"}, "is for --optimizer sgd");
       run_train(*a);
     }
   });

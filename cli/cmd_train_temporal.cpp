@@ -77,7 +77,12 @@ void run_train_temporal(TrainArgs& a) {
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
   if (a.layers < 1) throw OptionError("--layers must be >= 1");
   set_threads(a.threads);
-  check_outputs(a, {{"--log-json", a.log_json}});
+  check_outputs(a,
+                {{"--log-json", a.log_json},
+                 {"--predictions", a.predictions},
+                 {"--save", a.train.save},
+                 {"--embeddings", a.embeddings},
+                 {"--embeddings", a.embeddings.empty() ? "" : embeddings_ids_path(a.embeddings)}});
   if (a.task == "node") return run_train_temporal_node(a);
   const TemporalTask task = parse_temporal_task(a.task);
   const bool link = task == TemporalTask::link;
@@ -98,11 +103,8 @@ void run_train_temporal(TrainArgs& a) {
         "its top-k summary spans all vertices (use --strategy snapshot)");
 
   TemporalOptions opt;
+  static_cast<TrainOptions&>(opt) = a.train;  // epochs, optimiser, checkpoints, patience
   opt.task = task;
-  opt.epochs = a.train.epochs;
-  opt.seed = a.train.seed;
-  opt.lr = a.train.lr;
-  opt.weight_decay = a.train.weight_decay;
   opt.bptt = a.bptt;
   opt.neg_train = a.neg_train;
   if (a.step_fracs_given) {
@@ -189,27 +191,6 @@ void run_train_temporal(TrainArgs& a) {
     }
   }
 
-  const auto& views = rank_data ? rank_data->graphs : snap_data ? snap_data->graphs : graphs;
-  LinkPredictionTrainer trainer(*model, head, g, views, rank_data ? rank_data->features : features,
-                                comm, opt, rank_data ? &rank_data->dir : nullptr,
-                                snap_data ? &snap_data->plan : nullptr);
-  // Printed once the options are known to fit the data: a bad option stays a one-line error.
-  const bool root = comm.rank() == 0;
-  if (!a.quiet && root)
-    std::printf("temporal graph: %lld vertices, %d snapshots, %lld features (%s); "
-                "snapshots as base + differences: %.1f MB instead of %.1f MB (loaded in %.0f ms)\n",
-                (long long)g.num_vertices, g.num_snapshots(), (long long)feature_dim,
-                static_dim ? feature_file.c_str() : "degree buckets per snapshot",
-                double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6, in.ms);
-  if (!a.quiet && root && comm.size() > 1)
-    std::printf("%s\n", describe_moves(in.moves, comm.size()).c_str());
-  if (!a.quiet && root && uploads)
-    std::printf(
-        "snapshots to the GPU%s: %d, %d as differences: %.2f MB instead of %.2f MB of "
-        "adjacencies\n",
-        comm.size() > 1 ? "s (all ranks)" : "", uploads->snapshots, uploads->as_difference,
-        double(uploads->bytes) / 1e6, double(uploads->whole_bytes) / 1e6);
-
   nlohmann::json settings = {
       {"graph", a.data.graph},
       {"model", temporal_kind_name(kind)},
@@ -218,6 +199,7 @@ void run_train_temporal(TrainArgs& a) {
       {"features", feature_dim},
       {"layers", a.layers},
       {"hidden", a.hidden},
+      {"optimizer", a.train.optimizer},
       {"lr", a.train.lr},
       {"weight_decay", a.train.weight_decay},
       {"epochs", a.train.epochs},
@@ -233,6 +215,29 @@ void run_train_temporal(TrainArgs& a) {
       {"comm", device_link ? transport_name(device_link->transport()) : "none"},
       {"partitioner", by_snapshot ? "none" : a.partitioner},
       {"threads", omp_get_max_threads()}};
+  opt.meta_json = settings.dump();  // checkpoints record them ("model" and "task" are checked)
+  const auto& views = rank_data ? rank_data->graphs : snap_data ? snap_data->graphs : graphs;
+  LinkPredictionTrainer trainer(*model, head, g, views, rank_data ? rank_data->features : features,
+                                comm, opt, rank_data ? &rank_data->dir : nullptr,
+                                snap_data ? &snap_data->plan : nullptr);
+  // Printed once the options are known to fit the data: a bad option stays a one-line error.
+  const bool root = comm.rank() == 0;
+  if (!a.quiet && root)
+    std::printf(
+        "temporal graph: %lld vertices, %d snapshots, %lld features (%s); "
+        "snapshots as base + differences: %.1f MB instead of %.1f MB (loaded in %.0f ms)\n",
+        (long long)g.num_vertices, g.num_snapshots(), (long long)feature_dim,
+        static_dim ? feature_file.c_str() : "degree buckets per snapshot",
+        double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6, in.ms);
+  if (!a.quiet && root && comm.size() > 1)
+    std::printf("%s\n", describe_moves(in.moves, comm.size()).c_str());
+  if (!a.quiet && root && uploads)
+    std::printf(
+        "snapshots to the GPU%s: %d, %d as differences: %.2f MB instead of %.2f MB of "
+        "adjacencies\n",
+        comm.size() > 1 ? "s (all ranks)" : "", uploads->snapshots, uploads->as_difference,
+        double(uploads->bytes) / 1e6, double(uploads->whole_bytes) / 1e6);
+
   std::unique_ptr<AtomicFile> log;
   if (root && !a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);
   TemporalResult res = trainer.run([&](const TemporalEpoch& s) {
@@ -264,7 +269,19 @@ void run_train_temporal(TrainArgs& a) {
       std::fprintf(log->get(), "%s\n", j.dump().c_str());
     }
   });
+  // Outputs, collective; the model holds the best-validation parameters, those the test used.
+  if (!a.predictions.empty()) {
+    const auto pairs = trainer.test_pairs();
+    if (root) write_pair_predictions(a.predictions, pairs, g.original_ids, link);
+  }
+  if (!a.embeddings.empty()) {
+    const Tensor h = trainer.final_embeddings();
+    write_embeddings(a.embeddings, h, root ? g.original_ids : std::vector<int64_t>{}, comm);
+  }
   if (!root) return;
+  if (res.stopped_early)
+    std::printf("stopped at epoch %d: no better validation %s for %d epochs (--patience)\n",
+                res.last_epoch, link ? "MAP" : "F1", a.train.patience);
   if (link)
     std::printf("test auc %.4f map %.4f mrr %.4f (best val map %.4f at epoch %d; steps "
                 "train/val/test %d/%d/%d), median epoch %.1f ms\n",
@@ -280,6 +297,8 @@ void run_train_temporal(TrainArgs& a) {
                         {"test_auc", res.test.auc},
                         {"best_val_auc", res.best_val.auc},
                         {"best_epoch", res.best_epoch},
+                        {"epochs", res.last_epoch},
+                        {"stopped_early", res.stopped_early},
                         {"median_epoch_ms", res.median_epoch_ms},
                         {"settings", settings}};
     if (uploads)

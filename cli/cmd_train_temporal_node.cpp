@@ -109,28 +109,13 @@ void run_train_temporal_node(TrainArgs& a) {
     if (!rank_data)  // vertex_partition_rank put its features on the device already
       for (Var& f : x) f = Var(f.value().to(dev));
   }
-  NodeSequenceOptions opt;
-  opt.epochs = a.train.epochs;
-  opt.seed = a.train.seed;
-  opt.lr = a.train.lr;
-  opt.weight_decay = a.train.weight_decay;
-  opt.bptt = a.bptt;
-  NodeSequenceTrainer trainer(*model, rank_data ? rank_data->graphs : graphs, x, task, comm, opt);
-  const bool root = comm.rank() == 0;
-  if (!a.quiet && root)
-    std::printf("temporal graph: %lld vertices, %d snapshots, %lld features; labels %s: %d "
-                "classes, train/val/test %zu/%zu/%zu (loaded in %.0f ms)\n",
-                (long long)g.num_vertices, g.num_snapshots(), (long long)feature_dim,
-                label_file.c_str(), classes, n_train, n_val, n_test, in.ms);
-  if (!a.quiet && root && comm.size() > 1)
-    std::printf("%s\n", describe_moves(in.moves, comm.size()).c_str());
-
   const nlohmann::json settings = {{"graph", a.data.graph},
                                    {"model", temporal_kind_name(kind)},
                                    {"task", "node"},
                                    {"snapshots", g.num_snapshots()},
                                    {"layers", a.layers},
                                    {"hidden", a.hidden},
+                                   {"optimizer", a.train.optimizer},
                                    {"lr", a.train.lr},
                                    {"weight_decay", a.train.weight_decay},
                                    {"epochs", a.train.epochs},
@@ -141,6 +126,21 @@ void run_train_temporal_node(TrainArgs& a) {
                                    {"device", a.device},
                                    {"partitioner", a.partitioner},
                                    {"threads", omp_get_max_threads()}};
+  NodeSequenceOptions opt;
+  static_cast<TrainOptions&>(opt) = a.train;  // epochs, optimiser, checkpoints, patience
+  opt.bptt = a.bptt;
+  opt.meta_json = settings.dump();
+  NodeSequenceTrainer trainer(*model, rank_data ? rank_data->graphs : graphs, x, task, comm, opt);
+  const bool root = comm.rank() == 0;
+  if (!a.quiet && root)
+    std::printf(
+        "temporal graph: %lld vertices, %d snapshots, %lld features; labels %s: %d "
+        "classes, train/val/test %zu/%zu/%zu (loaded in %.0f ms)\n",
+        (long long)g.num_vertices, g.num_snapshots(), (long long)feature_dim, label_file.c_str(),
+        classes, n_train, n_val, n_test, in.ms);
+  if (!a.quiet && root && comm.size() > 1)
+    std::printf("%s\n", describe_moves(in.moves, comm.size()).c_str());
+
   std::unique_ptr<AtomicFile> log;
   if (root && !a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);
   const NodeSequenceResult res = trainer.run([&](const NodeSequenceEpoch& s) {
@@ -160,7 +160,15 @@ void run_train_temporal_node(TrainArgs& a) {
       std::fprintf(log->get(), "%s\n", j.dump().c_str());
     }
   });
+  // Outputs, collective; the model holds the best-validation parameters, those the test used.
+  std::vector<int64_t> ids;
+  for (int64_t v : owned) ids.push_back(g.original_ids[size_t(v)]);
+  if (!a.predictions.empty()) write_class_predictions(a.predictions, trainer.predict(), ids, comm);
+  if (!a.embeddings.empty()) write_embeddings(a.embeddings, trainer.embeddings(), ids, comm);
   if (!root) return;
+  if (res.stopped_early)
+    std::printf("stopped at epoch %d: no better validation accuracy for %d epochs (--patience)\n",
+                res.last_epoch, a.train.patience);
   std::printf("test accuracy %.4f macro-f1 %.4f (best val %.4f at epoch %d), median epoch %.1f ms\n",
               res.test_acc, res.test_macro_f1, res.best_val_acc, res.best_epoch,
               res.median_epoch_ms);
@@ -170,6 +178,8 @@ void run_train_temporal_node(TrainArgs& a) {
                               {"test_macro_f1", res.test_macro_f1},
                               {"best_val_acc", res.best_val_acc},
                               {"best_epoch", res.best_epoch},
+                              {"epochs", res.last_epoch},
+                              {"stopped_early", res.stopped_early},
                               {"median_epoch_ms", res.median_epoch_ms},
                               {"settings", settings}};
     std::fprintf(log->get(), "%s\n", j.dump().c_str());

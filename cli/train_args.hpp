@@ -10,10 +10,11 @@
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/comm/device_comm.hpp"
 #include "dgnn/common/error.hpp"
+#include "dgnn/gnn/temporal_dist.hpp"
+#include "dgnn/gnn/temporal_trainer.hpp"
 #include "dgnn/gnn/trainer.hpp"
 #include "dgnn/graph/atomic_write.hpp"
 #include "dgnn/graph/dataset.hpp"
-#include "dgnn/gnn/temporal_dist.hpp"
 #include "dgnn/graph/temporal.hpp"
 
 namespace dgnn::cli {
@@ -27,6 +28,7 @@ struct TrainArgs {
   TrainOptions train;
   std::string log_json;
   std::string predictions;
+  std::string embeddings;  // --embeddings FILE.npy
   std::string device = "cpu";
   std::string comm = "auto";        // GPU ranks: auto | mpi (staged through the host) | nccl
   int parts = 0;                    // 0 = as many as ranks
@@ -114,5 +116,22 @@ std::string describe_moves(const SnapshotMoves& moves, int ranks);
 
 // --task node on a temporal graph: node classification over snapshots (vertex labels).
 void run_train_temporal_node(TrainArgs& a);
+
+// ---- outputs (cli/outputs.cpp): gathered on rank 0, written there atomically, in input ids ----
+
+// --predictions for node tasks: "id class" per line, ascending ids; `ids` names each row of
+// this rank's logits (host). Collective.
+void write_class_predictions(const std::string& path, const Tensor& logits,
+                             const std::vector<int64_t>& ids, Communicator& comm);
+// --embeddings: this rank's rows (host; `ids` names each) as one .npy, rows in ascending id
+// order, and the ids one per line beside it (embeddings_ids_path). Collective.
+void write_embeddings(const std::string& path, const Tensor& rows, const std::vector<int64_t>& ids,
+                      Communicator& comm);
+std::string embeddings_ids_path(const std::string& path);  // E.npy -> E.ids.txt
+// --predictions for link / edge tasks: the test pairs (rank 0's, from
+// LinkPredictionTrainer::test_pairs) as "step src dst label score", a header line first.
+void write_pair_predictions(const std::string& path,
+                            const std::vector<LinkPredictionTrainer::ScoredPair>& pairs,
+                            const std::vector<int64_t>& original_ids, bool link);
 
 }  // namespace dgnn::cli

@@ -95,6 +95,19 @@ StackModel::StackModel(const LayerFactory& make_layer, const std::vector<int64_t
   }
 }
 
+Var StackModel::embed(ForwardContext& ctx, const Var& x) {
+  Var h = x;
+  const size_t hidden = layers_.size() > 1 ? layers_.size() - 1 : 1;
+  for (size_t i = 0; i < hidden; ++i) {
+    ForwardContext lc = ctx.layer(i);
+    h = lc.dropout(h, dropout_);
+    h = layers_[i]->forward(lc, h);
+    ctx.end_layer(lc);
+    if (i + 1 < layers_.size()) h = relu(h);
+  }
+  return h;
+}
+
 Var StackModel::forward(ForwardContext& ctx, const Var& x) {
   Var h = x;
   for (size_t i = 0; i < layers_.size(); ++i) {

@@ -90,6 +90,9 @@ class StackModel : public Module {
  public:
   StackModel(const LayerFactory& make_layer, const std::vector<int64_t>& dims, float dropout);
   Var forward(ForwardContext& ctx, const Var& x) override;
+  // The vertices' embeddings: what the last layer takes (after its ReLU), or the output of a
+  // one-layer model.
+  Var embed(ForwardContext& ctx, const Var& x);
 
  private:
   std::vector<Module*> layers_;

@@ -39,14 +39,14 @@ NodeSequenceTrainer::NodeSequenceTrainer(TemporalModel& model,
   if (!model_params.empty()) head_.to(model_params.front().second->var.device());
   for (auto& [name, p] : model_params) params_.emplace_back("model." + name, p);
   for (auto& [name, p] : head_.named_parameters()) params_.emplace_back("head." + name, p);
-  AdamConfig cfg;
-  cfg.lr = opt_.lr;
-  cfg.weight_decay = opt_.weight_decay;
-  optimizer_ = std::make_unique<Adam>(params_, cfg);
+  optimizer_ = make_optimizer(params_, opt_);
   for (int32_t r : task_.train) train_labels_.push_back(task_.labels[size_t(r)]);
+  loop_ = std::make_unique<TrainingLoop>(static_cast<TrainingTask&>(*this), comm_, opt_);
 }
 
-Var NodeSequenceTrainer::run_sequence(bool training, uint64_t step) {
+NodeSequenceTrainer::~NodeSequenceTrainer() = default;
+
+Var NodeSequenceTrainer::run_sequence(bool training, uint64_t step, bool embed) {
   model_.reset_state();
   const int steps = int(graphs_.size());
   const int cut = opt_.bptt > 0 ? std::max(0, steps - opt_.bptt) : 0;
@@ -59,6 +59,7 @@ Var NodeSequenceTrainer::run_sequence(bool training, uint64_t step) {
     const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
     h = model_.step(ctx, x);
   }
+  if (embed) return h;
   ForwardContext ctx{*graphs_.back(), training, opt_.seed, step};
   return head_.forward(ctx, h);
 }
@@ -107,50 +108,57 @@ std::array<double, 2> NodeSequenceTrainer::evaluate(const Tensor& logits,
           present ? f1 / present : 0.0};
 }
 
+Tensor NodeSequenceTrainer::predict() {
+  NoGradGuard no_grad;
+  return run_sequence(false, 0).value().to(Device::cpu);
+}
+
+Tensor NodeSequenceTrainer::embeddings() {
+  NoGradGuard no_grad;
+  return run_sequence(false, 0, true).value().to(Device::cpu);
+}
+
+Evaluation NodeSequenceTrainer::validate() {
+  const Tensor logits = predict();  // on the host: both evaluations read it there
+  const auto val = evaluate(logits, task_.val, task_.global_val);
+  Evaluation e;
+  e.metrics = {{"train_acc", evaluate(logits, task_.train, task_.global_train)[0]},
+               {"val_acc", val[0]},
+               {"val_macro_f1", val[1]}};
+  e.selection = val[0];
+  return e;
+}
+
+Evaluation NodeSequenceTrainer::test() {
+  const auto t = evaluate(predict(), task_.test, task_.global_test);
+  Evaluation e;
+  e.metrics = {{"test_acc", t[0]}, {"test_macro_f1", t[1]}};
+  e.selection = t[0];
+  return e;
+}
+
 NodeSequenceResult NodeSequenceTrainer::run(
     const std::function<void(const NodeSequenceEpoch&)>& on_epoch) {
-  NodeSequenceResult res;
-  std::vector<double> times;
-  std::vector<Tensor> best;
-  res.best_val_acc = -1;
-  for (int e = 1; e <= opt_.epochs; ++e) {
+  const LoopResult r = loop_->run([&](const EpochRecord& rec) {
     NodeSequenceEpoch st;
-    st.epoch = e;
-    comm_.stats().reset();
-    Timer t;
-    st.loss = train_epoch(e);
-    kernels::synchronize(params_.front().second->var.device());
-    static_cast<StepSplit&>(st) = split_step(comm_, t.ms());
-    Timer te;
-    Tensor logits;  // on the host: both evaluations read it there
-    {
-      NoGradGuard no_grad;
-      logits = run_sequence(false, 0).value().to(Device::cpu);
-    }
-    st.train_acc = evaluate(logits, task_.train, task_.global_train)[0];
-    const auto val = evaluate(logits, task_.val, task_.global_val);
-    st.val_acc = val[0];
-    st.val_macro_f1 = val[1];
-    st.eval_ms = te.ms();
-    // Ties keep the earlier epoch; with no validation vertices the last epoch wins.
-    if (task_.global_val == 0 || st.val_acc > res.best_val_acc) {
-      res.best_val_acc = st.val_acc;
-      res.best_epoch = e;
-      best.clear();
-      for (auto& [name, p] : params_) best.push_back(p->var.value().clone());
-    }
-    times.push_back(st.time_ms);
-    ++res.epochs_run;
+    static_cast<StepSplit&>(st) = rec;
+    st.epoch = rec.epoch;
+    st.loss = rec.loss;
+    st.train_acc = rec.val.get("train_acc");
+    st.val_acc = rec.val.get("val_acc");
+    st.val_macro_f1 = rec.val.get("val_macro_f1");
+    st.eval_ms = rec.eval_ms;
     if (on_epoch) on_epoch(st);
-  }
-  // Test with the best-validation parameters.
-  for (size_t i = 0; i < best.size(); ++i) params_[i].second->var.value() = std::move(best[i]);
-  NoGradGuard no_grad;
-  const Tensor logits = run_sequence(false, 0).value().to(Device::cpu);
-  const auto test = evaluate(logits, task_.test, task_.global_test);
-  res.test_acc = test[0];
-  res.test_macro_f1 = test[1];
-  res.median_epoch_ms = median(times);
+  });
+  NodeSequenceResult res;
+  res.epochs_run = r.epochs_run;
+  res.last_epoch = r.last_epoch;
+  res.stopped_early = r.stopped_early;
+  res.best_epoch = r.best_epoch;
+  res.best_val_acc = r.best_epoch > 0 ? r.best_val.get("val_acc") : -1;
+  res.test_acc = r.test.get("test_acc");
+  res.test_macro_f1 = r.test.get("test_macro_f1");
+  res.median_epoch_ms = r.median_epoch_ms;
   return res;
 }
 

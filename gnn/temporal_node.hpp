@@ -19,6 +19,7 @@
 #include "dgnn/gnn/optimizer.hpp"
 #include "dgnn/gnn/temporal_models.hpp"
 #include "dgnn/gnn/trainer.hpp"
+#include "dgnn/gnn/training_loop.hpp"
 
 namespace dgnn {
 
@@ -30,11 +31,10 @@ struct NodeSequenceTask {
   int32_t num_classes = 0;
 };
 
-struct NodeSequenceOptions {
-  int epochs = 50;
-  uint64_t seed = 0;
-  float lr = 0.01f;
-  float weight_decay = 0.f;
+// The loop's options (epochs, optimiser, checkpoints, patience; 50 epochs by default) and the
+// task's.
+struct NodeSequenceOptions : TrainOptions {
+  NodeSequenceOptions() { epochs = 50; }
   int bptt = 0;  // 0: back-propagate through every snapshot
 };
 
@@ -46,30 +46,47 @@ struct NodeSequenceEpoch : StepSplit {
 };
 
 struct NodeSequenceResult {
-  int epochs_run = 0;
+  int epochs_run = 0;  // in this invocation (after a resume: the remaining ones)
+  int last_epoch = 0;
+  bool stopped_early = false;
   int best_epoch = 0;
   double best_val_acc = 0;
   double test_acc = 0, test_macro_f1 = 0;  // with the best-validation parameters
   double median_epoch_ms = 0;
 };
 
-class NodeSequenceTrainer {
+// A task of the training loop (gnn/training_loop.hpp): one optimiser step per epoch.
+class NodeSequenceTrainer : private TrainingTask {
  public:
   // graphs[t] and features (one matrix, or one per snapshot) are this rank's; they, the model
   // and the task must outlive the trainer.
   NodeSequenceTrainer(TemporalModel& model, const std::vector<std::unique_ptr<GraphView>>& graphs,
                       const std::vector<Var>& features, const NodeSequenceTask& task,
                       Communicator& comm, NodeSequenceOptions opt);
+  ~NodeSequenceTrainer() override;
+  // The loop's run; afterwards the model and head hold the best-validation parameters.
   NodeSequenceResult run(const std::function<void(const NodeSequenceEpoch&)>& on_epoch = {});
-  double train_epoch(int epoch);
+  double train_epoch(int epoch) override;
   // Accuracy and macro F1 (over classes present) of rows `rows` of host logits, summed over
   // ranks.
   std::array<double, 2> evaluate(const Tensor& logits, const std::vector<int32_t>& rows,
                                  int64_t global_count);
   Linear& head() { return head_; }
+  // Logits of the owned rows after the whole sequence (no dropout), on the host.
+  Tensor predict();
+  // The owned rows' embeddings after the last snapshot (what the head classifies), on the host.
+  Tensor embeddings();
 
  private:
-  Var run_sequence(bool training, uint64_t step);  // logits of the owned rows
+  // TrainingTask.
+  const std::vector<std::pair<std::string, Parameter*>>& parameters() override { return params_; }
+  Optimizer& optimizer() override { return *optimizer_; }
+  Evaluation validate() override;  // training and validation accuracy, validation macro-F1
+  Evaluation test() override;
+  bool has_validation() const override { return task_.global_val > 0; }
+
+  // Logits of the owned rows (the embeddings, with `embed`).
+  Var run_sequence(bool training, uint64_t step, bool embed = false);
 
   TemporalModel& model_;
   const std::vector<std::unique_ptr<GraphView>>& graphs_;
@@ -82,6 +99,7 @@ class NodeSequenceTrainer {
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<float> flat_;
   std::vector<int32_t> train_labels_;
+  std::unique_ptr<TrainingLoop> loop_;
 };
 
 }  // namespace dgnn

@@ -260,8 +260,8 @@ LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifie
                         "otherwise (--snapshot-seconds / --snapshots)");
   for (auto& p : model_.named_parameters()) params_.emplace_back("model." + p.first, p.second);
   for (auto& p : head_.named_parameters()) params_.emplace_back("head." + p.first, p.second);
-  optimizer_ =
-      std::make_unique<Adam>(params_, AdamConfig{opt_.lr, 0.9f, 0.999f, 1e-8f, opt_.weight_decay});
+  optimizer_ = make_optimizer(params_, opt_);
+  loop_ = std::make_unique<TrainingLoop>(static_cast<TrainingTask&>(*this), comm_, opt_);
 }
 
 LinkPredictionTrainer::~LinkPredictionTrainer() = default;
@@ -643,6 +643,127 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
   return finish_eval(acc);
 }
 
+// ---- outputs -----------------------------------------------------------------------------
+
+void LinkPredictionTrainer::gather_pairs(int step, const Var& logits, const Batch& local,
+                                         std::vector<ScoredPair>* all) {
+  std::vector<ScoredPair> mine(local.src.size());
+  if (!local.src.empty()) {
+    const Tensor host = logits.value().to(Device::cpu);
+    for (size_t i = 0; i < mine.size(); ++i)
+      mine[i] = {step, local.src[i], local.dst[i], local.target[i], host.data()[i]};
+  }
+  // Every rank's pairs to rank 0 (bytes: the struct is plain data).
+  const int p = comm_.size();
+  std::vector<int64_t> counts(size_t(p), 0);
+  counts[size_t(comm_.rank())] = int64_t(mine.size() * sizeof(ScoredPair));
+  comm_.allreduce_sum(counts.data(), p);
+  std::vector<int64_t> send_counts(size_t(p), 0), displs(size_t(p), 0), recv_counts(size_t(p), 0),
+      recv_displs(size_t(p), 0);
+  send_counts[0] = counts[size_t(comm_.rank())];
+  int64_t total = 0;
+  if (comm_.rank() == 0)
+    for (int r = 0; r < p; ++r) {
+      recv_counts[size_t(r)] = counts[size_t(r)];
+      recv_displs[size_t(r)] = total;
+      total += counts[size_t(r)];
+    }
+  std::vector<ScoredPair> got(size_t(total) / sizeof(ScoredPair));
+  comm_.alltoallv(mine.data(), send_counts, displs, got.data(), recv_counts, recv_displs);
+  if (comm_.rank() != 0) return;
+  // One order whatever the rank count: by source, destination, then label.
+  std::sort(got.begin(), got.end(), [](const ScoredPair& a, const ScoredPair& b) {
+    return std::tie(a.src, a.dst, a.label) < std::tie(b.src, b.dst, b.label);
+  });
+  all->insert(all->end(), got.begin(), got.end());
+}
+
+std::vector<LinkPredictionTrainer::ScoredPair> LinkPredictionTrainer::test_pairs() {
+  NoGradGuard no_grad;
+  model_.reset_state();
+  std::vector<ScoredPair> all;
+  const int begin = n_train_ + n_val_;
+  // The pairs of step s this rank scores: as the test's batch, or the positives alone.
+  auto pairs_of = [&](int s, bool whole_step) {
+    if (!opt_.eval_all_pairs)
+      return whole_step ? batch_for(s, opt_.neg_eval, 0xe7a1)
+                        : local_batch(s, opt_.neg_eval, 0xe7a1);
+    Batch b;
+    const PairTargets t = targets_for(s);
+    for (int32_t u = 0; u < int32_t(t.n); ++u)
+      if (whole_step || dir_.owner[size_t(u)] == comm_.rank())
+        for (int64_t i = t.offsets[size_t(u)]; i < t.offsets[size_t(u) + 1]; ++i) {
+          b.src.push_back(u);
+          b.dst.push_back(t.dst[size_t(i)]);
+          b.target.push_back(1.f);
+        }
+    return b;
+  };
+  if (plan_) {
+    const std::vector<int>& bounds = plan_->windows;
+    for (size_t wi = 0; wi + 1 < bounds.size(); ++wi) {
+      const int start = bounds[wi], stop = bounds[wi + 1];
+      SnapshotWindow w(comm_, *plan_, start, stop, graphs_, features_, false, opt_.seed, 0,
+                       device());
+      const std::vector<Var> h = model_.window(w);
+      for (int s = std::max(start, begin); s < stop; ++s) {
+        if (!has_targets_[size_t(s)]) continue;
+        Batch local;  // the step's owner scores all of it
+        Var logits;
+        if (w.owns(s)) {
+          local = pairs_of(s, true);
+          logits = head_.score(w.ctx(s), h[size_t(s - w.own_begin())], local.src, local.dst);
+        }
+        gather_pairs(s, logits, local, &all);
+      }
+    }
+    return all;
+  }
+  for (int s = 0; s < n_steps_; ++s) {
+    ForwardContext ctx{*graphs_[size_t(s)], false, opt_.seed, 0};
+    const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
+    Var h = model_.step(ctx, x);
+    if (s < begin || !has_targets_[size_t(s)]) continue;
+    const Batch local = pairs_of(s, comm_.size() == 1);
+    gather_pairs(s, score(ctx, h, local), local, &all);
+  }
+  return all;
+}
+
+Tensor LinkPredictionTrainer::final_embeddings() {
+  NoGradGuard no_grad;
+  model_.reset_state();
+  const int last = n_steps_ - 1;
+  if (plan_) {
+    // The last step's owner holds every vertex's embedding; it sends them to rank 0.
+    Tensor h;
+    const std::vector<int>& bounds = plan_->windows;
+    for (size_t wi = 0; wi + 1 < bounds.size(); ++wi) {
+      SnapshotWindow w(comm_, *plan_, bounds[wi], bounds[wi + 1], graphs_, features_, false,
+                       opt_.seed, 0, device());
+      const std::vector<Var> out = model_.window(w);
+      if (w.owns(last)) h = out.back().value().to(Device::cpu);
+    }
+    const int owner = plan_->owner[size_t(last)];
+    Tensor all(g_.num_vertices, model_.out_dim());
+    if (comm_.rank() == owner) all = std::move(h);
+    comm_.broadcast(all.data(), all.numel() * int64_t(sizeof(float)), owner);
+    return comm_.rank() == 0 ? std::move(all) : Tensor();
+  }
+  Var h;
+  for (int s = 0; s <= last; ++s) {
+    ForwardContext ctx{*graphs_[size_t(s)], false, opt_.seed, 0};
+    const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
+    h = model_.step(ctx, x);
+  }
+  if (comm_.size() == 1) return h.value().to(Device::cpu);
+  // The vertex strategy: every owner's rows, in dense id order.
+  std::vector<int32_t> ids(size_t(g_.num_vertices));
+  std::iota(ids.begin(), ids.end(), 0);
+  Tensor all = fetch_rows(comm_, dir_, h, ids).value().to(Device::cpu);
+  return comm_.rank() == 0 ? std::move(all) : Tensor();
+}
+
 // ---- the snapshot strategy ------------------------------------------------------------------
 
 double LinkPredictionTrainer::window_gradients_snapshots(int epoch, int start, int end,
@@ -718,37 +839,64 @@ LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
   return finish_eval(acc);
 }
 
+namespace {
+
+Evaluation to_evaluation(const LinkMetrics& m, TemporalTask task) {
+  Evaluation e;
+  if (task == TemporalTask::link)
+    e.metrics = {{"auc", m.auc}, {"map", m.map}, {"mrr", m.mrr}, {"loss", m.loss}};
+  else
+    e.metrics = {{"f1", m.f1}, {"macro_f1", m.macro_f1}, {"auc", m.auc}, {"loss", m.loss}};
+  e.selection = m.selection(task);
+  return e;
+}
+
+LinkMetrics to_metrics(const Evaluation& e) {
+  LinkMetrics m;
+  auto get = [&](const char* name) {
+    const double v = e.get(name);
+    return std::isnan(v) ? 0.0 : v;
+  };
+  m.auc = get("auc");
+  m.map = get("map");
+  m.mrr = get("mrr");
+  m.f1 = get("f1");
+  m.macro_f1 = get("macro_f1");
+  m.loss = e.get("loss");
+  return m;
+}
+
+}  // namespace
+
+Evaluation LinkPredictionTrainer::validate() {
+  return to_evaluation(evaluate(n_train_, n_train_ + n_val_), opt_.task);
+}
+
+Evaluation LinkPredictionTrainer::test() {
+  return to_evaluation(evaluate(n_train_ + n_val_, n_steps_), opt_.task);
+}
+
 TemporalResult LinkPredictionTrainer::run(const std::function<void(const TemporalEpoch&)>& cb) {
   TemporalResult res;
   res.train_steps = n_train_;
   res.val_steps = n_val_;
   res.test_steps = n_steps_ - n_train_ - n_val_;
-  std::vector<Tensor> best;
-  std::vector<double> times;
-  for (int e = 1; e <= opt_.epochs; ++e) {
+  const LoopResult r = loop_->run([&](const EpochRecord& rec) {
     TemporalEpoch st;
-    st.epoch = e;
-    comm_.stats().reset();
-    Timer t;
-    st.loss = train_epoch(e);
-    static_cast<StepSplit&>(st) = split_step(comm_, t.ms());
-    Timer te;
-    st.val = evaluate(n_train_, n_train_ + n_val_);
-    st.eval_ms = te.ms();
-    times.push_back(st.time_ms);
-    // Best validation MAP / F1 (EvolveGCN's model selection), ties keep the earlier epoch.
-    if (best.empty() || st.val.selection(opt_.task) > res.best_val.selection(opt_.task)) {
-      res.best_val = st.val;
-      res.best_epoch = e;
-      best.clear();
-      for (auto& [name, p] : params_) best.push_back(p->var.value().clone());
-    }
-    ++res.epochs_run;
+    static_cast<StepSplit&>(st) = rec;
+    st.epoch = rec.epoch;
+    st.loss = rec.loss;
+    st.val = to_metrics(rec.val);
+    st.eval_ms = rec.eval_ms;
     if (cb) cb(st);
-  }
-  for (size_t i = 0; i < best.size(); ++i) params_[i].second->var.value() = std::move(best[i]);
-  res.test = evaluate(n_train_ + n_val_, n_steps_);
-  res.median_epoch_ms = median(times);
+  });
+  res.epochs_run = r.epochs_run;
+  res.last_epoch = r.last_epoch;
+  res.stopped_early = r.stopped_early;
+  res.best_epoch = r.best_epoch;
+  res.best_val = to_metrics(r.best_val);
+  res.test = to_metrics(r.test);
+  res.median_epoch_ms = r.median_epoch_ms;
   return res;
 }
 

@@ -24,6 +24,7 @@
 #include "dgnn/gnn/temporal_models.hpp"
 #include "dgnn/gnn/temporal_snapshot.hpp"
 #include "dgnn/gnn/trainer.hpp"
+#include "dgnn/gnn/training_loop.hpp"
 #include "dgnn/graph/temporal.hpp"
 
 namespace dgnn {
@@ -60,12 +61,11 @@ SnapshotUploads upload_snapshots_by_difference(const TemporalGraph& g,
 enum class TemporalTask : uint8_t { link, edge };
 TemporalTask parse_temporal_task(const std::string& name);  // OptionError for unknown names
 
-struct TemporalOptions {
+// The loop's options (epochs, optimiser, checkpoints, patience; 50 epochs by default) and the
+// task's.
+struct TemporalOptions : TrainOptions {
+  TemporalOptions() { epochs = 50; }
   TemporalTask task = TemporalTask::link;
-  int epochs = 50;
-  uint64_t seed = 0;
-  float lr = 0.01f;
-  float weight_decay = 0.f;
   int bptt = 0;            // steps per truncated-BPTT window; 0 = the whole training span
   int neg_train = 5;       // sampled non-edges per positive in training
   int neg_eval = 100;      // ... in validation and test
@@ -136,14 +136,18 @@ struct TemporalEpoch : StepSplit {
 };
 
 struct TemporalResult {
-  int epochs_run = 0;
+  int epochs_run = 0;          // in this invocation (after a resume: the remaining ones)
+  int last_epoch = 0;          // counting a resumed checkpoint's
+  bool stopped_early = false;  // --patience ran out before --epochs
   int best_epoch = 0;
   LinkMetrics best_val, test;  // test with the best-validation parameters
   double median_epoch_ms = 0;
   int train_steps = 0, val_steps = 0, test_steps = 0;
 };
 
-class LinkPredictionTrainer {
+// Link prediction and edge classification over snapshots as a task of the training loop
+// (gnn/training_loop.hpp): one optimiser step per training window.
+class LinkPredictionTrainer : private TrainingTask {
  public:
   // `graphs[t]` and `features[t]` (or one feature matrix for all steps) for every snapshot; they
   // must outlive the trainer.
@@ -159,11 +163,13 @@ class LinkPredictionTrainer {
                         const std::vector<std::unique_ptr<GraphView>>& graphs,
                         const std::vector<Var>& features, Communicator& comm, TemporalOptions opt,
                         const RowDirectory* dir = nullptr, const SnapshotPlan* plan = nullptr);
-  ~LinkPredictionTrainer();
+  ~LinkPredictionTrainer() override;
 
+  // The loop's run (resume, epochs, checkpoints, patience, best-validation selection); afterwards
+  // the model holds the best-validation parameters, those the test used.
   TemporalResult run(const std::function<void(const TemporalEpoch&)>& on_epoch = {});
   // One training pass over the training steps; returns the mean loss.
-  double train_epoch(int epoch);
+  double train_epoch(int epoch) override;
   // Per training window of `epoch`, from a fresh state and without updating (the parameters
   // stay as they are): the loss summed over the window's steps, and every parameter's gradient
   // (summed over ranks, flattened in parameter order), what an optimiser step would apply after
@@ -179,7 +185,28 @@ class LinkPredictionTrainer {
 
   int train_steps() const { return n_train_; }
 
+  // The test steps' pairs with their scores (logits) and labels, with the current parameters,
+  // on rank 0 (empty elsewhere), ordered by step, source, destination: what --predictions
+  // writes. Link prediction: each step's positives and the non-edges its test drew; with
+  // eval_all_pairs the positives alone (every vertex pair would not fit a file). Edge
+  // classification: each step's edges, label 1 for a negative weight. Collective.
+  struct ScoredPair {
+    int32_t step = 0, src = 0, dst = 0;
+    float label = 0, score = 0;
+  };
+  std::vector<ScoredPair> test_pairs();
+  // Every vertex's embedding (n x out_dim, dense ids) after the last step the model runs (link
+  // prediction: the one that predicts the last snapshot), with the current parameters, on rank
+  // 0 (empty elsewhere): what --embeddings writes. Collective.
+  Tensor final_embeddings();
+
  private:
+  // TrainingTask.
+  const std::vector<std::pair<std::string, Parameter*>>& parameters() override { return params_; }
+  Optimizer& optimizer() override { return *optimizer_; }
+  Evaluation validate() override;
+  Evaluation test() override;
+
   using Batch = PairBatch;
   Batch batch_for(int step, int negatives, uint64_t salt) const {
     return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt);
@@ -198,6 +225,8 @@ class LinkPredictionTrainer {
     std::vector<uint8_t> all_labels;
   };
   void add_eval_step(EvalSums& acc, const Var& logits, const Batch& local);
+  // test_pairs: this rank's scored pairs of step s, appended to `all` on rank 0 in order.
+  void gather_pairs(int step, const Var& logits, const Batch& local, std::vector<ScoredPair>* all);
   // eval_all_pairs: the positives of a step (both directions for an undirected graph), and one
   // step's metrics from the embeddings of every vertex (`h`), scoring source rows `rows`.
   PairTargets targets_for(int step) const;
@@ -233,6 +262,7 @@ class LinkPredictionTrainer {
   // local_batch(): per link step, this rank's distinct positives (found on first use).
   mutable std::vector<std::unique_ptr<const StepPositives>> positives_;
   std::vector<int32_t> end_slot_;  // score(): per vertex, its row among the fetched ends, or -1
+  std::unique_ptr<TrainingLoop> loop_;
 };
 
 }  // namespace dgnn

@@ -13,6 +13,7 @@
 #include "dgnn/gnn/minibatch.hpp"
 #include "dgnn/gnn/module.hpp"
 #include "dgnn/gnn/optimizer.hpp"
+#include "dgnn/gnn/training_loop.hpp"
 #include "dgnn/graph/dataset.hpp"
 
 namespace dgnn {
@@ -26,43 +27,8 @@ struct NodeTask {
   int32_t num_classes = 0;
 };
 
-// Median of a list (0 when empty).
-double median(std::vector<double> v);
-
 // The whole dataset as one process's task. OptionError when it has no labels.
 NodeTask make_node_task(const Dataset& d);
-
-struct TrainOptions {
-  int epochs = 200;
-  uint64_t seed = 0;
-  std::string optimizer = "adam";  // adam | sgd
-  float lr = 0.01f;
-  float weight_decay = 0.f;
-  float momentum = 0.f;            // sgd only
-  std::string save;                // checkpoint written after the last epoch ("" = none)
-  std::string load;                // checkpoint to resume from ("" = none)
-  std::string meta_json = "{}";    // settings stored in checkpoints
-};
-
-// A training step's time split over ranks: means (compute = time - comm - wait), the slowest
-// rank's of each, and bytes sent in the step (sum over ranks, and the largest rank's).
-struct StepSplit {
-  double time_ms = 0;  // the slowest rank's
-  double compute_ms = 0, comm_ms = 0, wait_ms = 0;
-  double max_compute_ms = 0, max_comm_ms = 0, max_wait_ms = 0;
-  int64_t bytes_sent = 0, max_bytes_sent = 0;
-};
-// Sums every parameter's gradient over ranks (and `extra`, e.g. the loss) in one all-reduce:
-// latency, not bandwidth, dominates small models. Every rank reduces every parameter, even one
-// its backward did not reach (a rank without training vertices), so the collectives match; one
-// that no rank's backward reached is left without a gradient, as on one rank (the optimiser then
-// leaves it unchanged). `flat` is scratch kept by the caller across steps. No-op on one rank.
-void allreduce_gradients(Communicator& comm,
-                         const std::vector<std::pair<std::string, Parameter*>>& params,
-                         std::vector<float>& flat, double* extra = nullptr);
-
-// Collective: combines this rank's comm.stats() since their last reset with its step time.
-StepSplit split_step(Communicator& comm, double step_ms);
 
 struct EpochStats : StepSplit {
   int epoch = 0;  // from 1
@@ -79,6 +45,7 @@ struct EpochStats : StepSplit {
 
 struct TrainResult {
   int epochs_run = 0;     // in this invocation (after a resume: the remaining ones)
+  bool stopped_early = false;  // --patience ran out before --epochs
   int last_epoch = 0;
   int best_epoch = 0;
   double best_val_acc = -1;
@@ -93,12 +60,15 @@ struct TrainResult {
   double median_sample_ms = 0, median_sample_wait_ms = 0;
 };
 
-class Trainer {
+// Node classification as a task of the training loop (gnn/training_loop.hpp): one optimiser
+// step per epoch over the whole graph, or the mini-batch loader's steps.
+class Trainer : private TrainingTask {
  public:
   Trainer(Module& model, const GraphView& graph, const NodeTask& task, Communicator& comm,
           TrainOptions opt);
-  ~Trainer();
+  ~Trainer() override;
 
+  // The loop's run; afterwards the model holds the best-validation parameters (those tested).
   TrainResult run(const std::function<void(const EpochStats&)>& on_epoch = {});
   // Mini-batch training: every epoch runs the loader's steps on sampled blocks instead of one
   // full-graph step (evaluation stays full-graph, on `graph`). Null = full-batch. The loader
@@ -120,9 +90,17 @@ class Trainer {
   void load_checkpoint(const std::string& path);
 
  private:
+  // TrainingTask.
+  const std::vector<std::pair<std::string, Parameter*>>& parameters() override { return params_; }
+  Optimizer& optimizer() override { return *optimizer_; }
+  double train_epoch(int epoch) override;
+  Evaluation validate() override;  // train, validation and test accuracy; selects on validation
+  Evaluation test() override;
+  bool has_validation() const override { return task_.global_val > 0; }
+  void on_start(int epochs_done) override;
+
   // ShapeError unless the model gave one row per owned vertex and one column per class.
   void check_logits(const Var& logits) const;
-  void restore_checkpoint(const std::string& path);
   // One epoch of mini-batch steps; returns the mean loss over the epoch's seeds.
   double train_epoch_minibatch(int epoch, EpochStats& st);
 
@@ -137,10 +115,8 @@ class Trainer {
   std::vector<float> flat_;  // gradients packed for one all-reduce
   Var features_;
   MiniBatchLoader* loader_ = nullptr;
-  int epoch_ = 0;  // epochs completed
-  int best_epoch_ = 0;
-  double best_val_ = -1;
-  std::vector<Tensor> best_params_;
+  EpochStats last_;  // the mini-batch figures of the last epoch
+  std::unique_ptr<TrainingLoop> loop_;
 };
 
 }  // namespace dgnn

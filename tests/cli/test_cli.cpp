@@ -116,7 +116,8 @@ TEST_CASE("cli: train writes a JSON log and predictions in the input's ids") {
   fs::path d = tiny_dataset("log");
   fs::path out = scratch("train_out");
   Result r = run("train --graph " + d.string() + " --epochs 5 --hidden 8 --log-json " +
-                 (out / "log.json").string() + " --predictions " + (out / "pred.txt").string());
+                 (out / "log.json").string() + " --predictions " + (out / "pred.txt").string() +
+                 " --embeddings " + (out / "emb.npy").string());
   INFO(r.out);
   REQUIRE(r.code == 0);
   std::ifstream log(out / "log.json");
@@ -143,6 +144,15 @@ TEST_CASE("cli: train writes a JSON log and predictions in the input's ids") {
   REQUIRE(ids.size() == 40);
   CHECK(ids.front() == 100);
   CHECK(ids.back() == 490);
+  // Embeddings: the hidden layer's 8 columns per vertex, rows in ascending input id, the ids
+  // beside them.
+  std::ifstream npy(out / "emb.npy", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(npy)), std::istreambuf_iterator<char>());
+  CHECK(bytes.find("'shape': (40, 8)") != std::string::npos);
+  std::ifstream emb_ids(out / "emb.ids.txt");
+  std::vector<long> eids;
+  while (emb_ids >> id) eids.push_back(id);
+  CHECK(eids == ids);
 }
 
 TEST_CASE("cli: generate then train and info on the generated directory") {
@@ -216,7 +226,7 @@ TEST_CASE("cli: an option the run would not use is refused, naming it") {
     events += std::to_string(i % 12) + " " + std::to_string((i * 5 + 1) % 12) + " " +
               std::to_string(i) + "\n";
   write(t / "events.txt", events);
-  for (const std::string opt : {"--dropout 0.2", "--save x.ckpt", "--predictions p.txt"}) {
+  for (const std::string opt : {"--dropout 0.2", "--no-overlap", "--feature-dim 4"}) {
     const Result r = run("train --graph " + (t / "events.txt").string() +
                          " --time-col 2 --snapshots 6 --epochs 1 " + opt);
     INFO(opt << "\n" << r.out);

@@ -230,7 +230,8 @@ TEST_CASE("cli temporal: node classification over snapshots from the command lin
               .code == 0);
   Result t = run("train --graph " + (d / "evo").string() +
                  " --task node --model gcrn --hidden 8 --epochs 3 --log-json " +
-                 (d / "node.jsonl").string());
+                 (d / "node.jsonl").string() + " --predictions " + (d / "pred.txt").string() +
+                 " --embeddings " + (d / "emb.npy").string());
   INFO(t.out);
   REQUIRE(t.code == 0);
   std::ifstream log(d / "node.jsonl");
@@ -248,6 +249,17 @@ TEST_CASE("cli temporal: node classification over snapshots from the command lin
   CHECK(fin["test_acc"].get<double>() >= 0.0);
   CHECK(fin["test_macro_f1"].get<double>() >= 0.0);
   CHECK(fin["settings"]["task"] == "node");
+  // A class per vertex, and each vertex's embedding after the last snapshot.
+  std::ifstream pred(d / "pred.txt");
+  long id = 0, cls = 0, rows = 0;
+  while (pred >> id >> cls) {
+    CHECK(id == rows++);
+    CHECK((cls >= 0 && cls < 3));
+  }
+  CHECK(rows == 300);
+  std::ifstream npy(d / "emb.npy", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(npy)), std::istreambuf_iterator<char>());
+  CHECK(bytes.find("'shape': (300, 8)") != std::string::npos);
 
   // No labels: one line naming where they are looked for. The snapshot strategy: refused.
   fs::create_directories(d / "nolabels");
