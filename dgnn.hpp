@@ -1,8 +1,9 @@
 #pragma once
-// dgnn's public API in one include: tensors and autograd ops, graph views and layers, training,
-// graph input and generators.
+// dgnn's public API in one include: tensors and autograd ops, graph views and layers, training
+// (the loop, static and temporal tasks, a whole temporal run), graph input and generators.
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
+#include "dgnn/datasets/evolving_sbm.hpp"
 #include "dgnn/datasets/sbm.hpp"
 #include "dgnn/gnn/attention.hpp"
 #include "dgnn/gnn/autograd.hpp"
@@ -16,8 +17,12 @@
 #include "dgnn/gnn/module.hpp"
 #include "dgnn/gnn/ops.hpp"
 #include "dgnn/gnn/optimizer.hpp"
+#include "dgnn/gnn/temporal_models.hpp"
+#include "dgnn/gnn/temporal_run.hpp"
 #include "dgnn/gnn/tensor.hpp"
 #include "dgnn/gnn/trainer.hpp"
+#include "dgnn/gnn/training_loop.hpp"
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/graph/graph.hpp"
+#include "dgnn/graph/temporal.hpp"
 #include "dgnn/sampler/sampler.hpp"

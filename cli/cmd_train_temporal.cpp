@@ -31,34 +31,16 @@ std::vector<float> read_static_features(const TrainArgs& a, const TemporalGraph&
   return read_vertex_features(*file, g.original_ids, dim);
 }
 
-std::unique_ptr<TemporalRank> vertex_partition_rank(const TrainArgs& a, const TemporalGraph& g,
-                                                    const std::vector<Var>& features,
-                                                    Communicator& comm, Device dev) {
-  PartitionOptions popt;
-  popt.method = parse_partitioner(a.partitioner);
-  popt.parts = comm.size();
-  popt.seed = a.train.seed;
-  popt.snapshot_groups = a.snapshot_groups;
-  std::vector<int32_t> part(size_t(g.num_vertices));
-  if (comm.rank() == 0) part = partition_temporal(g, popt);
-  comm.broadcast(part.data(), int64_t(part.size()) * 4, 0);
-  return make_temporal_rank(g, features, part, comm, dev);
+TemporalGraph read_temporal(const TrainArgs& a) {
+  return load_temporal(a.data.graph, a.data.edges, a.snapshots);
 }
 
-LoadedTemporal load_temporal_on_ranks(
-    const TrainArgs& a, Communicator& comm,
-    const std::function<std::function<bool(int, int)>(const LoadedTemporal&)>& make_need) {
-  Timer t;
-  LoadedTemporal out;
-  if (comm.size() == 1 || comm.rank() == 0)
-    out.g = load_temporal(a.data.graph, a.data.edges, a.snapshots);
-  if (comm.size() > 1) {
-    broadcast_temporal_meta(out.g, out.nnz, comm, out.moves);
-    const std::function<bool(int, int)> need = make_need(out);
-    move_snapshots(out.g, out.held, comm, need, out.moves);
-  }
-  out.ms = t.ms();
-  return out;
+PartitionOptions temporal_partition_options(const TrainArgs& a) {
+  PartitionOptions popt;
+  popt.method = parse_partitioner(a.partitioner);
+  popt.seed = a.train.seed;
+  popt.snapshot_groups = a.snapshot_groups;
+  return popt;
 }
 
 std::string describe_moves(const SnapshotMoves& m, int ranks) {
@@ -86,23 +68,22 @@ void run_train_temporal(TrainArgs& a) {
   if (a.task == "node") return run_train_temporal_node(a);
   const TemporalTask task = parse_temporal_task(a.task);
   const bool link = task == TemporalTask::link;
-  const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "evolvegcn-o" : a.model);
+  const std::string model_name =
+      temporal_kind_name(parse_temporal_kind(a.model.empty() ? "evolvegcn-o" : a.model));
   Communicator& comm = world();
   check_parts(a, comm);
   std::unique_ptr<DeviceComm> device_link;
   const Device dev = train_device(a, comm, &device_link);
-  // The snapshot strategy runs whenever asked (on one rank too: the same numbers through its
-  // code path); the vertex strategy only on several ranks.
   const bool by_snapshot = a.strategy == "snapshot";
-  if (a.strategy != "vertex" && !by_snapshot)
-    throw OptionError("--strategy: unknown strategy '" + a.strategy +
-                      "' (expected vertex or snapshot)");
-  if (comm.size() > 1 && !by_snapshot && kind == TemporalKind::evolvegcn_h)
-    throw OptionError(
-        "--model evolvegcn-h does not run under --strategy vertex on several ranks: "
-        "its top-k summary spans all vertices (use --strategy snapshot)");
 
-  TemporalOptions opt;
+  TemporalRunConfig cfg;
+  cfg.model = model_name;
+  cfg.layers = a.layers;
+  cfg.hidden = a.hidden;
+  cfg.strategy = a.strategy;
+  cfg.partition = temporal_partition_options(a);
+  cfg.device = dev;
+  TemporalOptions& opt = cfg.train;
   static_cast<TrainOptions&>(opt) = a.train;  // epochs, optimiser, checkpoints, patience
   opt.task = task;
   opt.bptt = a.bptt;
@@ -120,83 +101,14 @@ void run_train_temporal(TrainArgs& a) {
       throw OptionError("--neg-eval: expected a count of non-edges per edge, or all; got '" +
                         a.neg_eval + "'");
   }
-  opt.classifier_hidden = a.hidden;
-  // One process: the whole snapshots. Several ranks: rank 0 reads the graph and sends each rank
-  // what it needs (snapshot strategy: the whole snapshots of its own steps; vertex strategy:
-  // every snapshot, as base + differences, cut locally after rank 0's partition).
-  std::optional<SnapshotPlan> plan;
-  LoadedTemporal in = load_temporal_on_ranks(a, comm, [&](const LoadedTemporal& m) {
-    if (!by_snapshot) return std::function<bool(int, int)>([](int, int) { return true; });
-    plan = snapshot_strategy_plan(m.g, m.nnz, opt, comm.size());
-    return std::function<bool(int, int)>([&p = *plan](int r, int s) {
-      return s < p.num_steps() && p.owner[size_t(s)] == r;
-    });
-  });
-  TemporalGraph& g = in.g;
   std::string feature_file;
-  int64_t static_dim = 0;
-  const std::vector<float> static_features = read_static_features(a, g, &static_dim, &feature_file);
-  int64_t feature_dim = 0;
-  std::vector<std::unique_ptr<GraphView>> graphs;
-  std::unique_ptr<TemporalRank> rank_data;
-  std::unique_ptr<SnapshotRank> snap_data;
-  std::vector<Var> features;
-  if (by_snapshot && plan) {
-    // Rank 0 keeps the whole graph; its own steps become `held` too.
-    if (comm.rank() == 0) in.held = owned_snapshots(g, *plan, 0);
-    features = snapshot_features(g, in.held, static_features, static_dim, &feature_dim);
-    snap_data = make_snapshot_rank(std::move(*plan), in.held, features, comm.rank());
-    std::vector<Csr>().swap(in.held);  // the views hold their own copies
-    features = snap_data->features;
-  } else {
-    features = snapshot_features(g, static_features, static_dim, &feature_dim);
-    if (by_snapshot) {
-      snap_data = make_snapshot_rank(g, features, opt, comm.size(), comm.rank());
-      features = snap_data->features;  // drops the other ranks' per-snapshot features
-    } else if (comm.size() == 1) {
-      SnapshotCursor cur(g);
-      do graphs.push_back(std::make_unique<GraphView>(cur.current()));
-      while (cur.next());
-    } else {
-      rank_data = vertex_partition_rank(a, g, features, comm, dev);
-    }
-  }
-  std::vector<int64_t> dims{feature_dim};
-  for (int i = 0; i < a.layers; ++i) dims.push_back(a.hidden);
-  auto model = make_temporal_model(kind, dims);
-  PairClassifier head(model->out_dim(), a.hidden, 1);
-  model->reset_parameters(a.train.seed);
-  head.reset_parameters(a.train.seed + 1);
-  if (dev != Device::cpu) {
-    model->to(dev);
-    head.to(dev);
-    // Under the snapshot strategy, steps of other ranks have no features here.
-    for (Var& f : features)
-      if (f.defined()) f = Var(f.value().to(dev));
-  }
-
-  // Whole snapshots on a GPU (one process, or the snapshot strategy's blocks of steps): they go
-  // to the device as differences, adjacencies built there; the report sums every rank's.
-  std::optional<SnapshotUploads> uploads;
-  if (dev != Device::cpu && (!graphs.empty() || snap_data)) {
-    uploads = upload_snapshots_by_difference(g, snap_data ? snap_data->graphs : graphs, dev);
-    if (comm.size() > 1) {
-      int64_t sums[4] = {uploads->snapshots, uploads->as_difference, uploads->bytes,
-                         uploads->whole_bytes};
-      comm.allreduce_sum(sums, 4);
-      uploads->snapshots = int(sums[0]);
-      uploads->as_difference = int(sums[1]);
-      uploads->bytes = sums[2];
-      uploads->whole_bytes = sums[3];
-    }
-  }
-
+  cfg.features = [&](const TemporalGraph& g, int64_t* dim) {
+    return read_static_features(a, g, dim, &feature_file);
+  };
   nlohmann::json settings = {
       {"graph", a.data.graph},
-      {"model", temporal_kind_name(kind)},
+      {"model", model_name},
       {"task", a.task},
-      {"snapshots", g.num_snapshots()},
-      {"features", feature_dim},
       {"layers", a.layers},
       {"hidden", a.hidden},
       {"optimizer", a.train.optimizer},
@@ -206,8 +118,6 @@ void run_train_temporal(TrainArgs& a) {
       {"bptt", a.bptt},
       {"neg_train", a.neg_train},
       {"neg_eval", opt.eval_all_pairs ? nlohmann::json("all") : nlohmann::json(opt.neg_eval)},
-      {"train_frac", opt.train_frac},
-      {"val_frac", opt.val_frac},
       {"seed", a.train.seed},
       {"ranks", comm.size()},
       {"strategy", a.strategy},
@@ -216,21 +126,26 @@ void run_train_temporal(TrainArgs& a) {
       {"partitioner", by_snapshot ? "none" : a.partitioner},
       {"threads", omp_get_max_threads()}};
   opt.meta_json = settings.dump();  // checkpoints record them ("model" and "task" are checked)
-  const auto& views = rank_data ? rank_data->graphs : snap_data ? snap_data->graphs : graphs;
-  LinkPredictionTrainer trainer(*model, head, g, views, rank_data ? rank_data->features : features,
-                                comm, opt, rank_data ? &rank_data->dir : nullptr,
-                                snap_data ? &snap_data->plan : nullptr);
+  TemporalRun run([&a] { return read_temporal(a); }, cfg, comm);
+  LinkPredictionTrainer& trainer = run.trainer();
+  const TemporalGraph& g = run.graph();
+  const SnapshotMoves& moves = run.moves();
+  const std::optional<SnapshotUploads>& uploads = run.uploads();
+  settings["snapshots"] = g.num_snapshots();
+  settings["features"] = run.feature_dim();
+  settings["train_frac"] = opt.train_frac;
+  settings["val_frac"] = opt.val_frac;
   // Printed once the options are known to fit the data: a bad option stays a one-line error.
   const bool root = comm.rank() == 0;
   if (!a.quiet && root)
     std::printf(
         "temporal graph: %lld vertices, %d snapshots, %lld features (%s); "
         "snapshots as base + differences: %.1f MB instead of %.1f MB (loaded in %.0f ms)\n",
-        (long long)g.num_vertices, g.num_snapshots(), (long long)feature_dim,
-        static_dim ? feature_file.c_str() : "degree buckets per snapshot",
-        double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6, in.ms);
+        (long long)g.num_vertices, g.num_snapshots(), (long long)run.feature_dim(),
+        run.static_features() ? feature_file.c_str() : "degree buckets per snapshot",
+        double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6, run.load_ms());
   if (!a.quiet && root && comm.size() > 1)
-    std::printf("%s\n", describe_moves(in.moves, comm.size()).c_str());
+    std::printf("%s\n", describe_moves(moves, comm.size()).c_str());
   if (!a.quiet && root && uploads)
     std::printf(
         "snapshots to the GPU%s: %d, %d as differences: %.2f MB instead of %.2f MB of "
@@ -240,7 +155,7 @@ void run_train_temporal(TrainArgs& a) {
 
   std::unique_ptr<AtomicFile> log;
   if (root && !a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);
-  TemporalResult res = trainer.run([&](const TemporalEpoch& s) {
+  TemporalResult res = run.train([&](const TemporalEpoch& s) {
     if (!a.quiet && root) {
       if (link)
         std::printf("epoch %4d  loss %.4f  val auc %.4f map %.4f mrr %.4f  %7.1f ms", s.epoch,
@@ -307,11 +222,11 @@ void run_train_temporal(TrainArgs& a) {
                                    {"bytes", uploads->bytes},
                                    {"whole_bytes", uploads->whole_bytes}};
     if (comm.size() > 1)
-      j["snapshot_moves"] = {{"snapshots", in.moves.snapshots},
-                             {"as_difference", in.moves.as_difference},
-                             {"bytes", in.moves.bytes},
-                             {"whole_bytes", in.moves.whole_bytes},
-                             {"meta_bytes", in.moves.meta_bytes}};
+      j["snapshot_moves"] = {{"snapshots", moves.snapshots},
+                             {"as_difference", moves.as_difference},
+                             {"bytes", moves.bytes},
+                             {"whole_bytes", moves.whole_bytes},
+                             {"meta_bytes", moves.meta_bytes}};
     if (link) {
       j["test_map"] = res.test.map;
       j["test_mrr"] = res.test.mrr;

@@ -34,9 +34,11 @@ void run_train_temporal_node(TrainArgs& a) {
 
   // Several ranks: rank 0 reads the graph and sends every rank all snapshots, as base +
   // differences (the vertex strategy cuts each one locally).
-  LoadedTemporal in = load_temporal_on_ranks(a, comm, [](const LoadedTemporal&) {
-    return std::function<bool(int, int)>([](int, int) { return true; });
-  });
+  LoadedTemporal in =
+      load_temporal_on_ranks([&a] { return read_temporal(a); }, comm,
+                             [](const LoadedTemporal&) {
+                               return std::function<bool(int, int)>([](int, int) { return true; });
+                             });
   TemporalGraph& g = in.g;
   std::string label_file = a.data.labels;
   if (label_file.empty() && std::filesystem::is_directory(a.data.graph) &&
@@ -83,7 +85,7 @@ void run_train_temporal_node(TrainArgs& a) {
     while (cur.next());
     for (int64_t v = 0; v < g.num_vertices; ++v) owned.push_back(v);
   } else {
-    rank_data = vertex_partition_rank(a, g, features, comm, dev);
+    rank_data = vertex_partition_rank(g, features, temporal_partition_options(a), comm, dev);
     owned = rank_data->owned;
   }
   NodeSequenceTask task;

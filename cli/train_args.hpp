@@ -11,6 +11,7 @@
 #include "dgnn/comm/device_comm.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/gnn/temporal_dist.hpp"
+#include "dgnn/gnn/temporal_run.hpp"
 #include "dgnn/gnn/temporal_trainer.hpp"
 #include "dgnn/gnn/trainer.hpp"
 #include "dgnn/graph/atomic_write.hpp"
@@ -89,28 +90,11 @@ void run_train_temporal(TrainArgs& a);
 // dataset folder; row i = the vertex with id i), else empty with *dim = 0 (degree features).
 std::vector<float> read_static_features(const TrainArgs& a, const TemporalGraph& g, int64_t* dim,
                                         std::string* file);
-// This rank's share of every snapshot under the vertex strategy: rank 0 partitions the union
-// graph (--partitioner), every rank builds its local snapshots and halo plans.
-// Features and halo exchanges are on `dev`.
-std::unique_ptr<TemporalRank> vertex_partition_rank(const TrainArgs& a, const TemporalGraph& g,
-                                                    const std::vector<Var>& features,
-                                                    Communicator& comm, Device dev);
+// The graph the options name, read by load_temporal (on rank 0 under MPI).
+TemporalGraph read_temporal(const TrainArgs& a);
+// The vertex strategy's partition options from --partitioner, --seed, --snapshot-groups.
+PartitionOptions temporal_partition_options(const TrainArgs& a);
 
-// The temporal graph named by the options on every rank. One process reads it. On several
-// ranks rank 0 alone reads it and sends the others its events and ids, then, per rank, the
-// snapshots need(rank, step) asks for (move_snapshots: whole or as a difference); the moves are
-// in `moves` (rank 0). `need` runs after the metadata arrives (it may use g's events and `nnz`,
-// every snapshot's entry count). Ranks that need some steps only get `held` (see move_snapshots).
-struct LoadedTemporal {
-  TemporalGraph g;
-  std::vector<int64_t> nnz;
-  std::vector<Csr> held;
-  SnapshotMoves moves;
-  double ms = 0;
-};
-LoadedTemporal load_temporal_on_ranks(
-    const TrainArgs& a, Communicator& comm,
-    const std::function<std::function<bool(int, int)>(const LoadedTemporal&)>& make_need);
 // A one-line summary of `moves` for the log ("" with one rank).
 std::string describe_moves(const SnapshotMoves& moves, int ranks);
 
