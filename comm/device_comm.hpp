@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "dgnn/comm/communicator.hpp"
-#include "dgnn/kernels/views.hpp"
+#include "dgnn/common/views.hpp"
 
 namespace dgnn {
 

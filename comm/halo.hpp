@@ -7,7 +7,7 @@
 
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/comm/halo_plan.hpp"
-#include "dgnn/kernels/views.hpp"
+#include "dgnn/common/views.hpp"
 
 namespace dgnn {
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "dgnn/kernels/views.hpp"
+#include "dgnn/common/views.hpp"
 
 namespace dgnn {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "dgnn/kernels/views.hpp"
+#include "dgnn/common/views.hpp"
 
 namespace dgnn {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "dgnn/common/views.hpp"
 #include "dgnn/kernels/buffer.hpp"
-#include "dgnn/kernels/views.hpp"
 
 namespace dgnn::kernels {
 

@@ -6,11 +6,7 @@
 #include <utility>
 
 #include "dgnn/common/error.hpp"
-#include "dgnn/dgnn_config.hpp"
-#if DGNN_HAVE_CUDA
-#include "dgnn/kernels/cuda/block_adjacency.hpp"
-#include "dgnn/kernels/cuda/cuda_kernels.hpp"
-#endif
+#include "dgnn/kernels/backend.hpp"
 
 namespace dgnn::kernels {
 
@@ -18,9 +14,7 @@ namespace {
 void need_gpu(Device dev, const char* fn) {
   if (dev == Device::cpu)
     throw DeviceError(std::string("kernels::") + fn + ": snapshots by difference are for a GPU");
-#if !DGNN_HAVE_CUDA
-  throw DeviceError(std::string("kernels::") + fn + ": this dgnn was built without CUDA");
-#endif
+  if (!kHaveCuda) no_backend(dev, fn);
 }
 }  // namespace
 
@@ -57,13 +51,11 @@ DeviceStructure apply_structure_diff(const DeviceStructure& prev, const std::vec
   next.nnz = nnz;
   next.offsets = Buffer(prev.dev, size_t(prev.rows + 1) * sizeof(int64_t));
   next.indices = Buffer(prev.dev, size_t(nnz) * sizeof(int32_t));
-#if DGNN_HAVE_CUDA
-  cuda::apply_structure_diff(prev.rows, prev.offsets.as<const int64_t>(),
-                             prev.indices.as<const int32_t>(), as.as<const int32_t>(),
-                             ad.as<const int32_t>(), int64_t(add_src.size()), ds.as<const int32_t>(),
-                             dd.as<const int32_t>(), int64_t(del_src.size()),
-                             next.offsets.as<int64_t>(), next.indices.as<int32_t>());
-#endif
+  DGNN_IF_CUDA(cuda::apply_structure_diff(
+                   prev.rows, prev.offsets.as<const int64_t>(), prev.indices.as<const int32_t>(),
+                   as.as<const int32_t>(), ad.as<const int32_t>(), int64_t(add_src.size()),
+                   ds.as<const int32_t>(), dd.as<const int32_t>(), int64_t(del_src.size()),
+                   next.offsets.as<int64_t>(), next.indices.as<int32_t>());)
   return next;
 }
 
@@ -76,23 +68,19 @@ DeviceCsr gcn_adjacency_on_device(const DeviceStructure& s, std::vector<int64_t>
   Buffer offsets32;
   if (nnz < (int64_t(1) << 31)) offsets32 = Buffer(s.dev, size_t(s.rows + 1) * sizeof(int32_t));
   Buffer indices(s.dev, size_t(nnz) * sizeof(int32_t)), values(s.dev, size_t(nnz) * sizeof(float));
-#if DGNN_HAVE_CUDA
-  cuda::gcn_adjacency(s.rows, s.offsets.as<const int64_t>(), s.indices.as<const int32_t>(),
-                      offsets.as<int64_t>(), indices.as<int32_t>(), values.as<float>(),
-                      offsets32.bytes() ? offsets32.as<int32_t>() : nullptr);
-#endif
+  DGNN_IF_CUDA(cuda::gcn_adjacency(s.rows, s.offsets.as<const int64_t>(),
+                                   s.indices.as<const int32_t>(), offsets.as<int64_t>(),
+                                   indices.as<int32_t>(), values.as<float>(),
+                                   offsets32.bytes() ? offsets32.as<int32_t>() : nullptr);)
   return DeviceCsr(s.dev, s.rows, s.cols, std::move(host_offsets), std::move(offsets),
                    std::move(offsets32), std::move(indices), std::move(values));
 }
 
 DeviceCsr transpose_on_device(const DeviceCsr& a, std::vector<int64_t> host_offsets) {
   need_gpu(a.device(), "transpose_on_device");
-#if DGNN_HAVE_CUDA
-  return cuda::transpose_with_offsets(a.view(), std::move(host_offsets));
-#else
   (void)host_offsets;
-  throw DeviceError("kernels::transpose_on_device: this dgnn was built without CUDA");
-#endif
+  DGNN_CUDA_ONLY("transpose_on_device",
+                 return cuda::transpose_with_offsets(a.view(), std::move(host_offsets)));
 }
 
 }  // namespace dgnn::kernels

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "dgnn/common/views.hpp"
 #include "dgnn/kernels/buffer.hpp"
 #include "dgnn/kernels/device_csr.hpp"
-#include "dgnn/kernels/views.hpp"
 
 namespace dgnn::kernels {
 

@@ -1,15 +1,11 @@
 // The one dispatch point: checks shapes once for every backend, then turns the runtime Device
-// into a call of that backend's implementation. The CUDA backend slots into each `case
-// Device::cuda` below; nothing outside this file knows which backends exist.
+// into a call of that backend's implementation (DGNN_DISPATCH, kernels/backend.hpp); nothing
+// outside kernels/ knows which backends exist.
 #include <climits>
 #include <string>
 
 #include "dgnn/common/error.hpp"
-#include "dgnn/dgnn_config.hpp"
-#include "dgnn/kernels/cpu/cpu_kernels.hpp"
-#if DGNN_HAVE_CUDA
-#include "dgnn/kernels/cuda/cuda_kernels.hpp"
-#endif
+#include "dgnn/kernels/backend.hpp"
 #include "dgnn/kernels/kernels.hpp"
 #include "dgnn/kernels/pair_mlp_composed.hpp"
 #include "dgnn/kernels/sample_block.hpp"
@@ -17,16 +13,6 @@
 namespace dgnn::kernels {
 
 namespace {
-
-[[noreturn]] void no_backend(Device dev, const char* fn) {
-#if DGNN_HAVE_CUDA
-  throw DeviceError(std::string("kernels::") + fn + " on " + device_name(dev) +
-                    ": the CUDA backend is not implemented yet");
-#else
-  throw DeviceError(std::string("kernels::") + fn + " on " + device_name(dev) +
-                    ": this dgnn was built without CUDA");
-#endif
-}
 
 std::string shape(int64_t rows, int64_t cols) {
   // Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
@@ -86,32 +72,13 @@ void check_csr(const char* fn, Device dev, const CsrView& a, const char* name) {
 
 // ---- memory ------------------------------------------------------------------------------
 
-void* alloc(Device dev, size_t bytes) {
-  switch (dev) {
-    case Device::cpu:
-      return cpu::alloc(bytes);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::alloc(bytes);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "alloc");
-}
+void* alloc(Device dev, size_t bytes) { DGNN_DISPATCH(alloc, bytes); }
 
 void free(Device dev, void* p) noexcept {
   if (!p) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::free(p);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::free(p);
-#else
-      return;  // alloc never succeeded on cuda, so there is nothing to free
-#endif
-  }
+  // In a build without CUDA, alloc never succeeded on cuda: there is nothing to free.
+  if (dev == Device::cuda && !kHaveCuda) return;
+  DGNN_ON_DEVICE("free", cpu::free(p), cuda::free(p));
 }
 
 DeviceBlock sample_block(Device dev, const SampleGraph& g, const int64_t* dst, int64_t n_dst,
@@ -120,30 +87,20 @@ DeviceBlock sample_block(Device dev, const SampleGraph& g, const int64_t* dst, i
   if (n_dst < 0 || g.in.rows != g.in.cols)
     throw ShapeError("kernels::sample_block: " + std::to_string(n_dst) + " destinations of a " +
                      shape(g.in.rows, g.in.cols) + " graph");
-  if (dev == Device::cuda) {
-#if DGNN_HAVE_CUDA
-    return cuda::sample_block(g, dst, n_dst, fanout, replace, seed, epoch, layer, local_of,
-                              first_of);
-#endif
-  } else {
+  if (dev == Device::cpu)
     throw DeviceError("kernels::sample_block on cpu: the CPU samples with sampler/NeighborSampler");
-  }
-  no_backend(dev, "sample_block");
+  DGNN_CUDA_ONLY("sample_block", return cuda::sample_block(g, dst, n_dst, fanout, replace, seed,
+                                                           epoch, layer, local_of, first_of));
 }
 
 void release_cached(Device dev) noexcept {
   if (dev == Device::cpu) cpu::release_cached();
-#if DGNN_HAVE_CUDA
-  if (dev == Device::cuda) cuda::release_cached();
-#endif
+  DGNN_IF_CUDA(if (dev == Device::cuda) cuda::release_cached();)
 }
 
 void synchronize(Device dev) {
-#if DGNN_HAVE_CUDA
-  if (dev == Device::cuda) cuda::synchronize();
-#else
-  (void)dev;
-#endif
+  (void)dev;  // the CPU's kernels return done
+  DGNN_IF_CUDA(if (dev == Device::cuda) cuda::synchronize();)
 }
 
 void copy(Device dst_dev, void* dst, Device src_dev, const void* src, size_t bytes) {
@@ -151,44 +108,24 @@ void copy(Device dst_dev, void* dst, Device src_dev, const void* src, size_t byt
   if (!dst || !src)
     throw Error("kernels::copy: null pointer for " + std::to_string(bytes) + " bytes");
   if (dst_dev == Device::cpu && src_dev == Device::cpu) return cpu::copy(dst, src, bytes);
-#if DGNN_HAVE_CUDA
   // One device per process: cuda <-> cuda is a device-to-device copy on the context stream.
-  const int kind = src_dev == Device::cpu ? 0 : dst_dev == Device::cpu ? 1 : 2;
-  return cuda::copy(dst, src, bytes, kind);
-#endif
+  DGNN_IF_CUDA(return cuda::copy(dst, src, bytes,
+                                 src_dev == Device::cpu   ? 0
+                                 : dst_dev == Device::cpu ? 1
+                                                          : 2);)
   no_backend(dst_dev == Device::cpu ? src_dev : dst_dev, "copy");
 }
 
 void fill(Device dev, float* x, int64_t n, float value) {
   check_count("fill", n);
   if (n == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::fill(x, n, value);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::fill(x, n, value);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "fill");
+  DGNN_DISPATCH(fill, x, n, value);
 }
 
 void copy_view(Device dev, ConstMatView src, MatView dst, bool accumulate) {
   check_same("copy_view", "src", src, "dst", dst);
   if (src.rows * src.cols == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::copy_view(src, dst, accumulate);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::copy_view(src, dst, accumulate);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "copy_view");
+  DGNN_DISPATCH(copy_view, src, dst, accumulate);
 }
 
 // ---- sparse ------------------------------------------------------------------------------
@@ -202,17 +139,7 @@ void spmm(Device dev, const CsrView& a, ConstMatView x, MatView y, bool accumula
   if (y.rows != a.rows || y.cols != x.cols)
     mismatch("spmm", "Y", shape(y), "A X", shape(a.rows, x.cols), "Y must be A.rows x X.cols");
   if (y.rows * y.cols == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::spmm(a, x, y, accumulate);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::spmm(a, x, y, accumulate);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "spmm");
+  DGNN_DISPATCH(spmm, a, x, y, accumulate);
 }
 
 void spmm_extreme(Device dev, const CsrView& a, ConstMatView x, MatView y, int32_t* arg,
@@ -229,17 +156,7 @@ void spmm_extreme(Device dev, const CsrView& a, ConstMatView x, MatView y, int32
   if (a.cols > INT32_MAX)
     throw ShapeError("kernels::spmm_extreme: A " + sa + " has 2^31 columns or more");
   if (y.rows * y.cols == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::spmm_extreme(a, x, y, arg, is_max);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::spmm_extreme(a, x, y, arg, is_max);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "spmm_extreme");
+  DGNN_DISPATCH(spmm_extreme, a, x, y, arg, is_max);
 }
 
 void spmm_extreme_backward(Device dev, const CsrView& at, int64_t row_base, const int32_t* arg,
@@ -259,17 +176,7 @@ void spmm_extreme_backward(Device dev, const CsrView& at, int64_t row_base, cons
   if (gx.rows * gx.cols == 0) return;
   if (!arg && gy.rows > 0)
     throw ShapeError("kernels::spmm_extreme_backward: no arg array for gY " + shape(gy));
-  switch (dev) {
-    case Device::cpu:
-      return cpu::spmm_extreme_backward(at, row_base, arg, gy, gx, accumulate);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::spmm_extreme_backward(at, row_base, arg, gy, gx, accumulate);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "spmm_extreme_backward");
+  DGNN_DISPATCH(spmm_extreme_backward, at, row_base, arg, gy, gx, accumulate);
 }
 
 // ---- attention ---------------------------------------------------------------------------
@@ -299,21 +206,6 @@ void check_heads(const char* fn, const char* name, ConstMatView x, int64_t heads
     mismatch(fn, name, shape(x), "heads", std::to_string(heads),
              "columns must split evenly into the heads");
 }
-
-#if DGNN_HAVE_CUDA
-#define DGNN_DISPATCH(fn, ...)                         \
-  switch (dev) {                                       \
-    case Device::cpu:                                  \
-      return cpu::fn(__VA_ARGS__);                     \
-    case Device::cuda:                                 \
-      return cuda::fn(__VA_ARGS__);                    \
-  }                                                    \
-  no_backend(dev, #fn)
-#else
-#define DGNN_DISPATCH(fn, ...)                         \
-  if (dev == Device::cpu) return cpu::fn(__VA_ARGS__); \
-  no_backend(dev, #fn)
-#endif
 
 }  // namespace
 
@@ -387,8 +279,6 @@ void edge_row_sum(Device dev, const CsrView& a, ConstMatView w, MatView out, boo
   DGNN_DISPATCH(edge_row_sum, a, w, out, accumulate);
 }
 
-#undef DGNN_DISPATCH
-
 // ---- dense -------------------------------------------------------------------------------
 
 void gemm(Device dev, bool trans_a, bool trans_b, float alpha, ConstMatView a, ConstMatView b,
@@ -407,17 +297,7 @@ void gemm(Device dev, bool trans_a, bool trans_b, float alpha, ConstMatView a, C
     if (extent > INT_MAX)
       throw ShapeError("kernels::gemm: extent " + std::to_string(extent) +
                        " exceeds the 32-bit range BLAS takes");
-  switch (dev) {
-    case Device::cpu:
-      return cpu::gemm(trans_a, trans_b, alpha, a, b, beta, c);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::gemm(trans_a, trans_b, alpha, a, b, beta, c);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "gemm");
+  DGNN_DISPATCH(gemm, trans_a, trans_b, alpha, a, b, beta, c);
 }
 
 // ---- element-wise ------------------------------------------------------------------------
@@ -425,114 +305,44 @@ void gemm(Device dev, bool trans_a, bool trans_b, float alpha, ConstMatView a, C
 void unary(Device dev, Unary op, const float* x, float* y, int64_t n, float alpha) {
   check_count("unary", n);
   if (n == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::unary(op, x, y, n, alpha);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::unary(op, x, y, n, alpha);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "unary");
+  DGNN_DISPATCH(unary, op, x, y, n, alpha);
 }
 
 void unary_backward(Device dev, Unary op, const float* x, const float* y, const float* dy,
                     float* dx, int64_t n, float alpha, bool accumulate) {
   check_count("unary_backward", n);
   if (n == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::unary_backward(op, x, y, dy, dx, n, alpha, accumulate);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::unary_backward(op, x, y, dy, dx, n, alpha, accumulate);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "unary_backward");
+  DGNN_DISPATCH(unary_backward, op, x, y, dy, dx, n, alpha, accumulate);
 }
 
 void axpby(Device dev, int64_t n, float a, const float* x, float b, float* y) {
   check_count("axpby", n);
   if (n == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::axpby(n, a, x, b, y);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::axpby(n, a, x, b, y);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "axpby");
+  DGNN_DISPATCH(axpby, n, a, x, b, y);
 }
 
 void mul(Device dev, int64_t n, const float* x, const float* y, float* z, bool accumulate) {
   check_count("mul", n);
   if (n == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::mul(n, x, y, z, accumulate);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::mul(n, x, y, z, accumulate);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "mul");
+  DGNN_DISPATCH(mul, n, x, y, z, accumulate);
 }
 
 void add_row_vector(Device dev, MatView y, const float* bias) {
   check_view("add_row_vector", "Y", y);
   if (y.rows * y.cols == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::add_row_vector(y, bias);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::add_row_vector(y, bias);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "add_row_vector");
+  DGNN_DISPATCH(add_row_vector, y, bias);
 }
 
 void column_sum(Device dev, ConstMatView x, float* out, bool accumulate) {
   check_view("column_sum", "X", x);
   if (x.cols == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::column_sum(x, out, accumulate);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::column_sum(x, out, accumulate);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "column_sum");
+  DGNN_DISPATCH(column_sum, x, out, accumulate);
 }
 
 double sum(Device dev, const float* x, int64_t n) {
   check_count("sum", n);
   if (n == 0) return 0.0;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::sum(x, n);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::sum(x, n);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "sum");
+  DGNN_DISPATCH(sum, x, n);
 }
 
 // ---- rows --------------------------------------------------------------------------------
@@ -545,17 +355,7 @@ void gather_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, Ma
     mismatch("gather_rows", "dst", shape(dst), "the gathered rows", shape(n, src.cols),
              "dst must be n x src.cols");
   if (n * src.cols == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::gather_rows(src, idx, n, dst);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::gather_rows(src, idx, n, dst);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "gather_rows");
+  DGNN_DISPATCH(gather_rows, src, idx, n, dst);
 }
 
 void scatter_add_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
@@ -566,17 +366,7 @@ void scatter_add_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t 
     mismatch("scatter_add_rows", "src", shape(src), "dst", shape(dst),
              "src must be n rows with dst's columns");
   if (n * src.cols == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::scatter_add_rows(src, idx, n, dst);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::scatter_add_rows(src, idx, n, dst);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "scatter_add_rows");
+  DGNN_DISPATCH(scatter_add_rows, src, idx, n, dst);
 }
 
 void scatter_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
@@ -587,17 +377,7 @@ void scatter_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, M
     mismatch("scatter_rows", "src", shape(src), "dst", shape(dst),
              "src must be n rows with dst's columns");
   if (n * src.cols == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::scatter_rows(src, idx, n, dst);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::scatter_rows(src, idx, n, dst);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "scatter_rows");
+  DGNN_DISPATCH(scatter_rows, src, idx, n, dst);
 }
 
 // ---- pair scoring ------------------------------------------------------------------------
@@ -635,17 +415,8 @@ void pair_mlp_forward(Device dev, const PairMlp& p, MatView logits) {
     mismatch("pair_mlp_forward", "logits", shape(logits), "pairs x W2's columns",
              shape(p.pairs, p.w2.cols), "one row of logits per pair");
   if (p.pairs == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::pair_mlp_forward(p, logits);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return pair_mlp_forward_composed(dev, p, logits);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "pair_mlp_forward");
+  DGNN_ON_DEVICE("pair_mlp_forward", cpu::pair_mlp_forward(p, logits),
+                 pair_mlp_forward_composed(dev, p, logits));
 }
 
 void pair_mlp_backward(Device dev, const PairMlp& p, ConstMatView dlogits, MatView dhu, MatView dhv,
@@ -661,17 +432,9 @@ void pair_mlp_backward(Device dev, const PairMlp& p, ConstMatView dlogits, MatVi
   if (dw1.data) check_same(fn, "dW1", dw1, "W1", p.w1);
   if (dw2.data) check_same(fn, "dW2", dw2, "W2", p.w2);
   if (p.pairs == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::pair_mlp_backward(p, dlogits, dhu, dhv, dw1, db1, dw2, db2);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return pair_mlp_backward_composed(dev, p, dlogits, dhu, dhv, dw1, db1, dw2, db2);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "pair_mlp_backward");
+  DGNN_ON_DEVICE("pair_mlp_backward",
+                 cpu::pair_mlp_backward(p, dlogits, dhu, dhv, dw1, db1, dw2, db2),
+                 pair_mlp_backward_composed(dev, p, dlogits, dhu, dhv, dw1, db1, dw2, db2));
 }
 
 // ---- dropout -----------------------------------------------------------------------------
@@ -682,17 +445,7 @@ void dropout(Device dev, ConstMatView x, float p, uint64_t key, const int64_t* r
   if (!(p >= 0.f && p < 1.f))
     throw OptionError("kernels::dropout: p must be in [0, 1), got " + std::to_string(p));
   if (x.rows * x.cols == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::dropout(x, p, key, row_ids, y, mask);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::dropout(x, p, key, row_ids, y, mask);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "dropout");
+  DGNN_DISPATCH(dropout, x, p, key, row_ids, y, mask);
 }
 
 void dropout_backward(Device dev, ConstMatView dy, const uint8_t* mask, float p, MatView dx,
@@ -703,17 +456,7 @@ void dropout_backward(Device dev, ConstMatView dy, const uint8_t* mask, float p,
   if (dy.rows * dy.cols == 0) return;
   // A null mask would be a crash on the CPU and a lost CUDA context on the GPU.
   if (!mask) throw ShapeError("kernels::dropout_backward: no mask (the forward kept none)");
-  switch (dev) {
-    case Device::cpu:
-      return cpu::dropout_backward(dy, mask, p, dx, accumulate);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::dropout_backward(dy, mask, p, dx, accumulate);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "dropout_backward");
+  DGNN_DISPATCH(dropout_backward, dy, mask, p, dx, accumulate);
 }
 
 // ---- losses ------------------------------------------------------------------------------
@@ -726,17 +469,7 @@ double softmax_xent(Device dev, ConstMatView logits, const int32_t* rows, const 
   if (n > 0 && logits.cols == 0)
     throw ShapeError("kernels::softmax_xent: logits " + shape(logits) + " have no classes");
   if (n == 0) return 0.0;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::softmax_xent(logits, rows, labels, n, scale, dlogits);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::softmax_xent(logits, rows, labels, n, scale, dlogits);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "softmax_xent");
+  DGNN_DISPATCH(softmax_xent, logits, rows, labels, n, scale, dlogits);
 }
 
 int64_t count_correct(Device dev, ConstMatView logits, const int32_t* rows, const int32_t* labels,
@@ -746,17 +479,7 @@ int64_t count_correct(Device dev, ConstMatView logits, const int32_t* rows, cons
   if (n > 0 && logits.cols == 0)
     throw ShapeError("kernels::count_correct: logits " + shape(logits) + " have no classes");
   if (n == 0) return 0;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::count_correct(logits, rows, labels, n);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::count_correct(logits, rows, labels, n);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "count_correct");
+  DGNN_DISPATCH(count_correct, logits, rows, labels, n);
 }
 
 // ---- recurrent cells ---------------------------------------------------------------------
@@ -783,17 +506,7 @@ void lstm_cell_forward(Device dev, ConstMatView gates, ConstMatView c_prev, MatV
   check_cell("lstm_cell_forward", "h", h, n, hid, false, rule);
   check_cell("lstm_cell_forward", "c", c, n, hid, false, rule);
   if (n * hid == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::lstm_cell_forward(gates, c_prev, h, c);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::lstm_cell_forward(gates, c_prev, h, c);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "lstm_cell_forward");
+  DGNN_DISPATCH(lstm_cell_forward, gates, c_prev, h, c);
 }
 
 void lstm_cell_backward(Device dev, ConstMatView gates, ConstMatView c_prev, ConstMatView dh,
@@ -807,17 +520,7 @@ void lstm_cell_backward(Device dev, ConstMatView gates, ConstMatView c_prev, Con
   check_cell("lstm_cell_backward", "dgates", dgates, n, 4 * hid, true, rule);
   check_cell("lstm_cell_backward", "dc_prev", dc_prev, n, hid, true, rule);
   if (n * hid == 0 || (!dgates.data && !dc_prev.data)) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::lstm_cell_backward(gates, c_prev, dh, dc, dgates, dc_prev, accumulate);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::lstm_cell_backward(gates, c_prev, dh, dc, dgates, dc_prev, accumulate);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "lstm_cell_backward");
+  DGNN_DISPATCH(lstm_cell_backward, gates, c_prev, dh, dc, dgates, dc_prev, accumulate);
 }
 
 void gru_cell_forward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatView h_prev,
@@ -829,17 +532,7 @@ void gru_cell_forward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatView
   check_cell("gru_cell_forward", "hg", hg, n, 3 * hid, false, rule);
   check_cell("gru_cell_forward", "h", h, n, hid, false, rule);
   if (n * hid == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::gru_cell_forward(xg, hg, h_prev, h);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::gru_cell_forward(xg, hg, h_prev, h);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "gru_cell_forward");
+  DGNN_DISPATCH(gru_cell_forward, xg, hg, h_prev, h);
 }
 
 void gru_cell_backward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatView h_prev,
@@ -855,17 +548,7 @@ void gru_cell_backward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatVie
   check_cell("gru_cell_backward", "dhg", dhg, n, 3 * hid, true, rule);
   check_cell("gru_cell_backward", "dh_prev", dh_prev, n, hid, true, rule);
   if (n * hid == 0 || (!dxg.data && !dhg.data && !dh_prev.data)) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::gru_cell_backward(xg, hg, h_prev, dh, dxg, dhg, dh_prev, accumulate);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::gru_cell_backward(xg, hg, h_prev, dh, dxg, dhg, dh_prev, accumulate);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "gru_cell_backward");
+  DGNN_DISPATCH(gru_cell_backward, xg, hg, h_prev, dh, dxg, dhg, dh_prev, accumulate);
 }
 
 // ---- optimisers -------------------------------------------------------------------------
@@ -875,34 +558,14 @@ void adam_step(Device dev, int64_t n, float* w, const float* g, float* m, float*
                float wd) {
   check_count("adam_step", n);
   if (n == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::adam_step(n, w, g, m, v, step_size, beta1, beta2, eps, inv_sqrt_bc2, wd);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::adam_step(n, w, g, m, v, step_size, beta1, beta2, eps, inv_sqrt_bc2, wd);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "adam_step");
+  DGNN_DISPATCH(adam_step, n, w, g, m, v, step_size, beta1, beta2, eps, inv_sqrt_bc2, wd);
 }
 
 void sgd_step(Device dev, int64_t n, float* w, const float* g, float* vel, float lr,
               float momentum, float wd) {
   check_count("sgd_step", n);
   if (n == 0) return;
-  switch (dev) {
-    case Device::cpu:
-      return cpu::sgd_step(n, w, g, vel, lr, momentum, wd);
-    case Device::cuda:
-#if DGNN_HAVE_CUDA
-      return cuda::sgd_step(n, w, g, vel, lr, momentum, wd);
-#else
-      break;
-#endif
-  }
-  no_backend(dev, "sgd_step");
+  DGNN_DISPATCH(sgd_step, n, w, g, vel, lr, momentum, wd);
 }
 
 }  // namespace dgnn::kernels

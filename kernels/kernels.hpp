@@ -7,7 +7,7 @@
 #include <string>
 
 #include "dgnn/common/hash_rng.hpp"
-#include "dgnn/kernels/views.hpp"
+#include "dgnn/common/views.hpp"
 
 namespace dgnn::kernels {
 

@@ -7,21 +7,12 @@
 #include <vector>
 
 #include "dgnn/common/error.hpp"
-#include "dgnn/dgnn_config.hpp"
+#include "dgnn/kernels/backend.hpp"
 #include "dgnn/kernels/block_norm.hpp"
-#if DGNN_HAVE_CUDA
-#include "dgnn/kernels/cuda/block_adjacency.hpp"
-#endif
 
 namespace dgnn::kernels {
 
 namespace {
-
-#if !DGNN_HAVE_CUDA
-[[noreturn]] void no_cuda(const char* fn) {
-  throw DeviceError(std::string("kernels::") + fn + " on cuda: this dgnn was built without CUDA");
-}
-#endif
 
 // A host CSR's transpose, each row's entries in ascending row order (Csr::transpose's).
 DeviceCsr transpose_cpu(int64_t rows, int64_t cols, const int64_t* off, const int32_t* idx,
@@ -104,11 +95,7 @@ BlockAdjacency block_adjacency(Device dev, const DeviceBlock& b, BlockNorm norm)
       b.offsets.device() == dev && b.src_degree.device() == dev, DeviceError,
       std::string("kernels::block_adjacency: the block is not in ") + device_name(dev) + " memory");
   if (dev == Device::cpu) return block_adjacency_cpu(b, norm);
-#if DGNN_HAVE_CUDA
-  return cuda::block_adjacency(b, norm);
-#else
-  no_cuda("block_adjacency");
-#endif
+  DGNN_CUDA_ONLY("block_adjacency", return cuda::block_adjacency(b, norm));
 }
 
 void gather_rows_by_id(Device dev, ConstMatView src, const int64_t* ids, int64_t n, MatView dst) {
@@ -130,50 +117,30 @@ void gather_rows_by_id(Device dev, ConstMatView src, const int64_t* ids, int64_t
     }
     return;
   }
-#if DGNN_HAVE_CUDA
-  cuda::gather_rows_by_id(src, ids, n, dst);
-#else
-  no_cuda("gather_rows_by_id");
-#endif
+  DGNN_CUDA_ONLY("gather_rows_by_id", cuda::gather_rows_by_id(src, ids, n, dst));
 }
 
 void bind_thread(Device dev) {
   if (dev == Device::cpu) return;
-#if DGNN_HAVE_CUDA
-  cuda::bind_thread();
-#else
-  no_cuda("bind_thread");
-#endif
+  DGNN_CUDA_ONLY("bind_thread", cuda::bind_thread());
 }
 
 void use_own_stream(Device dev) {
   if (dev == Device::cpu) return;
-#if DGNN_HAVE_CUDA
-  cuda::use_own_stream();
-#else
-  no_cuda("use_own_stream");
-#endif
+  DGNN_CUDA_ONLY("use_own_stream", cuda::use_own_stream());
 }
 
 StreamMark mark_stream(Device dev) {
   StreamMark m;
   m.dev = dev;
   if (dev == Device::cpu) return m;
-#if DGNN_HAVE_CUDA
-  m.event = cuda::record_mark();
-#else
-  no_cuda("mark_stream");
-#endif
+  DGNN_CUDA_ONLY("mark_stream", m.event = cuda::record_mark());
   return m;
 }
 
 void wait_for(const StreamMark& mark) {
   if (mark.dev == Device::cpu || !mark.event) return;
-#if DGNN_HAVE_CUDA
-  cuda::wait_mark(mark.event.get());
-#else
-  no_cuda("wait_for");
-#endif
+  DGNN_CUDA_ONLY("wait_for", cuda::wait_mark(mark.event.get()));
 }
 
 }  // namespace dgnn::kernels

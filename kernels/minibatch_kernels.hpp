@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <memory>
 
+#include "dgnn/common/views.hpp"
 #include "dgnn/kernels/device_csr.hpp"
 #include "dgnn/kernels/sample_block.hpp"
-#include "dgnn/kernels/views.hpp"
 
 namespace dgnn::kernels {
 

@@ -5,8 +5,8 @@
 // same key. The CPU itself samples with sampler/ (this entry has no CPU backend).
 #include <cstdint>
 
+#include "dgnn/common/views.hpp"
 #include "dgnn/kernels/buffer.hpp"
-#include "dgnn/kernels/views.hpp"
 
 namespace dgnn::kernels {
 

@@ -1,5 +1,6 @@
 #pragma once
 // Non-owning views that kernels take: pointers plus extents, nothing about graphs or ranks.
+// (In common/: the graph module hands them out and depends on nothing else.)
 #include <cstdint>
 
 namespace dgnn {
@@ -43,7 +44,8 @@ struct ConstMatView {
   int64_t cols = 0;
   int64_t ld = 0;
   ConstMatView() = default;
-  ConstMatView(const float* d, int64_t r, int64_t c, int64_t l) : data(d), rows(r), cols(c), ld(l) {}
+  ConstMatView(const float* d, int64_t r, int64_t c, int64_t l)
+      : data(d), rows(r), cols(c), ld(l) {}
   ConstMatView(const MatView& m) : data(m.data), rows(m.rows), cols(m.cols), ld(m.ld) {}
   const float* row(int64_t r) const { return data + r * ld; }
 };
