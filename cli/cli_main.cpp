@@ -1,10 +1,13 @@
 // The `dgnn` command line (cli/cli.hpp): subcommands register themselves (cli/commands.hpp);
 // this is the one place that catches errors, prints them as one line, and exits non-zero.
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdio>
-#include <filesystem>
-#include <string>
 #include <exception>
+#include <filesystem>
 #include <new>
+#include <string>
 
 #include "dgnn/cli/cli.hpp"
 #include "dgnn/cli/commands.hpp"
@@ -12,7 +15,49 @@
 #include "dgnn/common/error.hpp"
 #include "dgnn/dgnn_config.hpp"
 
+namespace {
+
+// SIGINT / SIGTERM / SIGHUP end the run at once with 128 + n and one line saying so. Outputs are
+// safe without any cleanup: files appear only when complete (AtomicFile), and logs hold whole
+// lines (LineLog). The messages are made before any signal can come: a handler may only write.
+char g_signal_message[3][96];
+size_t g_signal_length[3];
+constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+
+extern "C" void on_stop_signal(int sig) {
+  for (int i = 0; i < 3; ++i)
+    if (kSignals[i] == sig) {
+      ssize_t ignored = ::write(STDERR_FILENO, g_signal_message[i], g_signal_length[i]);
+      (void)ignored;
+    }
+  ::_exit(128 + sig);
+}
+
+void install_stop_signals() {
+  const int rank = dgnn::launcher_rank();
+  const char* names[3] = {"SIGINT", "SIGTERM", "SIGHUP"};
+  for (int i = 0; i < 3; ++i) {
+    const int n =
+        rank > 0 ? std::snprintf(g_signal_message[i], sizeof g_signal_message[i],
+                                 "dgnn: stopped by %s [rank %d] (exit %d)\n", names[i], rank,
+                                 128 + kSignals[i])
+                 : std::snprintf(g_signal_message[i], sizeof g_signal_message[i],
+                                 "dgnn: stopped by %s (exit %d)\n", names[i], 128 + kSignals[i]);
+    g_signal_length[i] = size_t(n > 0 ? n : 0);
+    struct sigaction sa = {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    // An ignored signal (nohup, a shell's background job for SIGINT) stays ignored.
+    struct sigaction old = {};
+    if (::sigaction(kSignals[i], nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    ::sigaction(kSignals[i], &sa, nullptr);
+  }
+}
+
+}  // namespace
+
 int dgnn::cli_main_with(int argc, char** argv, const char* share_dir) {
+  install_stop_signals();
   dgnn::cli::set_share_dir(share_dir ? share_dir : "");
   // The program's own name in usage and help (a user's program linking dgnn::cli is not "dgnn").
   const std::string name =

@@ -21,6 +21,7 @@ namespace {
 struct SbmArgs {
   SbmConfig cfg;
   std::string out;
+  bool force = false;
 };
 
 void add_sbm(CLI::App* gen) {
@@ -72,8 +73,11 @@ void add_sbm(CLI::App* gen) {
           ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--seed,-s", c.seed, "Random seed: the same seed gives the same files")
       ->capture_default_str();
+  cmd->add_flag("--force", args->force,
+                "Replace an --out folder of dataset files that dgnn did not generate");
   cmd->add_option("--out,-o", args->out,
-                  "Output dataset directory (created; an existing dataset there is replaced)")
+                  "Output dataset directory (created; a dataset dgnn generated there is "
+                  "replaced, another folder is refused)")
       ->required();
   cmd->callback([args, test_frac] {
     SbmConfig& c = args->cfg;
@@ -95,7 +99,7 @@ void add_sbm(CLI::App* gen) {
     if (ds.num_edges() == 0)
       throw OptionError("--avg-degree " + fmt_double(args->cfg.avg_degree) +
                         " generated no edges: raise it");
-    ds.write_dataset_dir(args->out);
+    ds.write_dataset_dir(args->out, args->force);
     std::printf(
         "sbm: %lld vertices, %lld edges (homophily %.3f), %d classes, %lld features "
         "-> %s in %.2f s\n",
@@ -107,6 +111,7 @@ void add_sbm(CLI::App* gen) {
 struct EvolvingArgs {
   EvolvingSbmConfig cfg;
   std::string out;
+  bool force = false;
 };
 
 void add_evolving_sbm(CLI::App* gen) {
@@ -149,13 +154,16 @@ void add_evolving_sbm(CLI::App* gen) {
       ->capture_default_str();
   cmd->add_option("--seed,-s", c.seed, "Random seed: the same seed gives the same files")
       ->capture_default_str();
+  cmd->add_flag("--force", args->force,
+                "Replace an --out folder of dataset files that dgnn did not generate");
   cmd->add_option("--out,-o", args->out,
-                  "Output dataset directory (created; an existing dataset there is replaced)")
+                  "Output dataset directory (created; a dataset dgnn generated there is "
+                  "replaced, another folder is refused)")
       ->required();
   cmd->callback([args] {
     Timer timer;
     const EvolvingSbm ds = generate_evolving_sbm(args->cfg);
-    ds.write_dataset_dir(args->out);
+    ds.write_dataset_dir(args->out, args->force);
     const int T = ds.num_snapshots();
     std::printf(
         "evolving-sbm: %lld vertices, %d snapshots, %lld edges (%.0f per snapshot, homophily "

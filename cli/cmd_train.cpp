@@ -311,8 +311,8 @@ void run_train(TrainArgs& a) {
   }
   a.train.meta_json = settings.dump();
 
-  std::unique_ptr<AtomicFile> log;
-  if (root && !a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);
+  std::unique_ptr<LineLog> log;  // a line per epoch, as it ends
+  if (root && !a.log_json.empty()) log = std::make_unique<LineLog>(a.log_json);
   Trainer trainer(model, *setup->graph, setup->task, comm, a.train);
   const bool multi = comm.size() > 1;
 
@@ -405,7 +405,7 @@ void run_train(TrainArgs& a) {
         j["sampled_edges"] = s.sampled_edges;
         j["sample_bytes_sent"] = s.sample_bytes;
       }
-      std::fprintf(log->get(), "%s\n", j.dump().c_str());
+      log->line(j.dump());
     }
   });
   if (root && res.stopped_early)
@@ -457,8 +457,7 @@ void run_train(TrainArgs& a) {
       j["median_sample_ms"] = res.median_sample_ms;
       j["median_sample_wait_ms"] = res.median_sample_wait_ms;
     }
-    std::fprintf(log->get(), "%s\n", j.dump().c_str());
-    log->commit();
+    log->line(j.dump());
   }
 }
 

@@ -153,8 +153,8 @@ void run_train_temporal(TrainArgs& a) {
         comm.size() > 1 ? "s (all ranks)" : "", uploads->snapshots, uploads->as_difference,
         double(uploads->bytes) / 1e6, double(uploads->whole_bytes) / 1e6);
 
-  std::unique_ptr<AtomicFile> log;
-  if (root && !a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);
+  std::unique_ptr<LineLog> log;  // a line per epoch, as it ends
+  if (root && !a.log_json.empty()) log = std::make_unique<LineLog>(a.log_json);
   TemporalResult res = run.train([&](const TemporalEpoch& s) {
     if (!a.quiet && root) {
       if (link)
@@ -181,7 +181,7 @@ void run_train_temporal(TrainArgs& a) {
         j["val_f1"] = s.val.f1;
         j["val_macro_f1"] = s.val.macro_f1;
       }
-      std::fprintf(log->get(), "%s\n", j.dump().c_str());
+      log->line(j.dump());
     }
   });
   // Outputs, collective; the model holds the best-validation parameters, those the test used.
@@ -236,8 +236,7 @@ void run_train_temporal(TrainArgs& a) {
       j["test_macro_f1"] = res.test.macro_f1;
       j["best_val_f1"] = res.best_val.f1;
     }
-    std::fprintf(log->get(), "%s\n", j.dump().c_str());
-    log->commit();
+    log->line(j.dump());
   }
 }
 

@@ -143,8 +143,8 @@ void run_train_temporal_node(TrainArgs& a) {
   if (!a.quiet && root && comm.size() > 1)
     std::printf("%s\n", describe_moves(in.moves, comm.size()).c_str());
 
-  std::unique_ptr<AtomicFile> log;
-  if (root && !a.log_json.empty()) log = std::make_unique<AtomicFile>(a.log_json);
+  std::unique_ptr<LineLog> log;  // a line per epoch, as it ends
+  if (root && !a.log_json.empty()) log = std::make_unique<LineLog>(a.log_json);
   const NodeSequenceResult res = trainer.run([&](const NodeSequenceEpoch& s) {
     if (!a.quiet && root) {
       std::printf("epoch %4d  loss %.4f  train %.4f  val %.4f macro-f1 %.4f  %7.1f ms", s.epoch,
@@ -159,7 +159,7 @@ void run_train_temporal_node(TrainArgs& a) {
                           {"train_acc", s.train_acc}, {"val_acc", s.val_acc},
                           {"val_macro_f1", s.val_macro_f1}, {"eval_ms", s.eval_ms}};
       j.update(split_json(s));
-      std::fprintf(log->get(), "%s\n", j.dump().c_str());
+      log->line(j.dump());
     }
   });
   // Outputs, collective; the model holds the best-validation parameters, those the test used.
@@ -184,8 +184,7 @@ void run_train_temporal_node(TrainArgs& a) {
                               {"stopped_early", res.stopped_early},
                               {"median_epoch_ms", res.median_epoch_ms},
                               {"settings", settings}};
-    std::fprintf(log->get(), "%s\n", j.dump().c_str());
-    log->commit();
+    log->line(j.dump());
   }
 }
 

@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/graph/atomic_write.hpp"
@@ -12,8 +14,9 @@ namespace dgnn::dataset_dir {
 
 namespace {
 
-const char* const kDatasetFiles[] = {"edges.txt", "features.npy", "labels.txt",   "train.txt",
-                                     "val.txt",   "test.txt",     "snapshots.txt"};
+const char* const kDatasetFiles[] = {"edges.txt",     "features.npy",  "labels.txt",
+                                     "train.txt",     "val.txt",       "test.txt",
+                                     "snapshots.txt", kGeneratedMarker};
 
 }  // namespace
 
@@ -64,14 +67,20 @@ void write_labels(const std::string& path, const std::vector<int32_t>& labels,
 }
 
 void write_atomically(const std::string& dir, uint64_t tag_seed,
-                      const std::function<void(const std::string& tmp)>& fill) {
+                      const std::function<void(const std::string& tmp)>& fill, bool force) {
   write_dir_atomically(
       dir, "dataset",
       [](const std::string& f) {
         return std::find(std::begin(kDatasetFiles), std::end(kDatasetFiles), f) !=
                std::end(kDatasetFiles);
       },
-      tag_seed, fill);
+      tag_seed,
+      [&](const std::string& tmp) {
+        fill(tmp);
+        std::ofstream((std::filesystem::path(tmp) / kGeneratedMarker).string())
+            << "written by dgnn generate: `dgnn generate --out` may replace this folder\n";
+      },
+      kGeneratedMarker, force);
 }
 
 }  // namespace dgnn::dataset_dir

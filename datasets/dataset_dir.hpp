@@ -48,11 +48,16 @@ void write_labels(const std::string& path, const std::vector<int32_t>& labels,
 // "%g": parameters in file headers and messages (common/format.hpp).
 using dgnn::fmt_double;
 
+// The file every folder `dgnn generate` writes holds, so that it may replace it next time.
+inline constexpr const char* kGeneratedMarker = ".dgnn-generated";
+
 // Writes `dir` atomically (write_dir_atomically): `fill(tmp)` writes the files into a fresh
-// folder that is then renamed over `dir`. An existing `dir` is replaced only if it holds nothing
-// but dataset files (edges.txt, features.npy, labels.txt, train/val/test.txt, snapshots.txt).
-// `tag` keeps concurrent writers' temporary names apart.
+// folder that is then renamed over `dir`, with kGeneratedMarker. An existing `dir` is replaced
+// only if it holds nothing but dataset files (edges.txt, features.npy, labels.txt,
+// train/val/test.txt, snapshots.txt) and the marker: a copy of a real dataset has our file names
+// but not the marker, and is refused unless `force`. `tag` keeps concurrent writers' temporary
+// names apart.
 void write_atomically(const std::string& dir, uint64_t tag,
-                      const std::function<void(const std::string& tmp)>& fill);
+                      const std::function<void(const std::string& tmp)>& fill, bool force = false);
 
 }  // namespace dgnn::dataset_dir

@@ -193,11 +193,12 @@ std::string EvolvingSbm::description() const {
          " seed=" + std::to_string(c.seed) + "\n# snapshot-seconds: 1 (see snapshots.txt)";
 }
 
-void EvolvingSbm::write_dataset_dir(const std::string& dir) const {
+void EvolvingSbm::write_dataset_dir(const std::string& dir, bool force) const {
   using dataset_dir::TextWriter;
   namespace fs = std::filesystem;
   dataset_dir::write_atomically(
-      dir, config.seed ^ uint64_t(num_edges()), [&](const std::string& tmp_dir) {
+      dir, config.seed ^ uint64_t(num_edges()),
+      [&](const std::string& tmp_dir) {
         const fs::path tmp(tmp_dir);
         {
           TextWriter w((tmp / "edges.txt").string());
@@ -227,7 +228,8 @@ void EvolvingSbm::write_dataset_dir(const std::string& dir) const {
         TextWriter w((tmp / "snapshots.txt").string());
         w.text(lay.to_text());
         w.close();
-      });
+      },
+      force);
 }
 
 TemporalGraph EvolvingSbm::to_temporal(SnapshotMode mode, int window) const {

@@ -53,7 +53,8 @@ struct EvolvingSbm {
   // edges.txt ("src dst time", time = step index), features.npy, labels.txt and snapshots.txt
   // (time column 2, 1-unit buckets, all vertices), so that load_temporal(dir) cuts the T
   // generated snapshots with no options. Atomic, like SbmDataset::write_dataset_dir.
-  void write_dataset_dir(const std::string& dir) const;
+  // force: replace a folder of dataset files that dgnn did not write (dataset_dir.hpp).
+  void write_dataset_dir(const std::string& dir, bool force = false) const;
   // What load_temporal returns for the written directory (in `mode`), without files.
   TemporalGraph to_temporal(SnapshotMode mode = SnapshotMode::window, int window = 1) const;
 };

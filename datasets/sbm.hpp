@@ -54,7 +54,8 @@ struct SbmDataset {
   // layout load_dataset reads. Atomic: everything is written into a temporary folder next to
   // `dir`, then renamed over it. An existing `dir` is replaced only if it holds nothing but
   // these files (IoError otherwise, and for any write failure).
-  void write_dataset_dir(const std::string& dir) const;
+  // force: replace a folder of dataset files that dgnn did not write (dataset_dir.hpp).
+  void write_dataset_dir(const std::string& dir, bool force = false) const;
   // The same dataset as load_dataset would return for the written directory, without files.
   Dataset to_dataset() const&;
   Dataset to_dataset() &&;  // moves the features instead of copying them

@@ -1,8 +1,10 @@
 #include "dgnn/graph/atomic_write.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -25,6 +27,27 @@ std::filesystem::path follow_links(const std::string& path) {
   return p;
 }
 
+namespace {
+
+// Temporary names of this kind left by a process that is gone (killed before it could clean up:
+// kill -9, a signal, MPI_Abort) are removed when the next AtomicFile on the same target opens.
+void sweep_stale_temporaries(const std::filesystem::path& target) {
+  namespace fs = std::filesystem;
+  const std::string prefix = target.filename().string() + ".tmp.";
+  const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string pid = name.substr(prefix.size());
+    if (pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
+    const pid_t p = pid_t(std::stol(pid));
+    if (p != ::getpid() && ::kill(p, 0) != 0 && errno == ESRCH) fs::remove(entry.path(), ec);
+  }
+}
+
+}  // namespace
+
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   namespace fs = std::filesystem;
   const fs::path target = follow_links(path_);
@@ -32,24 +55,53 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   const fs::file_status st = fs::status(target, ec);
   if (fs::is_directory(st)) throw IoError(path_ + ": cannot write: it is a directory");
   const bool in_place = fs::exists(st) && !fs::is_regular_file(st);
-  if (!in_place) tmp_ = target.string() + ".tmp." + std::to_string(::getpid());
-  f_ = std::fopen(in_place ? target.c_str() : tmp_.c_str(), "wb");
-  if (!f_) throw IoError(path_ + ": cannot write (" + std::strerror(errno) + ")");
   target_ = target.string();
+  if (in_place) {
+    f_ = std::fopen(target.c_str(), "wb");
+  } else {
+    // An unnamed file in the target's folder (O_TMPFILE): nothing of it is visible until commit
+    // links it in, and a run killed before that leaves nothing behind. Where the file system
+    // cannot (some network file systems), a named temporary, swept by the next writer.
+    const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+    const int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      anonymous_fd_ = fd;
+      f_ = ::fdopen(fd, "wb");
+      if (!f_) ::close(fd);
+    } else {
+      sweep_stale_temporaries(target);
+      tmp_ = target_ + ".tmp." + std::to_string(::getpid());
+      f_ = std::fopen(tmp_.c_str(), "wb");
+    }
+  }
+  if (!f_) throw IoError(path_ + ": cannot write (" + std::strerror(errno) + ")");
 }
 
 AtomicFile::~AtomicFile() {
   if (f_) {
-    std::fclose(f_);
+    std::fclose(f_);  // an unnamed file vanishes with its descriptor
     if (!tmp_.empty()) std::remove(tmp_.c_str());
   }
 }
 
 void AtomicFile::commit() {
-  // fclose flushes: its failure (disk full) is a failed write too.
-  const bool ok = std::fflush(f_) == 0 && !std::ferror(f_);
+  // fflush: its failure (disk full) is a failed write too.
+  bool ok = std::fflush(f_) == 0 && !std::ferror(f_);
+  int err = errno;
+  if (ok && anonymous_fd_ >= 0) {
+    // Link the unnamed file under a temporary name, then rename it over the target (linkat
+    // cannot replace a file); the name exists only between the two calls.
+    tmp_ = target_ + ".tmp." + std::to_string(::getpid());
+    std::remove(tmp_.c_str());
+    const std::string fd_path = "/proc/self/fd/" + std::to_string(anonymous_fd_);
+    if (::linkat(AT_FDCWD, fd_path.c_str(), AT_FDCWD, tmp_.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+      ok = false;
+      err = errno;
+      tmp_.clear();
+    }
+  }
   const bool closed = std::fclose(f_) == 0;
-  const int err = errno;
+  if (ok && !closed) err = errno;
   f_ = nullptr;
   if (!ok || !closed) {
     if (!tmp_.empty()) std::remove(tmp_.c_str());
@@ -70,10 +122,32 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
   out.commit();
 }
 
+LineLog::LineLog(const std::string& path) : path_(path) {}
+
+LineLog::~LineLog() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void LineLog::line(const std::string& text) {
+  if (fd_ < 0) {  // opened by the first line: a run that fails before it leaves no file
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw IoError(path_ + ": cannot write: " + std::strerror(errno));
+  }
+  const std::string whole = text + "\n";
+  size_t done = 0;
+  while (done < whole.size()) {
+    const ssize_t n = ::write(fd_, whole.data() + done, whole.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw IoError(path_ + ": cannot write: " + std::strerror(errno));
+    done += size_t(n);
+  }
+}
+
 void write_dir_atomically(const std::string& dir, const std::string& what,
                           const std::function<bool(const std::string& name)>& is_ours,
                           uint64_t tag_seed,
-                          const std::function<void(const std::string& tmp)>& fill) {
+                          const std::function<void(const std::string& tmp)>& fill,
+                          const std::string& marker, bool force) {
   namespace fs = std::filesystem;
   fs::path target = fs::path(dir).lexically_normal();
   if (!target.has_filename()) target = target.parent_path();  // "out/" -> "out"
@@ -88,13 +162,20 @@ void write_dir_atomically(const std::string& dir, const std::string& what,
   if (fs::exists(target, ec)) {
     if (!fs::is_directory(target, ec))
       throw IoError(target.string() + ": exists and is not a directory");
+    bool empty = true, marked = false;
     for (const auto& entry : fs::directory_iterator(target, ec)) {
       const std::string f = entry.path().filename().string();
       // Ours are plain files: a folder (or a link) by one of our names holds someone else's.
       if (!is_ours(f) || !entry.is_regular_file(ec) || entry.is_symlink(ec))
         throw IoError(target.string() + ": refusing to replace a directory that holds '" + f +
                       "', which is not part of a " + what);
+      empty = false;
+      marked = marked || f == marker;
     }
+    if (!marker.empty() && !empty && !marked && !force)
+      throw IoError(target.string() + ": refusing to replace a " + what +
+                    " that dgnn did not write (it has no " + marker +
+                    "); give another folder, or --force to replace it");
   }
   fs::create_directories(parent, ec);
   if (ec) throw IoError(parent.string() + ": cannot create directory: " + ec.message());

@@ -234,18 +234,19 @@ void write_partition_dir(const std::string& dir, const Dataset& d, const std::ve
   const uint64_t id = h.digest();
   // Each file is also written atomically (AtomicFile) inside the temporary folder: redundant
   // there, but it is the one checked whole-file write, and costs a rename per part.
-  write_dir_atomically(dir, "partition", is_partition_file, opt.seed ^ uint64_t(opt.parts),
-                       [&](const std::string& tmp_dir) {
-                         const fs::path tmp(tmp_dir);
-                         for (int r = 0; r < opt.parts; ++r) {
-                           LocalPart lp = extract_part(d, part, opt.parts, r);
-                           lp.partition_id = id;
-                           write_file_atomically((tmp / part_file_name(r)).string(), encode(lp));
-                         }
-                         write_file_atomically(
-                             (tmp / "manifest.json").string(),
-                             manifest_of(d, opt, source_hash, q, id).dump(2) + "\n");
-                       });
+  write_dir_atomically(
+      dir, "partition", is_partition_file, opt.seed ^ uint64_t(opt.parts),
+      [&](const std::string& tmp_dir) {
+        const fs::path tmp(tmp_dir);
+        for (int r = 0; r < opt.parts; ++r) {
+          LocalPart lp = extract_part(d, part, opt.parts, r);
+          lp.partition_id = id;
+          write_file_atomically((tmp / part_file_name(r)).string(), encode(lp));
+        }
+        write_file_atomically((tmp / "manifest.json").string(),
+                              manifest_of(d, opt, source_hash, q, id).dump(2) + "\n");
+      },
+      "manifest.json");  // every partition dgnn writes has one
 }
 
 LocalPart read_partition_part(const std::string& dir, int rank, int parts,

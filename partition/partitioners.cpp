@@ -1,6 +1,8 @@
 // Vertex partitioners: METIS k-way on the symmetrised structure, and the seeded random, hash and
 // range baselines that scaling studies compare it against.
 #include <metis.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cmath>
@@ -166,9 +168,16 @@ std::vector<int32_t> metis_kway(const Csr& g, const PartitionOptions& opt,
   if (m.adjncy.empty()) {
     for (int64_t v = 0; v < n; ++v) part[v] = idx_t(v * opt.parts / n);
   } else {
+    // METIS traps SIGTERM (and SIGABRT) while it runs and turns it into METIS_ERROR: held back
+    // until it returns, a stop signal reaches the program's own handler instead.
+    sigset_t stop, before;
+    sigemptyset(&stop);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop, sig);
+    pthread_sigmask(SIG_BLOCK, &stop, &before);
     const int status = METIS_PartGraphKway(&nvtxs, &ncon, m.xadj.data(), m.adjncy.data(),
                                            vwgt.data(), nullptr, m.adjwgt.data(), &nparts, nullptr,
                                            nullptr, options, &objval, part.data());
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
     if (status != METIS_OK)
       throw Error(std::string(metis_status(status)) + " partitioning " + std::to_string(n) +
                   " vertices into " + std::to_string(opt.parts) + " parts");

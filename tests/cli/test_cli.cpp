@@ -169,6 +169,19 @@ TEST_CASE("cli: generate then train and info on the generated directory") {
   INFO(t.out);
   CHECK(t.code == 0);
   CHECK(t.out.find("test accuracy") != std::string::npos);
+  // What generate wrote it may replace; a user's copy of a dataset (our file names, no marker)
+  // is refused with one line and left as it was, unless --force.
+  CHECK(run("generate sbm --vertices 300 --out " + (d / "sbm").string()).code == 0);
+  const fs::path copy = d / "copy";
+  fs::create_directories(copy);
+  for (const char* f : {"edges.txt", "labels.txt", "train.txt"}) write(copy / f, "0 1\n");
+  const Result refused = run("generate sbm --vertices 100 --out " + copy.string());
+  CHECK(refused.code != 0);
+  CHECK(count_lines(refused.out) == 1);
+  CHECK_THAT(refused.out, Catch::Contains("did not write") && Catch::Contains("--force"));
+  CHECK(fs::file_size(copy / "edges.txt") == 4);
+  CHECK(run("generate sbm --vertices 100 --force --out " + copy.string()).code == 0);
+  CHECK(fs::file_size(copy / "edges.txt") > 4);
 }
 
 TEST_CASE("cli: usage errors are one line starting 'dgnn: error:', numbers say what they need") {

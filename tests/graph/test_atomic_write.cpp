@@ -99,3 +99,28 @@ TEST_CASE("atomic directory write: only plain files of ours are replaced; links 
   CHECK(fs::is_symlink(fs::symlink_status(dir.path("link"))));
   CHECK(slurp(out + "/b.txt") == "via");
 }
+
+TEST_CASE("atomic directory write with a marker: a folder of our names without it is refused",
+          "[io]") {
+  TempDir dir;
+  auto ours = [](const std::string& name) { return name == "a.txt" || name == "mark"; };
+  auto fill = [](const std::string& tmp) {
+    std::ofstream(tmp + "/a.txt") << "new";
+    std::ofstream(tmp + "/mark") << "";
+  };
+  // A user's copy of a dataset: our file names, no marker. Refused, intact; --force replaces it.
+  const std::string copy = dir.path("copy");
+  dir.write("copy/a.txt", "precious");
+  CHECK_THAT(
+      error_of<IoError>([&] { write_dir_atomically(copy, "dataset", ours, 1, fill, "mark"); }),
+      Contains("did not write (it has no mark)") && Contains("--force"));
+  CHECK(slurp(copy + "/a.txt") == "precious");
+  write_dir_atomically(copy, "dataset", ours, 1, fill, "mark", true);
+  CHECK(slurp(copy + "/a.txt") == "new");
+  // Written by us (marked): replaced; an empty folder and a new one are fine.
+  write_dir_atomically(copy, "dataset", ours, 2, fill, "mark");
+  fs::create_directories(dir.path("empty"));
+  write_dir_atomically(dir.path("empty"), "dataset", ours, 3, fill, "mark");
+  write_dir_atomically(dir.path("fresh"), "dataset", ours, 4, fill, "mark");
+  CHECK(fs::exists(dir.path("fresh") + "/mark"));
+}
