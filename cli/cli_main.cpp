@@ -88,6 +88,9 @@ int dgnn::cli_main_with(int argc, char** argv, const char* share_dir) {
   } catch (const dgnn::Error& e) {
     // One line, and under MPI the whole job comes down (MPI_Abort), never a hang.
     dgnn::fail_job(e.what(), 1);
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the file system refuses (a loop of links, a permission): the path and the reason.
+    dgnn::fail_job(e.path1().string() + ": " + e.code().message(), 1);
   } catch (const std::bad_alloc&) {
     dgnn::fail_job(
         "out of memory: the graph or a size option (--hidden, --feature-dim, "

@@ -72,6 +72,7 @@ void add_sbm(CLI::App* gen) {
              "Fraction of vertices in test.txt (default: the rest; train + val + test <= 1)")
           ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--seed,-s", c.seed, "Random seed: the same seed gives the same files")
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_flag("--force", args->force,
                 "Replace an --out folder of dataset files that dgnn did not generate");
@@ -153,6 +154,7 @@ void add_evolving_sbm(CLI::App* gen) {
       ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--seed,-s", c.seed, "Random seed: the same seed gives the same files")
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_flag("--force", args->force,
                 "Replace an --out folder of dataset files that dgnn did not generate");

@@ -187,6 +187,7 @@ void register_partition(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed,-s", a.opt.seed,
                   "Seed of the partitioner (and of a random train/val/test split, as in train)")
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--imbalance", a.opt.imbalance,
                   "METIS: allowed max / mean load of each balanced quantity")

@@ -360,7 +360,9 @@ void register_plan(CLI::App& app) {
                   "Largest P to partition for; beyond it, counts are extrapolated")
       ->capture_default_str();
   cmd->add_flag("--no-overlap", a.no_overlap, "Model `dgnn train --no-overlap`");
-  cmd->add_option("--seed,-s", a.seed, "Seed of the partitioner (and of a generated graph), as train")
+  cmd->add_option("--seed,-s", a.seed,
+                  "Seed of the partitioner (and of a generated graph), as train")
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--calibration", a.calibration,
                   "Calibration cache file (default: " + default_calibration_file() + ")");

@@ -47,6 +47,37 @@ Dataset load_or_generate(const TrainArgs& a, bool quiet) {
 
 }  // namespace
 
+std::string checkpoint_data_id(const TrainArgs& a, Communicator& comm, bool temporal) {
+  if (a.train.save.empty() && a.train.load.empty()) return "";
+  std::string id;
+  if (comm.rank() == 0) {
+    if (a.data.graph.empty()) {
+      // The generated default: its graph and split follow from these alone.
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "generated-sbm:seed=%llu:train=%.9g:val=%.9g",
+                    (unsigned long long)a.train.seed, a.data.train_frac, a.data.val_frac);
+      id = buf;
+    } else {
+      id = dataset_source_hash(a.data);
+      if (temporal) {
+        const SnapshotOptions& s = a.snapshots;
+        char buf[256];
+        std::snprintf(buf, sizeof buf, ":snap=%.17g/%d/%d/%d:steps=%d/%.9g/%.9g", s.seconds,
+                      s.count, int(s.mode), s.window, int(a.step_fracs_given), a.data.train_frac,
+                      a.data.val_frac);
+        id += buf;
+        if (const auto layout = read_temporal_layout(a.data.graph))
+          id += ":layout=" + std::to_string(std::hash<std::string>{}(layout->to_text()));
+      }
+    }
+  }
+  int64_t len = int64_t(id.size());
+  comm.broadcast(&len, 8, 0);
+  id.resize(size_t(len));
+  comm.broadcast(id.data(), len, 0);
+  return id;
+}
+
 void check_parts(const TrainArgs& a, const Communicator& comm) {
   if (a.parts > 0 && a.parts != comm.size())
     throw OptionError("--parts " + std::to_string(a.parts) + " but the job has " +
@@ -309,6 +340,7 @@ void run_train(TrainArgs& a) {
     settings["fanouts"] = mb->sampler.fanouts;
     settings["replace"] = mb->sampler.replace;
   }
+  if (const std::string id = checkpoint_data_id(a, comm, false); !id.empty()) settings["data"] = id;
   a.train.meta_json = settings.dump();
 
   std::unique_ptr<LineLog> log;  // a line per epoch, as it ends
@@ -493,8 +525,11 @@ void register_train(CLI::App& app) {
       ->check(CLI::IsMember({"adam", "sgd"}))
       ->capture_default_str();
   cmd->add_option("--momentum", a->train.momentum, "SGD momentum")->capture_default_str();
-  cmd->add_option("--epochs", a->train.epochs, "Training epochs")->capture_default_str();
+  cmd->add_option("--epochs", a->train.epochs, "Training epochs")
+      ->check(positive())
+      ->capture_default_str();
   cmd->add_option("--seed", a->train.seed, "Seed for initialisation and dropout")
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--save", a->train.save, "Write a checkpoint after the last epoch");
   cmd->add_option("--save-every", a->train.save_every,

@@ -125,7 +125,8 @@ void run_train_temporal(TrainArgs& a) {
       {"comm", device_link ? transport_name(device_link->transport()) : "none"},
       {"partitioner", by_snapshot ? "none" : a.partitioner},
       {"threads", omp_get_max_threads()}};
-  opt.meta_json = settings.dump();  // checkpoints record them ("model" and "task" are checked)
+  if (const std::string id = checkpoint_data_id(a, comm, true); !id.empty()) settings["data"] = id;
+  opt.meta_json = settings.dump();  // checkpoints record them (model, task and data are checked)
   TemporalRun run([&a] { return read_temporal(a); }, cfg, comm);
   LinkPredictionTrainer& trainer = run.trainer();
   const TemporalGraph& g = run.graph();

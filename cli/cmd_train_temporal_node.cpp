@@ -131,7 +131,9 @@ void run_train_temporal_node(TrainArgs& a) {
   NodeSequenceOptions opt;
   static_cast<TrainOptions&>(opt) = a.train;  // epochs, optimiser, checkpoints, patience
   opt.bptt = a.bptt;
-  opt.meta_json = settings.dump();
+  nlohmann::json meta = settings;
+  if (const std::string id = checkpoint_data_id(a, comm, true); !id.empty()) meta["data"] = id;
+  opt.meta_json = meta.dump();
   NodeSequenceTrainer trainer(*model, rank_data ? rank_data->graphs : graphs, x, task, comm, opt);
   const bool root = comm.rank() == 0;
   if (!a.quiet && root)

@@ -81,6 +81,12 @@ void check_outputs(const TrainArgs& a, const std::vector<std::pair<const char*, 
 // *link until the run ends. --comm nccl on the CPU is an OptionError. Collective.
 Device train_device(const TrainArgs& a, Communicator& comm, std::unique_ptr<DeviceComm>* link);
 
+// What a checkpoint is bound to (its "data" setting): a hash of the input's content and split
+// options (dataset_source_hash, plus the snapshot options for a temporal graph), or of the
+// generated default's settings; computed on rank 0 and sent to all; "" when the run neither
+// saves nor loads. Collective.
+std::string checkpoint_data_id(const TrainArgs& a, Communicator& comm, bool temporal);
+
 // OptionError unless --parts, when given, is the job's rank count (static and temporal alike).
 void check_parts(const TrainArgs& a, const Communicator& comm);
 

@@ -8,8 +8,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/graph/atomic_write.hpp"
@@ -65,55 +68,117 @@ void save_checkpoint(const std::string& path, const std::string& meta_json,
   out.commit();
 }
 
+namespace {
+
+// Little-endian fixed-width fields at `at` of `bytes` (bounds already checked by the caller).
+template <class T>
+T field(const std::vector<char>& bytes, size_t at) {
+  T v;
+  std::memcpy(&v, bytes.data() + at, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+namespace {
+
+// The header's tensor list, and the bytes they take, when `bytes` holds a header of length
+// `len` after the fixed fields; nullopt when it does not parse as what dgnn writes.
+struct Layout {
+  std::string meta;
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> shapes;
+  uint64_t tensor_bytes = 0;  // UINT64_MAX: a shape no file could hold
+};
+
+constexpr size_t kFixed = 8 + 4 + 8;  // magic, version, header length
+
+std::optional<Layout> read_layout(const std::vector<char>& bytes, uint64_t len) {
+  if (len > bytes.size() - kFixed) return std::nullopt;
+  try {
+    const nlohmann::json header = nlohmann::json::parse(bytes.begin() + int64_t(kFixed),
+                                                        bytes.begin() + int64_t(kFixed + len));
+    Layout l;
+    l.meta = header.value("meta", nlohmann::json::object()).dump();
+    for (auto& entry : header.at("tensors")) {
+      const auto& r = entry.at("rows");
+      const auto& c = entry.at("cols");
+      if (!r.is_number_integer() || !c.is_number_integer() || !entry.at("name").is_string())
+        return std::nullopt;
+      const int64_t rows = r.get<int64_t>(), cols = c.get<int64_t>();
+      const uint64_t most = bytes.size() / 4;  // no tensor can hold more floats than the file
+      if (rows < 0 || cols < 0 || (cols > 0 && uint64_t(rows) > most / uint64_t(cols)) ||
+          l.tensor_bytes == UINT64_MAX) {
+        l.tensor_bytes = UINT64_MAX;
+      } else {
+        l.tensor_bytes += uint64_t(rows) * uint64_t(cols) * 4;
+        if (l.tensor_bytes > bytes.size()) l.tensor_bytes = UINT64_MAX;  // and cannot overflow
+      }
+      l.shapes.push_back({entry.at("name").get<std::string>(), {rows, cols}});
+    }
+    return l;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 Checkpoint load_checkpoint(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw IoError(path + ": is a directory, not a checkpoint file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(path + ": cannot open checkpoint (" + std::strerror(errno) + ")");
-  char magic[8] = {};
-  uint32_t version = 0;
-  uint64_t len = 0;
-  in.read(magic, 8);
-  in.read(reinterpret_cast<char*>(&version), 4);
-  in.read(reinterpret_cast<char*>(&len), 8);
-  if (!in || std::memcmp(magic, kMagic, 8) != 0)
+  // The whole file, once: nothing is allocated beyond its size, and (version 2) its checksum is
+  // checked before anything in it is believed.
+  in.seekg(0, std::ios::end);
+  const std::streamoff end = in.tellg();
+  if (end < 0) throw IoError(path + ": cannot read checkpoint (not a regular file?)");
+  const uint64_t size = uint64_t(end);
+  in.seekg(0);
+  if (size < kFixed) throw InputError(path, 0, "not a dgnn checkpoint (too short)");
+  std::vector<char> bytes(size);
+  in.read(bytes.data(), std::streamsize(size));
+  if (!in) throw IoError(path + ": cannot read checkpoint");
+  if (std::memcmp(bytes.data(), kMagic, 8) != 0)
     throw InputError(path, 0, "not a dgnn checkpoint (bad magic)");
+  const uint32_t version = field<uint32_t>(bytes, 8);
   if (version != kVersion && version != 1)
     throw InputError(path, 0,
                      "checkpoint format version " + std::to_string(version) +
                          ", this dgnn reads versions 1 and " + std::to_string(kVersion));
-  if (len > (uint64_t(1) << 30)) throw InputError(path, 0, "corrupt checkpoint header");
-  std::string text(len, '\0');
-  in.read(text.data(), std::streamsize(len));
-  uint32_t crc = crc_of(crc_of(0, &len, 8), text.data(), text.size());
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path, 0, std::string("corrupt checkpoint header: ") + e.what());
+  const uint64_t len = field<uint64_t>(bytes, 12);
+  const size_t tail = version >= 2 ? 4 : 0;  // the checksum
+  if (size < kFixed + tail) throw InputError(path, 0, "checkpoint is truncated");
+  const bool crc_ok =
+      tail == 0 || crc_of(0, bytes.data() + 12, size - 4 - 12) == field<uint32_t>(bytes, size - 4);
+  // A layout is believed only once the checksum holds; when it does not, the header may still
+  // say what went wrong (a cut file, bytes appended), but nothing of it is used.
+  const std::optional<Layout> layout = read_layout(bytes, len);
+  const uint64_t expected =
+      layout && layout->tensor_bytes != UINT64_MAX ? kFixed + len + layout->tensor_bytes + tail : 0;
+  if (!crc_ok) {
+    if (expected > size) throw InputError(path, 0, "checkpoint is truncated");
+    if (expected > 0 && expected < size &&
+        crc_of(0, bytes.data() + 12, expected - 4 - 12) == field<uint32_t>(bytes, expected - 4))
+      throw InputError(path, 0, "checkpoint has bytes after its end");
+    throw InputError(path, 0, "checkpoint is corrupt (checksum mismatch)");
   }
+  if (!layout) throw InputError(path, 0, "corrupt checkpoint header (not the JSON dgnn writes)");
+  for (const auto& [name, rc] : layout->shapes)
+    if (rc.first < 0 || rc.second < 0 || layout->tensor_bytes == UINT64_MAX)
+      throw InputError(path, 0, "tensor '" + name + "' of the checkpoint has an impossible shape");
+  if (expected > size) throw InputError(path, 0, "checkpoint is truncated");
+  if (expected < size) throw InputError(path, 0, "checkpoint has bytes after its end");
   Checkpoint ck;
-  try {
-    ck.meta_json = header.value("meta", nlohmann::json::object()).dump();
-    for (auto& entry : header.at("tensors")) {
-      const int64_t rows = entry.at("rows"), cols = entry.at("cols");
-      if (rows < 0 || cols < 0 || rows * cols > (int64_t(1) << 40))
-        throw InputError(path, 0, "corrupt tensor shape in checkpoint");
-      Tensor t(rows, cols);
-      in.read(reinterpret_cast<char*>(t.data()), std::streamsize(t.numel() * 4));
-      if (!in) throw InputError(path, 0, "checkpoint is truncated");
-      crc = crc_of(crc, t.data(), size_t(t.numel()) * 4);
-      ck.tensors.emplace_back(entry.at("name").get<std::string>(), std::move(t));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path, 0, std::string("corrupt checkpoint header: ") + e.what());
+  ck.meta_json = layout->meta;
+  size_t at = kFixed + len;
+  for (const auto& [name, rc] : layout->shapes) {
+    Tensor t(rc.first, rc.second);
+    if (t.numel() > 0) std::memcpy(t.data(), bytes.data() + at, size_t(t.numel()) * 4);
+    at += size_t(t.numel()) * 4;
+    ck.tensors.emplace_back(name, std::move(t));
   }
-  if (version >= 2) {
-    uint32_t stored = 0;
-    in.read(reinterpret_cast<char*>(&stored), 4);
-    if (!in) throw InputError(path, 0, "checkpoint is truncated (no checksum)");
-    if (stored != crc) throw InputError(path, 0, "checkpoint is corrupt (checksum mismatch)");
-  }
-  if (in.peek() != std::char_traits<char>::eof())
-    throw InputError(path, 0, "checkpoint has bytes after its end");
   for (const auto& [name, t] : ck.tensors)
     for (int64_t i = 0; i < t.numel(); ++i)
       if (!std::isfinite(t.data()[i]))

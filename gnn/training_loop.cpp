@@ -278,9 +278,8 @@ void TrainingLoop::save_checkpoint(const std::string& path) {
 void TrainingLoop::load_checkpoint(const std::string& path) {
   try {
     restore_checkpoint(path);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path, 0,
-                     std::string("checkpoint metadata is not what dgnn wrote: ") + e.what());
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(path, 0, "checkpoint metadata is not what dgnn writes");
   }
 }
 
@@ -298,6 +297,12 @@ void TrainingLoop::restore_checkpoint(const std::string& path) {
       throw OptionError(path + ": checkpoint was written for --" + key + " " +
                         meta[key].get<std::string>() + ", this run trains " +
                         mine[key].get<std::string>());
+  // Bound to what it was trained on: the input's content and its split (a hash, as partition
+  // folders carry), so that another graph of the same shapes is not taken for it.
+  if (meta.contains("data") && mine.contains("data") && meta["data"] != mine["data"])
+    throw OptionError(path + ": checkpoint was trained on another graph or split (data " +
+                      meta["data"].get<std::string>() + ", this run's " +
+                      mine["data"].get<std::string>() + ")");
   if (meta.value("epoch", 0) > opt_.epochs)
     throw OptionError(path + ": checkpoint is at epoch " + std::to_string(meta.value("epoch", 0)) +
                       ", past --epochs " + std::to_string(opt_.epochs) +

@@ -49,7 +49,8 @@ struct SourceStamp {
 
 bool stamp_of(const std::string& path, SourceStamp& s) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return false;
+  // Only a regular file has a stamp: a pipe's size and time say nothing about its bytes.
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   s.size = st.st_size;
   s.mtime_ns = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   return true;

@@ -265,6 +265,20 @@ std::string generate_features(Dataset& ds, const DatasetOptions& opt) {
 
 }  // namespace
 
+std::string find_edges_file(const std::string& dir) {
+  std::error_code ec;
+  for (const char* n : {"edges.txt", "edges.csv", "edges.txt.gz", "edges.csv.gz"}) {
+    const fs::path p = fs::path(dir) / n;
+    if (fs::is_regular_file(p, ec)) return p.string();
+    if (fs::exists(p, ec))
+      throw IoError(p.string() + ": is " +
+                    (fs::is_directory(p, ec) ? "a directory" : "not a regular file") +
+                    ", not an edge list");
+  }
+  throw IoError("dataset folder '" + dir +
+                "' has no edges.txt, edges.csv, edges.txt.gz or edges.csv.gz");
+}
+
 DatasetFiles dataset_files(const DatasetOptions& opt) {
   if (opt.graph.empty())
     throw OptionError("no graph given (an edge-list file or a dataset folder)");
@@ -277,15 +291,13 @@ DatasetFiles dataset_files(const DatasetOptions& opt) {
         if (fs::is_regular_file(dir / n, ec)) return (dir / n).string();
       return {};
     };
-    p.edges = first({"edges.txt", "edges.csv", "edges.txt.gz", "edges.csv.gz"});
-    if (p.edges.empty())
-      throw IoError("dataset folder '" + opt.graph +
-                    "' has no edges.txt, edges.csv, edges.txt.gz or edges.csv.gz");
-    p.features = first({"features.npy", "features.txt"});
-    p.labels = first({"labels.txt"});
-    p.train = first({"train.txt"});
-    p.val = first({"val.txt"});
-    p.test = first({"test.txt"});
+    p.edges = find_edges_file(opt.graph);
+    // Each file may also be gzipped (read in place: datasets ship compressed).
+    p.features = first({"features.npy", "features.npy.gz", "features.txt", "features.txt.gz"});
+    p.labels = first({"labels.txt", "labels.txt.gz"});
+    p.train = first({"train.txt", "train.txt.gz"});
+    p.val = first({"val.txt", "val.txt.gz"});
+    p.test = first({"test.txt", "test.txt.gz"});
   } else {
     p.edges = opt.graph;
   }
@@ -304,7 +316,7 @@ Dataset load_dataset(const DatasetOptions& opt) {
   std::string desc = "graph " + p.edges;
 
   // Features first: a .npy's row count makes ids 0..rows-1 vertices and bounds every other id.
-  const bool npy = !p.features.empty() && fs::path(p.features).extension() == ".npy";
+  const bool npy = !p.features.empty() && is_npy_file(p.features);
   NpyMatrix mat;
   TextFeatures text;
   int64_t npy_rows = 0;
@@ -461,7 +473,7 @@ std::vector<float> read_vertex_features(const std::string& path,
                                         const std::vector<int64_t>& original_ids, int64_t* dim) {
   const int64_t n = int64_t(original_ids.size());
   std::vector<float> out;
-  const bool npy = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+  const bool npy = is_npy_file(path);
   if (npy) {
     NpyMatrix m = read_npy(path);
     check_finite(m, path);

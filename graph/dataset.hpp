@@ -11,6 +11,11 @@
 
 namespace dgnn {
 
+// The edge list of a dataset folder: its edges.txt, edges.csv, edges.txt.gz or edges.csv.gz, the
+// first that is a file. IoError naming the folder when there is none, or naming the entry when
+// one of those names is a folder or another kind of file.
+std::string find_edges_file(const std::string& dir);
+
 enum class GeneratedFeatures : uint8_t { degree, onehot, random };
 
 struct DatasetOptions {

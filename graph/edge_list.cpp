@@ -13,7 +13,10 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <utility>
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/graph/graph.hpp"
@@ -46,7 +49,8 @@ size_t read_some(int fd, const std::string& path, char* to, size_t want) {
 // Any other bytes after the last member are an error naming their offset, since gzip's own
 // reader would drop them silently (a file appended to a .gz by mistake); zero bytes (padding to
 // a block, as tar and dd leave) are allowed.
-std::string read_gz(int fd, const std::string& path, int64_t file_size, uint32_t isize_hint,
+template <class Next>
+std::string read_gz(Next&& next, const std::string& path, int64_t file_size, uint32_t isize_hint,
                     const ProgressFn& progress) {
   z_stream zs{};
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)  // 16: gzip wrapper only
@@ -70,7 +74,7 @@ std::string read_gz(int fd, const std::string& path, int64_t file_size, uint32_t
   bool in_member = true, eof = false;
   for (;;) {
     if (zs.avail_in == 0 && !eof) {
-      const size_t got = read_some(fd, path, in.get(), kIn);
+      const size_t got = next(in.get(), kIn);
       eof = got == 0;
       zs.next_in = reinterpret_cast<Bytef*>(in.get());
       zs.avail_in = uInt(got);
@@ -118,9 +122,65 @@ std::string read_gz(int fd, const std::string& path, int64_t file_size, uint32_t
   return buf;
 }
 
+uint32_t le32(const unsigned char* b) {
+  return b[0] | b[1] << 8 | b[2] << 16 | uint32_t(b[3]) << 24;
+}
+
+// Every byte of a pipe, FIFO or character device (`<(zcat g.gz)`, /dev/stdin), read to its end
+// once per process and kept: a source that cannot be read twice is still read by the hash of
+// the inputs and by the parser, and gives both the same bytes.
+// Kept by the pipe's or FIFO's identity (device, inode), not its name: /dev/fd/63 names
+// another pipe in the next run of a loop, and a FIFO already drained must not be opened again
+// (that waits for a new writer).
+const std::string& spool(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::pair<uint64_t, uint64_t>, std::string> spooled;  // references stay valid
+  std::lock_guard<std::mutex> lock(mu);
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) io_fail(path, "stat");
+  const std::pair<uint64_t, uint64_t> key{uint64_t(st.st_dev), uint64_t(st.st_ino)};
+  if (auto it = spooled.find(key); it != spooled.end()) return it->second;
+  Fd f;
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f.fd < 0) io_fail(path, "open");
+  std::string bytes;
+  constexpr size_t kChunk = size_t(1) << 20;
+  for (;;) {
+    const size_t at = bytes.size();
+    bytes.resize(at + kChunk);
+    const size_t got = read_some(f.fd, path, bytes.data() + at, kChunk);
+    bytes.resize(at + got);
+    if (got == 0) break;
+  }
+  bytes.shrink_to_fit();
+  return spooled.emplace(key, std::move(bytes)).first->second;
+}
+
 }  // namespace
 
+bool is_stream(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+const std::string& stream_bytes(const std::string& path) { return spool(path); }
+
 std::string read_file(const std::string& path, const ProgressFn& progress) {
+  if (is_stream(path)) {  // before any open: a drained FIFO opened again waits for a writer
+    const std::string& raw = spool(path);
+    if (raw.size() < 2 || uint8_t(raw[0]) != 0x1f || uint8_t(raw[1]) != 0x8b) return raw;
+    size_t pos = 0;
+    auto next = [&](char* to, size_t want) {
+      const size_t n = std::min(want, raw.size() - pos);
+      std::memcpy(to, raw.data() + pos, n);
+      pos += n;
+      return n;
+    };
+    const uint32_t hint =
+        raw.size() >= 18 ? le32(reinterpret_cast<const unsigned char*>(raw.data()) + raw.size() - 4)
+                         : 0;
+    return read_gz(next, path, int64_t(raw.size()), hint, progress);
+  }
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (f.fd < 0) io_fail(path, "open");
@@ -132,9 +192,9 @@ std::string read_file(const std::string& path, const ProgressFn& progress) {
   if (size >= 2 && ::pread(f.fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
     unsigned char tail[4];
     uint32_t hint = 0;
-    if (size >= 18 && ::pread(f.fd, tail, 4, size - 4) == 4)
-      hint = tail[0] | tail[1] << 8 | tail[2] << 16 | uint32_t(tail[3]) << 24;
-    return read_gz(f.fd, path, size, hint, progress);
+    if (size >= 18 && ::pread(f.fd, tail, 4, size - 4) == 4) hint = le32(tail);
+    auto next = [&](char* to, size_t want) { return read_some(f.fd, path, to, want); };
+    return read_gz(next, path, size, hint, progress);
   }
   std::string buf(size_t(size), '\0');
   size_t len = 0;
@@ -185,7 +245,9 @@ int64_t parse_edges(const std::string& buf, const std::string& path, const EdgeL
                     Sink&& sink) {
   const int want = std::max({opt.src_col, opt.dst_col, opt.weight_col, opt.time_col});
   if (opt.src_col < 0 || opt.dst_col < 0 || opt.src_col == opt.dst_col)
-    throw OptionError("edge list: the source and destination columns must be two columns >= 0");
+    throw OptionError("--src-col " + std::to_string(opt.src_col) + " and --dst-col " +
+                      std::to_string(opt.dst_col) +
+                      ": the source and destination ids must be two different columns >= 0");
   for (int c : {opt.weight_col, opt.time_col})
     if (c >= 0 && (c == opt.src_col || c == opt.dst_col))
       throw OptionError(std::string(c == opt.weight_col ? "--weight-col " : "--time-col ") +

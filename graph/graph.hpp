@@ -49,8 +49,17 @@ struct EdgeList {
 EdgeList read_edge_list(const std::string& path, const EdgeListOptions& opt);
 
 // The whole file, gunzipped when it starts with the gzip magic (what the parser reads).
-// IoError when missing or unreadable; InputError for corrupt gzip data.
+// IoError when missing or unreadable; InputError for corrupt gzip data. A pipe, FIFO or device
+// (`<(zcat g.txt.gz)`, /dev/stdin) is read to its end, as stream_bytes keeps it.
 std::string read_file(const std::string& path, const ProgressFn& progress = {});
+
+// True for a path that exists and is neither a regular file nor a directory: a pipe, a FIFO, a
+// character device. Such a source can be read only once, so it is never cached by its stamp.
+bool is_stream(const std::string& path);
+
+// The raw bytes of such a source (not gunzipped), read to its end on the first call and kept
+// for the life of the process, so every reader of the path (parser, input hash) sees the same.
+const std::string& stream_bytes(const std::string& path);
 
 // The first edge of `path` with an endpoint id >= limit: its line and that id (line 0 when there
 // is none). Names the offending line after a (cached) load shows that some id is out of range.

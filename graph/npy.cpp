@@ -15,6 +15,7 @@
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/graph/atomic_write.hpp"
+#include "dgnn/graph/graph.hpp"
 
 namespace dgnn {
 
@@ -69,13 +70,46 @@ std::vector<int64_t> parse_shape(const std::string& v) {
 
 }  // namespace
 
+bool is_npy_file(const std::string& path) {
+  auto ends = [&](const char* tail) {
+    const size_t n = std::strlen(tail);
+    return path.size() >= n && path.compare(path.size() - n, n, tail) == 0;
+  };
+  if (ends(".npy") || ends(".npy.gz")) return true;
+  // A pipe has no name to go by (`--features <(zcat f.npy.gz)`): its first bytes say.
+  if (!is_stream(path)) return false;
+  const std::string& b = stream_bytes(path);
+  return b.compare(0, 6, "\x93NUMPY") == 0;
+}
+
 NpyMatrix read_npy(const std::string& path) {
+  // A features.npy.gz, or a pipe: inflated (or read to its end) into memory and read from
+  // there. A plain file is read in place, so the matrix is the only copy in memory. A pipe is
+  // never opened here (a FIFO closed early would lose its writer): read_file reads it.
+  const bool stream = is_stream(path);
   File file;
-  file.f = std::fopen(path.c_str(), "rb");
-  if (!file.f) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
-  struct stat st;
-  if (::fstat(::fileno(file.f), &st) != 0 || S_ISDIR(st.st_mode))
-    throw IoError("cannot read '" + path + "': not a regular file");
+  struct stat st {};
+  if (!stream) {
+    file.f = std::fopen(path.c_str(), "rb");
+    if (!file.f) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
+    if (::fstat(::fileno(file.f), &st) != 0 || S_ISDIR(st.st_mode))
+      throw IoError("cannot read '" + path + "': not a regular file");
+  }
+  int64_t file_size = st.st_size;
+  std::string inflated;
+  unsigned char gz[2] = {0, 0};
+  if (stream || (std::fread(gz, 1, 2, file.f) == 2 && gz[0] == 0x1f && gz[1] == 0x8b)) {
+    if (file.f) std::fclose(file.f);
+    file.f = nullptr;
+    inflated = read_file(path);
+    file_size = int64_t(inflated.size());
+    if (!inflated.empty()) file.f = ::fmemopen(inflated.data(), inflated.size(), "rb");
+    if (!inflated.empty() && !file.f)
+      throw IoError("cannot read '" + path + "': " + std::strerror(errno));
+  } else {
+    std::rewind(file.f);
+  }
+  if (!file.f) throw InputError(path, 0, "not a .npy file (it is empty)");
   auto bad = [&](const std::string& what) { return InputError(path, 0, what); };
   unsigned char pre[10];
   if (std::fread(pre, 1, 10, file.f) != 10 || std::memcmp(pre, "\x93NUMPY", 6) != 0)
@@ -91,7 +125,7 @@ NpyMatrix read_npy(const std::string& path) {
     header_len |= int64_t(more[0]) << 16 | int64_t(more[1]) << 24;
     prefix = 12;
   }
-  if (header_len <= 0 || prefix + header_len > st.st_size) throw bad("truncated .npy header");
+  if (header_len <= 0 || prefix + header_len > file_size) throw bad("truncated .npy header");
   std::string header(size_t(header_len), '\0');
   if (std::fread(header.data(), 1, header.size(), file.f) != header.size())
     throw bad("truncated .npy header");
@@ -116,7 +150,7 @@ NpyMatrix read_npy(const std::string& path) {
   NpyMatrix m;
   m.rows = shape[0];
   m.cols = shape.size() == 2 ? shape[1] : 1;
-  const int64_t data_bytes = st.st_size - prefix - header_len;
+  const int64_t data_bytes = file_size - prefix - header_len;
   const std::string shape_text = std::to_string(m.rows) + " x " + std::to_string(m.cols);
   // rows * cols * item computed only once it is known to fit: a header can say anything.
   if (m.cols != 0 && m.rows > std::numeric_limits<int64_t>::max() / item / m.cols)

@@ -12,8 +12,11 @@ struct NpyMatrix {
   std::vector<float> data;  // converted to float32, row-major
 };
 
-// Reads a 1-D (n -> n x 1) or 2-D '<f4' or '<f8' array, C order. InputError for anything else
-// (names the file and what the header said).
+// True for a path named *.npy or *.npy.gz, or a pipe whose bytes start with the .npy magic.
+bool is_npy_file(const std::string& path);
+
+// Reads a 1-D (n -> n x 1) or 2-D '<f4' or '<f8' array, C order, plain or gzipped, from a file or a
+// pipe. InputError for anything else (names the file and what the header said).
 NpyMatrix read_npy(const std::string& path);
 // Writes a '<f4' 2-D array (atomically: temp file then rename).
 void write_npy(const std::string& path, const float* data, int64_t rows, int64_t cols);

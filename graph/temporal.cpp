@@ -12,6 +12,7 @@
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/format.hpp"
+#include "dgnn/graph/dataset.hpp"
 
 namespace dgnn {
 
@@ -560,11 +561,7 @@ std::optional<TemporalLayout> read_temporal_layout(const std::string& path) {
   const fs::path dir(path), file = dir / "snapshots.txt";
   if (!fs::is_directory(dir, ec) || !fs::is_regular_file(file, ec)) return std::nullopt;
   TemporalLayout lay;
-  for (const char* name : {"edges.txt", "edges.csv", "edges.txt.gz", "edges.csv.gz"})
-    if (lay.edges.empty() && fs::is_regular_file(dir / name, ec)) lay.edges = (dir / name).string();
-  if (lay.edges.empty())
-    throw IoError("dataset folder '" + path + "' has snapshots.txt but no edges.txt, edges.csv, " +
-                  "edges.txt.gz or edges.csv.gz");
+  lay.edges = find_edges_file(path);
   const std::string text = read_file(file.string());
   int64_t line = 0;
   std::vector<std::string> seen;
@@ -625,13 +622,7 @@ TemporalGraph load_temporal(const std::string& path, const EdgeListOptions& opt,
     if (s.seconds == 0 && s.count == 0) s.seconds = lay->seconds;
     min_vertices = lay->vertices;
   } else if (fs::is_directory(path, ec)) {
-    file.clear();
-    for (const char* name : {"edges.txt", "edges.csv", "edges.txt.gz", "edges.csv.gz"})
-      if (file.empty() && fs::is_regular_file(fs::path(path) / name, ec))
-        file = (fs::path(path) / name).string();
-    if (file.empty())
-      throw IoError("dataset folder '" + path +
-                    "' has no edges.txt, edges.csv, edges.txt.gz or edges.csv.gz");
+    file = find_edges_file(path);
   }
   if (o.time_col < 0)
     throw InputError(file, 0, "no time column: a temporal graph needs one (--time-col, 0-based)");

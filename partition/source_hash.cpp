@@ -14,6 +14,7 @@
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
 #include "dgnn/graph/dataset.hpp"
+#include "dgnn/graph/npy.hpp"
 #include "dgnn/partition/partition.hpp"
 
 namespace dgnn {
@@ -65,6 +66,11 @@ namespace fs = std::filesystem;
 
 // The file's bytes as stored (a .gz is not inflated: reading it is the cost, not inflating it).
 void hash_file(ContentHash& h, const std::string& path) {
+  if (is_stream(path)) {  // the very bytes the loader parses, read once for both
+    const std::string& bytes = stream_bytes(path);
+    h.update(bytes.data(), bytes.size());
+    return;
+  }
   struct Closer {
     void operator()(std::FILE* f) const { std::fclose(f); }
   };
@@ -102,7 +108,7 @@ std::string dataset_source_hash(const DatasetOptions& opt) {
       continue;
     }
     hash_file(h, *path);
-    if (path == &in.features) hash_value(h, fs::path(*path).extension() == ".npy");
+    if (path == &in.features) hash_value(h, is_npy_file(*path));
   }
   const EdgeListOptions& e = opt.edges;
   for (int64_t v : {int64_t(e.src_col), int64_t(e.dst_col), int64_t(e.weight_col),

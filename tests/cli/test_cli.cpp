@@ -265,6 +265,40 @@ TEST_CASE("cli: an option the run would not use is refused, naming it") {
                          {{" --snapshot-groups 2", "--snapshot-groups: for temporal graphs"}});
 }
 
+TEST_CASE("cli: messages that name the real problem (issue 18 item 6)") {
+  const fs::path d = tiny_dataset("messages");
+  const fs::path o = scratch("messages");
+  fs::create_directories(o / "folder" / "edges.txt");
+  std::error_code ec;
+  fs::remove(o / "loop_a", ec);
+  fs::remove(o / "loop_b", ec);
+  fs::create_symlink(o / "loop_b", o / "loop_a");
+  fs::create_symlink(o / "loop_a", o / "loop_b");
+  write(o / "e.csv", "a,b\n0,1\n1,2\n");
+  const std::string g = "train --quiet --graph " + d.string();
+  expect_one_line_errors(
+      g, {
+             {" --epochs 0", "--epochs: must be > 0"},
+             {" --seed -1", "--seed: must be >= 0"},
+             {" --epochs 1 --load " + o.string(), "is a directory, not a checkpoint"},
+             {" --epochs 1 --log-json " + (o / "loop_a" / "x.json").string(),
+              "Too many levels of symbolic links"},
+             {" --epochs 1 --save " + (o / "loop_a").string(), "Too many levels of symbolic links"},
+         });
+  expect_one_line_errors("",
+                         {
+                             {"info --graph " + (o / "folder").string(),
+                              "edges.txt: is a directory, not an edge list"},
+                             {"info --graph " + (o / "e.csv").string() + " --src-col 0 --dst-col 0",
+                              "--src-col 0 and --dst-col 0"},
+                             {"generate sbm --vertices 50 --seed -3 --out " + (o / "gen").string(),
+                              "--seed: must be >= 0"},
+                         });
+  // A symlink loop is a usage problem (exit 1), not an internal error (exit 2).
+  CHECK(run(g + " --epochs 1 --save " + (o / "loop_a").string()).code == 1);
+  CHECK_FALSE(fs::exists(o / "gen"));
+}
+
 TEST_CASE("cli: outputs are checked before training: folders, clashes, inputs") {
   const fs::path d = tiny_dataset("outputs");
   const fs::path o = scratch("outputs");
@@ -328,6 +362,37 @@ TEST_CASE("cli: a checkpoint of another model, or past --epochs, is refused") {
   CHECK(r.code != 0);
   CHECK_THAT(r.out, Catch::Contains("checkpoint is at epoch 2, past --epochs 1"));
   CHECK(run(g + " --model gat --epochs 3 --load " + (o / "gat.ckpt").string()).code == 0);
+  // Another graph of the same shapes (a copy with one edge changed), or another split of the
+  // same graph, is not what the checkpoint was trained on. A temporal checkpoint likewise.
+  const fs::path other = scratch("checkpoint_other_graph");
+  fs::copy(d, other, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  { std::ofstream(other / "edges.txt", std::ios::app) << "100 490\n"; }
+  r = run("train --quiet --graph " + other.string() + " --model gat --epochs 3 --load " +
+          (o / "gat.ckpt").string());
+  CHECK(r.code != 0);
+  CHECK(count_lines(r.out) == 1);
+  CHECK_THAT(r.out, Catch::Contains("checkpoint was trained on another graph or split"));
+  const fs::path e = scratch("checkpoint_events");
+  std::string events;
+  for (int i = 0; i < 80; ++i)
+    events += std::to_string(i % 12) + " " + std::to_string((i * 5 + 1) % 12) + " " +
+              std::to_string(i) + "\n";
+  write(e / "a.txt", events);
+  write(e / "b.txt", events + "3 9 79\n");
+  const std::string t = " --time-col 2 --quiet --model gcrn --hidden 4";
+  const std::string eight = t + " --snapshots 8";
+  REQUIRE(run("train --graph " + (e / "a.txt").string() + eight + " --epochs 1 --save " +
+              (e / "t.ckpt").string())
+              .code == 0);
+  CHECK(run("train --graph " + (e / "a.txt").string() + eight + " --epochs 2 --load " +
+            (e / "t.ckpt").string())
+            .code == 0);
+  r = run("train --graph " + (e / "b.txt").string() + eight + " --epochs 2 --load " +
+          (e / "t.ckpt").string());
+  CHECK_THAT(r.out, Catch::Contains("trained on another graph or split"));
+  r = run("train --graph " + (e / "a.txt").string() + t + " --snapshots 6 --epochs 2 --load " +
+          (e / "t.ckpt").string());
+  CHECK_THAT(r.out, Catch::Contains("trained on another graph or split"));
 }
 
 TEST_CASE("cli: options of another partitioner, fractions beside split files, bad layouts") {

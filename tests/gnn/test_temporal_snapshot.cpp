@@ -103,8 +103,16 @@ TEST_CASE("snapshot strategy on one process equals the ordinary path for every m
         };
         const std::vector<double> ref = run(false), got = run(true);
         REQUIRE(got.size() == ref.size());
-        for (size_t i = 0; i < ref.size(); ++i)
-          CHECK(std::abs(got[i] - ref[i]) <= 1e-5 * std::abs(ref[i]));
+        // The losses to 1e-5. The test AUC and AP (the last two entries) of parameters that
+        // differ by float rounding (the two paths sum in other orders) can differ by a few
+        // pairs crossing a tie interval's edge when the scores bunch together: gcrn with
+        // degree features scores AUC ~0.505 after 3 epochs, and 2 threads moved it by 3.5e-4,
+        // about one pair in 3,000; a wrong snapshot or feature moves it by far more.
+        for (size_t i = 0; i < ref.size(); ++i) {
+          INFO("entry " << i << " of " << ref.size() << ": " << ref[i] << " vs " << got[i]);
+          const bool metric = i + 2 >= ref.size();
+          CHECK(std::abs(got[i] - ref[i]) <= (metric ? 1e-3 : 1e-5 * std::abs(ref[i])));
+        }
       }
     }
   }

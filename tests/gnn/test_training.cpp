@@ -1,5 +1,7 @@
 // End-to-end training on generated graphs: accuracy well above chance for every built-in layer,
 // reproducibility by seed, checkpoints that resume bit-for-bit, and parameter bookkeeping.
+#include <zlib.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -168,6 +170,33 @@ TEST_CASE("a damaged checkpoint is refused: flipped byte, truncated, extended, N
                     Catch::Contains("truncated"));
   CHECK_THROWS_WITH(load_checkpoint(damaged("long.ckpt", bytes + "junk")),
                     Catch::Contains("bytes after its end"));
+  // The header is checked by the checksum before it is parsed: a damaged one is "corrupt", not
+  // the JSON parser's message.
+  std::string header = bytes;
+  header[24] = '\x01';
+  CHECK_THROWS_WITH(load_checkpoint(damaged("header.ckpt", header)),
+                    Catch::Contains("checksum mismatch"));
+  // Crafted files, their checksums made right: a header length past the end, shapes that no
+  // file of this size could hold (nothing is allocated for them), a non-integer shape.
+  auto crafted = [&](const std::string& name, const std::string& json, uint64_t len,
+                     const std::string& payload) {
+    std::string b(bytes.substr(0, 12));
+    b.append(reinterpret_cast<const char*>(&len), 8);
+    b += json + payload;
+    const uint32_t crc =
+        uint32_t(crc32(0, reinterpret_cast<const Bytef*>(b.data()) + 12, uInt(b.size() - 12)));
+    b.append(reinterpret_cast<const char*>(&crc), 4);
+    return damaged(name, b);
+  };
+  const std::string huge = R"({"meta":{},"tensors":[{"name":"w","rows":1000000000,"cols":1000}]})";
+  CHECK_THROWS_WITH(load_checkpoint(crafted("huge.ckpt", huge, huge.size(), "")),
+                    Catch::Contains("impossible shape"));
+  CHECK_THROWS_WITH(load_checkpoint(crafted("len.ckpt", huge, uint64_t(1) << 30, "")),
+                    Catch::Contains("longer than the file") || Catch::Contains("not the JSON"));
+  const std::string real = R"({"meta":{},"tensors":[{"name":"w","rows":1.5,"cols":2}]})";
+  CHECK_THROWS_WITH(load_checkpoint(crafted("real.ckpt", real, real.size(), "")),
+                    Catch::Contains("not the JSON dgnn writes"));
+  CHECK_THROWS_WITH(load_checkpoint(dir.string()), Catch::Contains("is a directory"));
   Tensor bad = w.clone();
   bad.data()[7] = std::nanf("");
   save_checkpoint((dir / "nan.ckpt").string(), "{}", {{"w", &bad}});

@@ -7,8 +7,11 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <utility>
 
 namespace dgnn::test {
 
@@ -52,6 +55,42 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// A pipe whose write end a thread fills with `bytes` and closes: path() ("/dev/fd/N") reads as
+// `<(cat file)` does in a shell, a source with no size that can be read only once.
+class PipeSource {
+ public:
+  explicit PipeSource(std::string bytes) : bytes_(std::move(bytes)) {
+    if (::pipe(fds_) != 0) throw std::runtime_error("pipe failed");
+    writer_ = std::thread([this] {
+      size_t done = 0;
+      while (done < bytes_.size()) {
+        const ssize_t n = ::write(fds_[1], bytes_.data() + done, bytes_.size() - done);
+        if (n <= 0) break;
+        done += size_t(n);
+      }
+      ::close(fds_[1]);
+    });
+  }
+  ~PipeSource() {
+    writer_.join();
+    ::close(fds_[0]);
+  }
+  PipeSource(const PipeSource&) = delete;
+  PipeSource& operator=(const PipeSource&) = delete;
+  std::string path() const { return "/dev/fd/" + std::to_string(fds_[0]); }
+
+ private:
+  std::string bytes_;
+  int fds_[2] = {-1, -1};
+  std::thread writer_;
+};
+
+// The bytes of a file as written.
+inline std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 // what() of the exception of type E that fn throws; fails the test when it throws nothing.
 template <class E, class Fn>

@@ -11,7 +11,9 @@
 
 using namespace dgnn;
 using Catch::Matchers::Contains;
+using dgnn::test::bytes_of;
 using dgnn::test::error_of;
+using dgnn::test::PipeSource;
 using dgnn::test::TempDir;
 
 namespace {
@@ -177,6 +179,30 @@ TEST_CASE("build_graph adds extra and min_vertices vertices without edges", "[ed
   CHECK(h.original_ids == std::vector<int64_t>{0, 1, 2, 4, 5, 6, 100, 1000});
   CHECK(h.in.offsets == std::vector<int64_t>{0, 0, 0, 0, 1, 1, 2, 2, 2});
   CHECK(h.in.indices == std::vector<int32_t>{5, 3});
+}
+
+TEST_CASE("a pipe, plain or gzipped, reads as the file does (<(zcat g.gz), /dev/stdin)",
+          "[edge_list]") {
+  TempDir tmp;
+  const std::string text = "# piped\n1 2\n2 3\n3 1\n10 1\n";
+  const std::string plain = tmp.write("e.txt", text), gz = tmp.write_gz("e.txt.gz", text);
+  const EdgeList want = read_edge_list(plain, no_cache());
+  for (const std::string& bytes : {bytes_of(plain), bytes_of(gz)}) {
+    PipeSource pipe(bytes);
+    // The cache is on: a pipe has no stamp, so nothing is cached under its name.
+    const EdgeList got = read_edge_list(pipe.path(), EdgeListOptions{});
+    CHECK(got.src == want.src);
+    CHECK(got.dst == want.dst);
+    // Read once, kept: a second reader of the same path (the input hash) sees the same bytes.
+    CHECK(is_stream(pipe.path()));
+    CHECK(stream_bytes(pipe.path()) == bytes);
+    CHECK(read_file(pipe.path()) == text);
+  }
+  PipeSource empty("");
+  CHECK_THAT(error_of<InputError>([&] { read_edge_list(empty.path(), no_cache()); }),
+             Contains("no edges"));
+  CHECK_FALSE(is_stream(plain));
+  CHECK_FALSE(is_stream(tmp.dir()));
 }
 
 TEST_CASE("gzip input reads the same as plain text", "[edge_list]") {

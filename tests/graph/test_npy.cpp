@@ -8,7 +8,9 @@
 
 using namespace dgnn;
 using Catch::Matchers::Contains;
+using dgnn::test::bytes_of;
 using dgnn::test::error_of;
+using dgnn::test::PipeSource;
 using dgnn::test::TempDir;
 
 namespace {
@@ -43,6 +45,30 @@ TEST_CASE("npy: float32 round trip through write_npy", "[npy]") {
   CHECK(r.rows == 2);
   CHECK(r.cols == 3);
   CHECK(r.data == m);
+}
+
+TEST_CASE("npy: gzipped and piped files read as the plain file", "[npy]") {
+  TempDir tmp;
+  const std::vector<float> v = {1.5f, -2.0f, 3.25f, 0.0f, 7.0f, 8.5f};
+  const std::string plain = tmp.path("f.npy");
+  write_npy(plain, v.data(), 3, 2);
+  const std::string bytes = bytes_of(plain);
+  const std::string gz = tmp.write_gz("f.npy.gz", bytes);
+  CHECK(is_npy_file(gz));
+  for (const NpyMatrix& m : {read_npy(gz), [&] {
+                               PipeSource pipe(bytes);
+                               CHECK(is_npy_file(pipe.path()));
+                               return read_npy(pipe.path());
+                             }()}) {
+    CHECK(m.rows == 3);
+    CHECK(m.cols == 2);
+    CHECK(m.data == v);
+  }
+  // Cut inside the data, once inflated: the same message as a cut plain file.
+  const std::string cut = tmp.write_gz("cut.npy.gz", bytes.substr(0, bytes.size() - 4));
+  CHECK_THAT(error_of<InputError>([&] { read_npy(cut); }), Contains("truncated data"));
+  const std::string empty = tmp.write_gz("empty.npy.gz", "");
+  CHECK_THAT(error_of<InputError>([&] { read_npy(empty); }), Contains("empty"));
 }
 
 TEST_CASE("npy: float64, 1-D and version 2 headers", "[npy]") {
