@@ -18,7 +18,7 @@ set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$here/build}" && pwd)"
 dgnn="$build/dgnn"
-data="${DGNN_DATASETS:-$here/../shared/datasets}"
+data="${DGNN_DATASETS:-$here/datasets}"
 threads="${THREADS:-$(nproc)}"
 export OMP_NUM_THREADS="$threads"
 ep_cora="${EPOCHS_CORA:-200}" ep_big="${EPOCHS_BIG:-5}" ep_temp="${EPOCHS_TEMPORAL:-3}"
@@ -107,7 +107,7 @@ want big && run_pyg big gcn "$big" "$ep_big" 128 0.5 0.01 5e-4 "$threads"
 # 3. EvolveGCN-O on bitcoin-alpha: 1,200,000 s buckets, cumulative snapshots, degree-bucket
 #    features (16 columns), hidden 16 (PyG-Temporal's EvolveGCNO keeps its input width).
 #    Temporal rows: no weight decay on either side (PyG's Adam has none; dgnn's default is 5e-4).
-btc="$data/bitcoin-alpha/soc-sign-bitcoinalpha.csv"
+btc="$data/bitcoin-alpha/soc-sign-bitcoinalpha.csv.gz"
 want btc && run_dgnn btc --graph "$btc" --time-col 3 --snapshot-seconds 1200000 --cumulative \
   --model evolvegcn-o --hidden 16 --epochs "$ep_temp" --bptt 5 --neg-train 5 --neg-eval 100 \
   --weight-decay 0

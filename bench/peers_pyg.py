@@ -18,8 +18,11 @@ hyperparameters as the `dgnn train` run it is compared with. Prints one JSON lin
       (row = vertex id) or 'degree' (one-hot log2 degree bucket per snapshot, 16 columns).
       Test AUC (mean over test steps) at the best validation MAP.
 """
+import gzip
+import io
 import json
 import math
+import os
 import statistics
 import sys
 import time
@@ -29,9 +32,18 @@ import torch
 import torch.nn.functional as F
 
 
+def opened(path, mode="rt"):
+    """path, or path.gz when only that exists (the datasets ship gzipped), as dgnn reads them."""
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        path += ".gz"
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    return gzip.open(path, mode) if gz else open(path, mode)
+
+
 def read_edges(path, time_col=None):
     rows = []
-    with open(path) as f:
+    with opened(path) as f:
         first = True
         for line in f:
             s = line.strip()
@@ -67,15 +79,19 @@ def run_gcn(argv, kind="gcn"):
     dropout, lr, wd = float(dropout), float(lr), float(wd)
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    x = torch.from_numpy(np.load(f"{d}/features.npy").astype(np.float32))
+    with opened(f"{d}/features.npy", "rb") as f:
+        x = torch.from_numpy(np.load(io.BytesIO(f.read())).astype(np.float32))
     n = x.size(0)
     e = read_edges(f"{d}/edges.txt")
     edge_index = undirected(e[:, 0], e[:, 1], n)
-    lab = np.loadtxt(f"{d}/labels.txt", dtype=np.int64, comments="#", ndmin=2)
+    with opened(f"{d}/labels.txt") as f:
+        lab = np.loadtxt(f, dtype=np.int64, comments="#", ndmin=2)
     y = torch.full((n,), -1, dtype=torch.long)
     y[torch.from_numpy(lab[:, 0])] = torch.from_numpy(lab[:, 1])
-    split = {k: torch.from_numpy(np.loadtxt(f"{d}/{k}.txt", dtype=np.int64, comments="#", ndmin=1))
-             for k in ("train", "val", "test")}
+    split = {}
+    for k in ("train", "val", "test"):
+        with opened(f"{d}/{k}.txt") as f:
+            split[k] = torch.from_numpy(np.loadtxt(f, dtype=np.int64, comments="#", ndmin=1))
     classes = int(y.max()) + 1
 
     class GCN(torch.nn.Module):
@@ -159,7 +175,8 @@ def run_temporal(model_name, argv):
 
     e = read_edges(path, time_col)
     if features != "degree":
-        feat = np.load(features).astype(np.float32)
+        with opened(features, "rb") as f:
+            feat = np.load(io.BytesIO(f.read())).astype(np.float32)
         ids = np.arange(feat.shape[0])
     else:
         ids = np.unique(e[:, :2])  # dense ids, ascending original ids (dgnn's relabelling)

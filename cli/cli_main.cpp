@@ -72,6 +72,7 @@ int dgnn::cli_main_with(int argc, char** argv, const char* share_dir) {
   dgnn::cli::register_partition(app);
   dgnn::cli::register_scale(app);
   dgnn::cli::register_plan(app);
+  dgnn::cli::register_datasets(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -355,6 +355,7 @@ void run_scale(ScaleArgs& a) {
 }  // namespace
 
 void set_share_dir(const std::string& dir) { share_dir() = dir; }
+const std::string& get_share_dir() { return share_dir(); }
 
 void register_scale(CLI::App& app) {
   auto args = std::make_shared<ScaleArgs>();

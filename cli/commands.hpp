@@ -12,8 +12,11 @@ void register_generate(CLI::App& app);
 void register_partition(CLI::App& app);
 void register_scale(CLI::App& app);
 void register_plan(CLI::App& app);
+void register_datasets(CLI::App& app);
 
-// The folder scale looks in first for scale_plot.py (cli_main_with's share_dir).
+// The installed package's share folder (cli_main_with's share_dir): scale looks there first for
+// scale_plot.py, datasets for the shipped datasets.
 void set_share_dir(const std::string& dir);
+const std::string& get_share_dir();
 
 }  // namespace dgnn::cli

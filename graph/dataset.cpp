@@ -117,6 +117,33 @@ TextFeatures read_text_features(const std::string& path) {
   return t;
 }
 
+// A text matrix of one row per vertex, in id order, no id column (OGB's node-feat.csv): read as
+// a .npy would be, row i = vertex i.
+NpyMatrix read_row_matrix(const std::string& path) {
+  NpyMatrix m;
+  int64_t first_line = 0;
+  for_each_row(path, [&](int64_t line, const std::vector<std::string_view>& f) {
+    if (m.rows == 0) {
+      m.cols = int64_t(f.size());
+      first_line = line;
+    } else if (int64_t(f.size()) != m.cols) {
+      throw InputError(path, line,
+                       "expected " + std::to_string(m.cols) + " feature values (as on line " +
+                           std::to_string(first_line) + "), found " + std::to_string(f.size()));
+    }
+    for (std::string_view v : f) {
+      const float x = parse_number<float>(v, path, line, "a number as feature value");
+      if (!std::isfinite(x))
+        throw InputError(path, line,
+                         "expected a finite feature value, found '" + std::string(v) + "'");
+      m.data.push_back(x);
+    }
+    ++m.rows;
+  });
+  if (m.rows == 0) throw InputError(path, 0, "no feature rows found (one row per vertex)");
+  return m;
+}
+
 // One NaN or infinity poisons every gradient it reaches; name the first one.
 void check_finite(const NpyMatrix& m, const std::string& path) {
   const auto bad =
@@ -135,12 +162,22 @@ struct LabelRow {
   int32_t label;
 };
 
-std::vector<LabelRow> read_labels(const std::string& path, int32_t num_classes) {
+// by_row: one label per line, row i = vertex i (OGB's node-label.csv; "nan" = unlabelled, as
+// in ogbn-papers100M).
+std::vector<LabelRow> read_labels(const std::string& path, int32_t num_classes,
+                                  bool by_row = false) {
   std::vector<LabelRow> rows;
   for_each_row(path, [&](int64_t line, const std::vector<std::string_view>& f) {
-    expect_fields(f.size(), 2, path, line, "'vertex label'");
-    const int64_t v = parse_vertex(f[0], path, line);
-    const int64_t y = parse_number<int64_t>(f[1], path, line, "an integer label");
+    if (!by_row) expect_fields(f.size(), 2, path, line, "'vertex label'");
+    if (by_row && f.size() != 1)
+      throw InputError(path, line,
+                       "expected one label per line (row i = vertex i), found " +
+                           std::to_string(f.size()) + " columns");
+    const int64_t v = by_row ? int64_t(rows.size()) : parse_vertex(f[0], path, line);
+    const std::string_view yf = f[by_row ? 0 : 1];
+    const bool nan = by_row && (yf == "nan" || yf == "NaN");
+    const int64_t y =
+        nan ? -1 : parse_number<int64_t>(yf, path, line, "an integer label");
     if (y < -1)
       throw InputError(path, line,
                        "expected a label >= 0, or -1 for unlabelled, found " + std::to_string(y));
@@ -291,6 +328,46 @@ DatasetFiles dataset_files(const DatasetOptions& opt) {
         if (fs::is_regular_file(dir / n, ec)) return (dir / n).string();
       return {};
     };
+    const auto gz = [&](const fs::path& f) -> std::string {  // f or f.gz, whichever exists
+      if (fs::is_regular_file(f, ec)) return f.string();
+      if (fs::is_regular_file(f.string() + ".gz", ec)) return f.string() + ".gz";
+      return {};
+    };
+    if (!fs::exists(dir / "edges.txt", ec) && !gz(dir / "raw" / "edge.csv").empty()) {
+      // OGB: what ogbn-arxiv, ogbn-products, ... unpack to.
+      p.by_row = true;
+      p.edges = gz(dir / "raw" / "edge.csv");
+      p.features = gz(dir / "raw" / "node-feat.csv");
+      p.labels = gz(dir / "raw" / "node-label.csv");
+      p.vertex_count = gz(dir / "raw" / "num-node-list.csv");
+      std::vector<fs::path> splits;
+      for (const auto& e : fs::directory_iterator(dir / "split", ec))
+        if (e.is_directory(ec)) splits.push_back(e.path());
+      std::sort(splits.begin(), splits.end());
+      if (splits.size() > 1) {
+        std::string names;
+        for (const fs::path& s : splits) names += (names.empty() ? "" : ", ") + s.string();
+        throw IoError(opt.graph + ": several splits (" + names +
+                      "); choose one with --train-ids, --val-ids and --test-ids");
+      }
+      if (!splits.empty()) {
+        p.train = gz(splits[0] / "train.csv");
+        p.val = gz(splits[0] / "valid.csv");
+        p.test = gz(splits[0] / "test.csv");
+      }
+      for (auto [mine, given] : {std::pair{&p.features, &opt.features},
+                                 {&p.labels, &opt.labels},
+                                 {&p.train, &opt.train},
+                                 {&p.val, &opt.val},
+                                 {&p.test, &opt.test}})
+        if (!given->empty()) *mine = *given;
+      // A features or labels file given by option is in dgnn's own 'vertex ...' format.
+      if (!opt.features.empty() || !opt.labels.empty())
+        throw OptionError(
+            "--features and --labels replace an OGB folder's node files, which are one row per "
+            "vertex without ids: give neither, or convert the folder");
+      return p;
+    }
     p.edges = find_edges_file(opt.graph);
     // Each file may also be gzipped (read in place: datasets ship compressed).
     p.features = first({"features.npy", "features.npy.gz", "features.txt", "features.txt.gz"});
@@ -316,12 +393,13 @@ Dataset load_dataset(const DatasetOptions& opt) {
   std::string desc = "graph " + p.edges;
 
   // Features first: a .npy's row count makes ids 0..rows-1 vertices and bounds every other id.
-  const bool npy = !p.features.empty() && is_npy_file(p.features);
+  // A .npy, or an OGB folder's node-feat.csv: row i = vertex i.
+  const bool npy = !p.features.empty() && (p.by_row || is_npy_file(p.features));
   NpyMatrix mat;
   TextFeatures text;
   int64_t npy_rows = 0;
   if (npy) {
-    mat = read_npy(p.features);
+    mat = p.by_row ? read_row_matrix(p.features) : read_npy(p.features);
     npy_rows = mat.rows;
     if (npy_rows == 0)
       throw InputError(p.features, 0, "expected at least one row, the matrix is empty");
@@ -333,16 +411,38 @@ Dataset load_dataset(const DatasetOptions& opt) {
   } else if (!p.features.empty()) {
     text = read_text_features(p.features);
   }
-  ds.graph = load_graph(p.edges, opt.edges, npy_rows);
-  if (npy && ds.graph.original_ids.back() >= npy_rows) {
-    const EdgeLocation at = find_edge_id_at_least(p.edges, opt.edges, npy_rows);
+  int64_t min_vertices = npy_rows;
+  if (!p.vertex_count.empty()) {  // OGB's num-node-list.csv: the vertex count
+    int64_t count = -1;
+    for_each_row(p.vertex_count, [&](int64_t line, const std::vector<std::string_view>& f) {
+      if (count >= 0) throw InputError(p.vertex_count, line, "expected one number, the vertex count");
+      count = parse_vertex(f[0], p.vertex_count, line);
+    });
+    if (count <= 0) throw InputError(p.vertex_count, 0, "expected the vertex count, a number > 0");
+    if (npy && count != npy_rows)
+      throw InputError(p.features, 0,
+                       "has " + std::to_string(npy_rows) + " rows, but " + p.vertex_count +
+                           " says " + std::to_string(count) + " vertices");
+    min_vertices = count;
+  }
+  ds.graph = load_graph(p.edges, opt.edges, min_vertices);
+  const bool bounded = npy || !p.vertex_count.empty();
+  if (bounded && ds.graph.original_ids.back() >= min_vertices) {
+    const EdgeLocation at = find_edge_id_at_least(p.edges, opt.edges, min_vertices);
     throw InputError(p.edges, at.line,
-                     "expected vertex ids below " + std::to_string(npy_rows) + " (the rows of " +
-                         p.features + "; row i = vertex i), found " + std::to_string(at.id));
+                     "expected vertex ids below " + std::to_string(min_vertices) + " (" +
+                         (npy ? "the rows of " + p.features + "; row i = vertex i"
+                              : "the vertex count in " + p.vertex_count) +
+                         "), found " + std::to_string(at.id));
   }
 
   std::vector<LabelRow> label_rows;
-  if (!p.labels.empty()) label_rows = read_labels(p.labels, opt.num_classes);
+  if (!p.labels.empty()) label_rows = read_labels(p.labels, opt.num_classes, p.by_row);
+  if (p.by_row && min_vertices > 0 && !label_rows.empty() &&
+      int64_t(label_rows.size()) != min_vertices)
+    throw InputError(p.labels, 0,
+                     "has " + std::to_string(label_rows.size()) + " rows, expected one per vertex (" +
+                         std::to_string(min_vertices) + ")");
   std::vector<int64_t> extra = text.ids;
   for (const LabelRow& r : label_rows) {
     if (npy && r.id >= npy_rows)

@@ -47,9 +47,18 @@ inline constexpr int32_t kMaxInferredClasses = 1'000'000;
 // empty = none. The one definition of "what the loader reads", shared with the source hash.
 struct DatasetFiles {
   std::string edges, features, labels, train, val, test;
+  // The OGB node-property layout (raw/edge.csv.gz, raw/node-feat.csv.gz, raw/node-label.csv.gz,
+  // split/<name>/{train,valid,test}.csv.gz): features and labels are one row per vertex in id
+  // order, without an id column, and raw/num-node-list.csv.gz (when present) holds the vertex
+  // count, so ids 0..count-1 are vertices.
+  bool by_row = false;
+  std::string vertex_count;
 };
 
-// OptionError without a graph; IoError for a folder without edges.*. Checks no file contents.
+// A folder's files: edges.txt / .csv (or .gz) with features.npy / .txt, labels.txt, train.txt,
+// val.txt, test.txt (each may be .gz), or the OGB layout (DatasetFiles::by_row); the options
+// replace any of them. OptionError without a graph; IoError for a folder without edges, or an
+// OGB folder with several splits. Checks no file contents.
 DatasetFiles dataset_files(const DatasetOptions& opt);
 
 struct Dataset {

@@ -101,14 +101,18 @@ std::string dataset_source_hash(const DatasetOptions& opt) {
                             {"labels", &in.labels},
                             {"train", &in.train},
                             {"val", &in.val},
-                            {"test", &in.test}}) {
+                            {"test", &in.test},
+                            {"vertex_count", &in.vertex_count}}) {
+    // (Absent vertex counts are not hashed: folders partitioned before OGB support keep their
+    // hash.)
+    if (path == &in.vertex_count && path->empty()) continue;
     hash_text(h, role);
     if (path->empty()) {
       hash_value(h, -1);
       continue;
     }
     hash_file(h, *path);
-    if (path == &in.features) hash_value(h, is_npy_file(*path));
+    if (path == &in.features) hash_value(h, in.by_row ? 2 : int64_t(is_npy_file(*path)));
   }
   const EdgeListOptions& e = opt.edges;
   for (int64_t v : {int64_t(e.src_col), int64_t(e.dst_col), int64_t(e.weight_col),

@@ -42,7 +42,10 @@ inline fs::path scratch(const std::string& name) {
   return d;
 }
 
-inline void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+inline void write(const fs::path& p, const std::string& text) {
+  if (p.has_parent_path()) fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
 
 inline int count_lines(const std::string& s) {
   int n = 0;

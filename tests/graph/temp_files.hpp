@@ -45,6 +45,7 @@ class TempDir {
   // Gzip-compressed with zlib, as a producer of .gz files would write them.
   std::string write_gz(const std::string& name, const std::string& text) const {
     const std::string p = path(name);
+    std::filesystem::create_directories(std::filesystem::path(p).parent_path());
     gzFile gz = gzopen(p.c_str(), "wb");
     if (!gz || gzwrite(gz, text.data(), unsigned(text.size())) != int(text.size()))
       throw std::runtime_error("gzwrite failed");

@@ -383,12 +383,8 @@ TEST_CASE("dataset: one-hot features are refused above 20k vertices", "[dataset]
                                                                   Contains("degree or random"));
 }
 
-TEST_CASE("dataset: cora from the shared datasets, when present", "[dataset][cora]") {
-  const std::string dir = std::string(DGNN_SOURCE_DIR) + "/../shared/datasets/cora";
-  if (!std::filesystem::exists(dir + "/edges.txt")) {
-    WARN("SKIPPED: no shared datasets at " << dir);
-    return;
-  }
+TEST_CASE("dataset: cora as it ships (every file gzipped)", "[dataset][cora]") {
+  const std::string dir = std::string(DGNN_SOURCE_DIR) + "/datasets/cora";
   TempDir tmp;
   const Dataset ds = load_dataset(options(dir, tmp));
   CHECK(ds.num_vertices() == 2708);
@@ -402,6 +398,90 @@ TEST_CASE("dataset: cora from the shared datasets, when present", "[dataset][cor
   INFO(ds.description);
   CHECK(ds.graph.self_loops_removed == 0);
   CHECK(ds.graph.duplicates_merged == 0);
+}
+
+namespace {
+
+// Cora rewritten in the OGB node-property layout, as ogbn-arxiv unpacks: raw/edge.csv.gz
+// ("src,dst"), raw/node-feat.csv.gz and raw/node-label.csv.gz (a row per vertex, no ids),
+// raw/num-node-list.csv.gz, split/<name>/{train,valid,test}.csv.gz.
+std::string ogb_folder(const TempDir& tmp, const Dataset& cora, const std::string& name) {
+  const std::string root = tmp.path(name);
+  std::string edges, feat, label;
+  const Csr& in = cora.graph.in;
+  for (int64_t v = 0; v < in.rows; ++v)
+    for (int64_t k = in.offsets[v]; k < in.offsets[v + 1]; ++k)
+      if (in.indices[k] < v)  // each undirected edge once, ids as stored (0..2707 = dense)
+        edges += std::to_string(in.indices[k]) + "," + std::to_string(v) + "\n";
+  for (int64_t v = 0; v < cora.num_vertices(); ++v) {
+    for (int64_t j = 0; j < cora.feature_dim; ++j) {
+      if (j) feat += ',';
+      feat += cora.features[size_t(v * cora.feature_dim + j)] != 0 ? "1.0" : "0.0";
+    }
+    feat += '\n';
+    label += std::to_string(cora.labels[size_t(v)]) + "\n";
+  }
+  tmp.write_gz(name + "/raw/edge.csv.gz", edges);
+  tmp.write_gz(name + "/raw/node-feat.csv.gz", feat);
+  tmp.write_gz(name + "/raw/node-label.csv.gz", label);
+  tmp.write_gz(name + "/raw/num-node-list.csv.gz", std::to_string(cora.num_vertices()) + "\n");
+  auto ids = [&](const std::vector<int32_t>& set) {
+    std::string t;
+    for (int32_t v : set) t += std::to_string(cora.graph.original_ids[size_t(v)]) + "\n";
+    return t;
+  };
+  tmp.write_gz(name + "/split/planetoid/train.csv.gz", ids(cora.train));
+  tmp.write_gz(name + "/split/planetoid/valid.csv.gz", ids(cora.val));
+  tmp.write_gz(name + "/split/planetoid/test.csv.gz", ids(cora.test));
+  return root;
+}
+
+}  // namespace
+
+TEST_CASE("dataset: the OGB node-property layout reads as the same graph", "[dataset][ogb]") {
+  TempDir tmp;
+  const Dataset cora = load_dataset(options(std::string(DGNN_SOURCE_DIR) + "/datasets/cora", tmp));
+  REQUIRE(cora.graph.original_ids.back() == 2707);  // dense id = original id
+  const std::string dir = ogb_folder(tmp, cora, "ogbn-cora");
+  const DatasetFiles f = dataset_files(options(dir, tmp));
+  CHECK(f.by_row);
+  CHECK_THAT(f.train, Contains("split/planetoid/train.csv.gz"));
+  const Dataset ds = load_dataset(options(dir, tmp));
+  CHECK(ds.graph.original_ids == cora.graph.original_ids);
+  CHECK(ds.graph.in.offsets == cora.graph.in.offsets);
+  CHECK(ds.graph.in.indices == cora.graph.in.indices);
+  CHECK(ds.features == cora.features);
+  CHECK(ds.labels == cora.labels);
+  CHECK(ds.num_classes == 7);
+  CHECK(ds.train == cora.train);
+  CHECK(ds.val == cora.val);
+  CHECK(ds.test == cora.test);
+
+  // A vertex with no edge still counts (num-node-list), and its errors name file:line.
+  const std::string small = tmp.path("small");
+  tmp.write_gz("small/raw/edge.csv.gz", "0,1\n1,2\n");
+  tmp.write_gz("small/raw/node-feat.csv.gz", "0.5,1\n1,2\n3,4\n5,6\n");
+  tmp.write_gz("small/raw/node-label.csv.gz", "0\n1\nnan\n1\n");
+  tmp.write_gz("small/raw/num-node-list.csv.gz", "4\n");
+  const Dataset s4 = load_dataset(options(small, tmp));
+  CHECK(s4.num_vertices() == 4);
+  CHECK(s4.labels == std::vector<int32_t>{0, 1, -1, 1});
+  CHECK(s4.graph.in.degree(3) == 0);
+  tmp.write_gz("small/raw/node-feat.csv.gz", "0.5,1\n1,2\n3\n5,6\n");
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(options(small, tmp)); }),
+             Contains("node-feat.csv.gz:3: expected 2 feature values"));
+  tmp.write_gz("small/raw/node-feat.csv.gz", "0.5,1\n1,2\n3,4\n");
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(options(small, tmp)); }),
+             Contains("has 3 rows, but") && Contains("says 4 vertices"));
+  tmp.write_gz("small/raw/node-feat.csv.gz", "0.5,1\n1,2\n3,4\n5,6\n");
+  tmp.write_gz("small/raw/edge.csv.gz", "0,1\n1,7\n");
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(options(small, tmp)); }),
+             Contains("edge.csv.gz:2: expected vertex ids below 4"));
+  tmp.write_gz("small/raw/edge.csv.gz", "0,1\n");
+  tmp.write_gz("small/split/a/train.csv.gz", "0\n");
+  tmp.write_gz("small/split/b/train.csv.gz", "1\n");
+  CHECK_THAT(error_of<IoError>([&] { load_dataset(options(small, tmp)); }),
+             Contains("several splits"));
 }
 
 TEST_CASE("head_subgraph: the first vertices, the edges among them, their rows and splits",
