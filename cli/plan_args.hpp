@@ -55,7 +55,7 @@ perf::Network plan_network(const PlanArgs& a);
 // over the one at the rank's own thread count). Past one thread per core, ranks add no
 // throughput (MPI polls while a rank waits, so a waiting rank keeps its share of the cores):
 // their rates shrink by the share of the cores each gets. A synchronisation costs what it was
-// measured to cost with every core busy (validated on 2 cores with 2, 4 and 8 ranks: README).
+// measured to cost with every core busy (validated on 2 cores with 2, 4 and 8 ranks: docs/scaling.md).
 class RankRates {
  public:
   // `in` and `layers`: the graph and shapes the kernels are timed on; both must outlive this.

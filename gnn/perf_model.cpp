@@ -1,4 +1,4 @@
-// The arithmetic of `dgnn plan`; the why of each term is in perf_model.hpp and the README.
+// The arithmetic of `dgnn plan`; the why of each term is in perf_model.hpp and docs/scaling.md.
 #include "dgnn/gnn/perf_model.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // The arithmetic of `dgnn plan` for temporal models; what each term stands for is in
-// perf_temporal.hpp and the README.
+// perf_temporal.hpp and docs/scaling.md.
 #include "dgnn/gnn/perf_temporal.hpp"
 
 #include <algorithm>

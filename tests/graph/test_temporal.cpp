@@ -344,7 +344,7 @@ TEST_CASE("temporal: a dataset directory with snapshots.txt needs no options", "
              Contains("snapshots.txt:2:") && Contains("snapshot-seconds"));
 }
 
-// EvolveGCN's buckets on the real files. The counts are printed for the README.
+// EvolveGCN's buckets on the real files. The counts are printed for docs/temporal.md.
 TEST_CASE("temporal: bitcoin-alpha and CollegeMsg in EvolveGCN's buckets", "[temporal][real]") {
   const std::string root = std::string(DGNN_SOURCE_DIR) + "/../shared/datasets";
   const std::string btc = root + "/bitcoin-alpha/soc-sign-bitcoinalpha.csv";
