@@ -205,9 +205,11 @@ void apply_diff_into(const Csr& prev, const SnapshotDiff& d, Csr& out) {
     if (next < r || next > n) throw Error("apply_diff: a difference out of order or range");
     if (next > r) {  // rows r..next-1 unchanged: one block copy, offsets shifted
       const int64_t a = prev.offsets[r], b = prev.offsets[next];
-      std::memcpy(out.indices.data() + w, prev.indices.data() + a, size_t(b - a) * 4);
-      if (weighted && prev.weighted())
-        std::memcpy(out.values.data() + w, prev.values.data() + a, size_t(b - a) * 4);
+      if (b > a) {  // (memcpy of an empty, null vector's data is undefined even for 0 bytes)
+        std::memcpy(out.indices.data() + w, prev.indices.data() + a, size_t(b - a) * 4);
+        if (weighted && prev.weighted())
+          std::memcpy(out.values.data() + w, prev.values.data() + a, size_t(b - a) * 4);
+      }
       const int64_t shift = w - a;
       for (int64_t x = r; x < next; ++x) out.offsets[x + 1] = prev.offsets[x + 1] + shift;
       w += b - a;

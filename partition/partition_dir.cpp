@@ -94,11 +94,15 @@ std::string encode(const LocalPart& lp) {
 // Structure checks: a file that passes them cannot make the trainer index out of bounds.
 void validate(const LocalPart& lp, const ByteReader& d) {
   const Csr& in = lp.local_in;
-  const int64_t n_local = in.cols, n_halo = in.cols - lp.n_owned;
   auto need = [&](bool ok, const char* what) {
     if (!ok) d.fail(std::string("inconsistent part: ") + what);
   };
-  need(lp.n_owned >= 0 && in.rows == lp.n_owned && n_halo >= 0, "row counts");
+  // Counts first, before any arithmetic on them (a crafted count would overflow it).
+  need(lp.parts >= 1 && lp.rank >= 0 && lp.rank < lp.parts, "rank and part count");
+  need(lp.n_owned >= 0 && in.cols >= lp.n_owned && in.rows == lp.n_owned &&
+           lp.global_vertices >= lp.n_owned,
+       "row counts");
+  const int64_t n_local = in.cols, n_halo = in.cols - lp.n_owned;
   need(int64_t(lp.global_ids.size()) == n_local, "global ids");
   need(int64_t(lp.original_ids.size()) == lp.n_owned, "original ids");
   need(int64_t(in.offsets.size()) == in.rows + 1 && in.offsets.front() == 0, "CSR offsets");
@@ -116,7 +120,8 @@ void validate(const LocalPart& lp, const ByteReader& d) {
     for (int32_t r : p.send_rows[i]) need(r >= 0 && r < lp.n_owned, "plan send row");
     for (int32_t r : p.recv_rows[i]) need(r >= lp.n_owned && r < n_local, "plan receive row");
   }
-  need(lp.feature_dim >= 0 && int64_t(lp.features.size()) == lp.n_owned * lp.feature_dim,
+  need(lp.feature_dim >= 0 &&
+           __int128(lp.features.size()) == __int128(lp.n_owned) * __int128(lp.feature_dim),
        "features");
   need(lp.labels.empty() || int64_t(lp.labels.size()) == lp.n_owned, "labels");
   for (auto* s : {&lp.train, &lp.val, &lp.test})

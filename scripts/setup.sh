@@ -7,7 +7,7 @@ build="${DGNN_BUILD_DIR:-$here/build}"
 
 packages=(build-essential cmake ninja-build pkg-config zlib1g-dev libopenblas-openmp-dev libmetis-dev
           libopenmpi-dev openmpi-bin catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
-          python3-matplotlib)
+          python3-matplotlib valgrind)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -34,6 +34,9 @@ fi
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
+
+# DGNN_SETUP_ONLY=1: the packages only (scripts/fuzz.sh and sanitize.sh configure their own builds).
+[ -z "${DGNN_SETUP_ONLY:-}" ] || exit 0
 
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${DGNN_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j "$(nproc)"
