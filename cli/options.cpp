@@ -68,6 +68,10 @@ void add_edge_list_options(CLI::App* cmd, EdgeListOptions& opt) {
   cmd->add_flag("--directed", opt.directed,
                 "Keep edges one-way (src -> dst); by default every edge is stored both ways")
       ->group(group);
+  cmd->add_flag("--bipartite", opt.bipartite,
+                "Source and destination ids are two id spaces (JODIE / TGB users and items): "
+                "destination ids are shifted past the largest source id")
+      ->group(group);
   cmd->add_option("--src-col", opt.src_col, "0-based column of the source vertex id")
       ->check(non_negative())
       ->capture_default_str()

@@ -70,7 +70,7 @@ std::string key_of(const std::string& source, const EdgeListOptions& o, int64_t 
          std::to_string(o.time_col) + "|directed=" + std::to_string(o.directed) +
          "|self_loops=" + std::to_string(int(o.self_loops)) +
          "|duplicates=" + std::to_string(int(o.duplicates)) +
-         "|min_vertices=" + std::to_string(min_vertices);
+         "|min_vertices=" + std::to_string(min_vertices) + (o.bipartite ? "|bipartite" : "");
 }
 
 uint64_t hash_bytes(const void* data, size_t bytes, uint64_t h) {

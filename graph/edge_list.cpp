@@ -382,6 +382,16 @@ EdgeList read_edge_list(const std::string& path, const EdgeListOptions& opt) {
   });
   if (e.src.empty())
     throw InputError(path, 0, "no edges found (expected lines of 'src dst', after any comments)");
+  if (opt.bipartite) {
+    const int64_t shift = *std::max_element(e.src.begin(), e.src.end()) + 1;
+    for (int64_t& d : e.dst) {
+      if (d > std::numeric_limits<int64_t>::max() - shift)
+        throw InputError(path, 0,
+                         "--bipartite: destination id " + std::to_string(d) +
+                             " shifted past the largest source id does not fit 64 bits");
+      d += shift;
+    }
+  }
   return e;
 }
 
@@ -389,7 +399,14 @@ EdgeLocation find_edge_id_at_least(const std::string& path, const EdgeListOption
                                    int64_t limit) {
   const std::string buf = read_for_parse(path);
   EdgeLocation found;
+  int64_t shift = 0;  // --bipartite: destinations as read_edge_list shifts them
+  if (opt.bipartite)
+    parse_edges(buf, path, opt, [&](int64_t s, int64_t, float, int64_t, int64_t) {
+      shift = std::max(shift, s + 1);
+      return true;
+    });
   parse_edges(buf, path, opt, [&](int64_t s, int64_t d, float, int64_t, int64_t line) {
+    d += shift;
     if (s < limit && d < limit) return true;
     found = {line, s >= limit ? s : d};
     return false;

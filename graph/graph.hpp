@@ -24,6 +24,10 @@ struct EdgeListOptions {
   // (floor, so -0.5 is -1 and buckets stay half-open); one outside int64 is an InputError.
   int time_col = -1;
   bool directed = false;  // false: every edge is stored both ways (symmetrised)
+  // The source and destination columns are two id spaces (JODIE's and TGB's users and items,
+  // both numbered from 0): destination ids are shifted past the largest source id, so item i
+  // is vertex max_user + 1 + i.
+  bool bipartite = false;
   SelfLoops self_loops = SelfLoops::remove;
   Duplicates duplicates = Duplicates::merge;
   // Binary cache of the parsed graph (see graph/cache.hpp). Empty dir = default location.

@@ -119,6 +119,7 @@ std::string dataset_source_hash(const DatasetOptions& opt) {
                     int64_t(e.time_col), int64_t(e.directed), int64_t(e.self_loops),
                     int64_t(e.duplicates), int64_t(opt.num_classes)})
     hash_value(h, v);
+  if (e.bipartite) hash_text(h, "bipartite");  // (only then: earlier hashes stay valid)
   if (in.features.empty()) {
     hash_value(h, int64_t(opt.generated));
     if (opt.generated != GeneratedFeatures::onehot) hash_value(h, opt.generated_dim);

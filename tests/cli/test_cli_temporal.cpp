@@ -372,3 +372,20 @@ TEST_CASE("cli temporal: partition --dry-run prints each snapshot's balance", "[
   CHECK(s.code != 0);
   CHECK_THAT(s.out, Contains("--snapshot-groups is for temporal graphs"));
 }
+
+TEST_CASE("cli: a JODIE CSV (header, float times, edge features) trains with --bipartite") {
+  const fs::path d = scratch("jodie");
+  std::string csv = "user_id,item_id,timestamp,state_label,comma_separated_list_of_features\n";
+  for (int i = 0; i < 400; ++i)
+    csv += std::to_string(i % 23) + "," + std::to_string((i * 7) % 17) + "," +
+           std::to_string(i * 3) + ".5,0," + std::to_string(i % 5) + ".25,0.5\n";
+  write(d / "wiki.csv", csv);
+  const std::string g = "--graph " + (d / "wiki.csv").string() + " --time-col 2 --snapshots 8";
+  const Result i = run("info --json --bipartite " + g);
+  REQUIRE(i.code == 0);
+  CHECK(nlohmann::json::parse(i.out)["vertices"] == 23 + 17);
+  const Result r = run("train --quiet --bipartite --model gcrn --hidden 8 --epochs 2 " + g);
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("test"));
+}

@@ -205,6 +205,33 @@ TEST_CASE("a pipe, plain or gzipped, reads as the file does (<(zcat g.gz), /dev/
   CHECK_FALSE(is_stream(tmp.dir()));
 }
 
+TEST_CASE("bipartite (--bipartite): JODIE / TGB CSV, users and items in two id spaces",
+          "[edge_list]") {
+  TempDir tmp;
+  // JODIE's layout: a header, user, item, a float timestamp, a state label, edge features.
+  const std::string f = tmp.write("wiki.csv",
+                                  "user_id,item_id,timestamp,state_label,f0,f1\n"
+                                  "0,0,0.0,0,0.1,0.2\n"
+                                  "1,0,36.5,0,0.3,0.1\n"
+                                  "2,1,77.0,1,0.0,0.9\n"
+                                  "0,2,101.9,0,0.5,0.5\n");
+  EdgeListOptions o = no_cache();
+  o.time_col = 2;
+  o.bipartite = true;
+  const EdgeList e = read_edge_list(f, o);
+  CHECK(e.src == std::vector<int64_t>{0, 1, 2, 0});
+  CHECK(e.dst == std::vector<int64_t>{3, 3, 4, 5});  // items after the 3 users
+  CHECK(e.time == std::vector<int64_t>{0, 36, 77, 101});
+  // Without it user 0 and item 0 are one vertex (a self loop, removed).
+  o.bipartite = false;
+  CHECK(read_edge_list(f, o).dst == std::vector<int64_t>{0, 0, 1, 2});
+  // The location of an id beyond a bound counts the shift too.
+  o.bipartite = true;
+  const EdgeLocation at = find_edge_id_at_least(f, o, 5);
+  CHECK(at.line == 5);
+  CHECK(at.id == 5);
+}
+
 TEST_CASE("gzip input reads the same as plain text", "[edge_list]") {
   TempDir tmp;
   const std::string text = "# gz\n1 2\n2 3\n3 1\n10 1\n";
