@@ -355,26 +355,20 @@ DatasetFiles dataset_files(const DatasetOptions& opt) {
         p.val = gz(splits[0] / "valid.csv");
         p.test = gz(splits[0] / "test.csv");
       }
-      for (auto [mine, given] : {std::pair{&p.features, &opt.features},
-                                 {&p.labels, &opt.labels},
-                                 {&p.train, &opt.train},
-                                 {&p.val, &opt.val},
-                                 {&p.test, &opt.test}})
-        if (!given->empty()) *mine = *given;
       // A features or labels file given by option is in dgnn's own 'vertex ...' format.
       if (!opt.features.empty() || !opt.labels.empty())
         throw OptionError(
             "--features and --labels replace an OGB folder's node files, which are one row per "
             "vertex without ids: give neither, or convert the folder");
-      return p;
+    } else {
+      p.edges = find_edges_file(opt.graph);
+      // Each file may also be gzipped (read in place: datasets ship compressed).
+      p.features = first({"features.npy", "features.npy.gz", "features.txt", "features.txt.gz"});
+      p.labels = first({"labels.txt", "labels.txt.gz"});
+      p.train = first({"train.txt", "train.txt.gz"});
+      p.val = first({"val.txt", "val.txt.gz"});
+      p.test = first({"test.txt", "test.txt.gz"});
     }
-    p.edges = find_edges_file(opt.graph);
-    // Each file may also be gzipped (read in place: datasets ship compressed).
-    p.features = first({"features.npy", "features.npy.gz", "features.txt", "features.txt.gz"});
-    p.labels = first({"labels.txt", "labels.txt.gz"});
-    p.train = first({"train.txt", "train.txt.gz"});
-    p.val = first({"val.txt", "val.txt.gz"});
-    p.test = first({"test.txt", "test.txt.gz"});
   } else {
     p.edges = opt.graph;
   }
