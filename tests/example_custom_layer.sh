@@ -30,14 +30,14 @@ if grep -q "define DGNN_HAVE_MPI 1" "$build/generated/dgnn/dgnn_config.hpp" 2>/d
   [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
   out=$(OMP_NUM_THREADS=1 mpiexec -n 2 --oversubscribe "${root[@]}" "$work/build/custom_layer")
   echo "$out"
-  echo "$out" | grep -q "custom layer on 2 rank(s)"
+  echo "$out" | grep "custom layer on 2 rank(s)" >/dev/null
 fi
 
 my="$work/build/my_dgnn"
-"$my" train --help | grep -q "gated-sage"
+"$my" train --help | grep "gated-sage" >/dev/null
 one=$("$my" train --model gated-sage --epochs 30 --quiet)
 echo "my_dgnn, 1 process: $one"
-echo "$one" | grep -q "^test accuracy"
+echo "$one" | grep "^test accuracy" >/dev/null
 mb=$("$my" train --model gated-sage --epochs 5 --batch-size 256 --fanouts 10,10 --quiet)
 echo "my_dgnn, mini-batch: $mb"
 acc=$(echo "$mb" | sed -n 's/^test accuracy \([0-9.]*\).*/\1/p')
@@ -47,15 +47,15 @@ echo "my_dgnn, sage-pool: $pool"
 # The registered name is checked like a built-in one, and plan says it cannot model it.
 if "$my" train --model gated-sage2 2>/dev/null; then echo "unknown model accepted"; exit 1; fi
 err=$("$my" plan --model gated-sage --ranks 2 2>&1 >/dev/null) && exit 1
-echo "$err" | grep -q "registered layer"
+echo "$err" | grep "registered layer" >/dev/null
 # scale re-runs my_dgnn and finds its plotting script in the installed package.
 sc=$("$my" scale --model gated-sage --ranks 1 --epochs 1 -o "$work/scale")
 echo "$sc" | tail -1
 [ -f "$work/scale/results.csv" ]
-if echo "$sc" | grep -q "scale_plot.py not found"; then echo "plot script not found"; exit 1; fi
+if echo "$sc" | grep "scale_plot.py not found" >/dev/null; then echo "plot script not found"; exit 1; fi
 # A checkpoint of the layer resumes.
 "$my" train --model gated-sage --epochs 3 --quiet --save "$work/gs.ckpt" >/dev/null
-"$my" train --model gated-sage --epochs 5 --quiet --load "$work/gs.ckpt" | grep -q "^test accuracy"
+"$my" train --model gated-sage --epochs 5 --quiet --load "$work/gs.ckpt" | grep "^test accuracy" >/dev/null
 if grep -q "define DGNN_HAVE_MPI 1" "$build/generated/dgnn/dgnn_config.hpp" \
     2>/dev/null && command -v mpiexec >/dev/null; then
   two=$(OMP_NUM_THREADS=1 mpiexec -n 2 --oversubscribe "${root[@]}" "$my" train \

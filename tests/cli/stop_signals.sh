@@ -32,14 +32,14 @@ rows = [json.loads(l) for l in open("log.jsonl")]  # every line whole
 assert len(rows) >= 8 and not any(r.get("final") for r in rows), len(rows)
 assert [r["epoch"] for r in rows] == list(range(1, len(rows) + 1))
 PY
-ls -A | grep -q "\.tmp\." && { echo "a temporary was left: $(ls -A)"; exit 1; }
+ls -A | grep "\.tmp\." >/dev/null && { echo "a temporary was left: $(ls -A)"; exit 1; }
 # The checkpoint of a --save-every epoch resumes (to the epoch after it).
 epoch=$(python3 -c "
 import re
 b = open('m.ckpt', 'rb').read()
 print(re.search(rb'\"epoch\":(\d+)', b).group(1).decode())")
 [ "$epoch" -ge 3 ] && [ $((epoch % 3)) -eq 0 ] || { echo "checkpoint at epoch $epoch"; exit 1; }
-"$dgnn" train --epochs $((epoch + 1)) --load m.ckpt --quiet | grep -q "^test accuracy"
+"$dgnn" train --epochs $((epoch + 1)) --load m.ckpt --quiet | grep "^test accuracy" >/dev/null
 
 # 2. kill -9 while the checkpoint is rewritten every epoch: no temporary left, ever.
 "$dgnn" train --epochs 1000000 --log-json log9.jsonl --save m9.ckpt --save-every 1 --quiet \
@@ -48,7 +48,7 @@ pid=$!
 wait_for_lines log9.jsonl 20
 kill -9 $pid
 set +e; wait $pid 2>/dev/null; set -e
-ls -A | grep -q "\.tmp\." && { echo "kill -9 left a temporary: $(ls -A)"; exit 1; }
+ls -A | grep "\.tmp\." >/dev/null && { echo "kill -9 left a temporary: $(ls -A)"; exit 1; }
 [ -f m9.ckpt ] || { echo "no checkpoint after 20 epochs"; exit 1; }
 
 # 3. SIGTERM while METIS partitions (METIS traps SIGTERM itself): exit 143 and the same line,

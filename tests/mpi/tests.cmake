@@ -8,7 +8,7 @@ add_test(NAME "mpi: a failing rank aborts the job"
           ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 --oversubscribe
           $<TARGET_FILE:test_mpi> "[abort]")
 set_tests_properties("mpi: a failing rank aborts the job" PROPERTIES LABELS mpi TIMEOUT 90
-  PROCESSORS 3)
+  PROCESSORS 3 ENVIRONMENT "${DGNN_MPI_TEST_ENV}")
 
 # The harness itself: an assertion failing on rank 1 only must fail the job and show its report.
 add_test(NAME "mpi: a failed assertion on rank 1 fails the job"
@@ -16,7 +16,7 @@ add_test(NAME "mpi: a failed assertion on rank 1 fails the job"
           ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 --oversubscribe
           $<TARGET_FILE:test_mpi> "[fail_on_rank_1]")
 set_tests_properties("mpi: a failed assertion on rank 1 fails the job" PROPERTIES LABELS mpi
-  TIMEOUT 90 PROCESSORS 2)
+  TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${DGNN_MPI_TEST_ENV}")
 
 add_test(NAME "mpi: an uncaught exception aborts the job"
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/expect_abort.sh
@@ -24,7 +24,7 @@ add_test(NAME "mpi: an uncaught exception aborts the job"
           ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 --oversubscribe
           $<TARGET_FILE:test_mpi> "[uncaught]")
 set_tests_properties("mpi: an uncaught exception aborts the job" PROPERTIES LABELS mpi
-  TIMEOUT 90 PROCESSORS 2)
+  TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${DGNN_MPI_TEST_ENV}")
 # A test case that stops on one rank (a failed REQUIRE, an exception) while the others wait in a
 # collective: the harness aborts the job with the failure, instead of hanging until the timeout.
 foreach(probe "stop_on_rank_1;REQUIRE( comm.rank() != 1 ) with 1 != 1"
@@ -36,7 +36,7 @@ foreach(probe "stop_on_rank_1;REQUIRE( comm.rank() != 1 ) with 1 != 1"
             ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 --oversubscribe
             $<TARGET_FILE:test_mpi> "[${tag}]")
   set_tests_properties("mpi: a test stopped on one rank aborts the job (${tag})" PROPERTIES
-    LABELS mpi TIMEOUT 90 PROCESSORS 2)
+    LABELS mpi TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${DGNN_MPI_TEST_ENV}")
 endforeach()
 dgnn_mpi_test(dist 2 3 4)
 
@@ -44,7 +44,7 @@ dgnn_mpi_test(dist 2 3 4)
 add_test(NAME "mpi: dgnn train on 2 ranks (CLI)"
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/cli_dist.sh $<TARGET_FILE:dgnn_cli>)
 set_tests_properties("mpi: dgnn train on 2 ranks (CLI)" PROPERTIES LABELS mpi TIMEOUT 300
-  PROCESSORS 2)
+  PROCESSORS 2 ENVIRONMENT "${DGNN_MPI_TEST_ENV}")
 dgnn_mpi_test(tdist 2 4)
 dgnn_mpi_test(mbdist 2 3 4)
 dgnn_mpi_test(tnode 2 3)
@@ -58,7 +58,7 @@ dgnn_mpi_test(treal 2 3 4)
 # one-process references are a fixture, computed once per graph.
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
-  set(matrix_env "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1;MPIEXEC=${MPIEXEC_EXECUTABLE}")
+  set(matrix_env "${DGNN_MPI_TEST_ENV};MPIEXEC=${MPIEXEC_EXECUTABLE}")
   foreach(graph awkward bitcoin-alpha collegemsg)
     set(work ${CMAKE_BINARY_DIR}/temporal_matrix)
     add_test(NAME "mpi: temporal matrix references (${graph})"
