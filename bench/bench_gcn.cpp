@@ -14,8 +14,8 @@
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/timer.hpp"
 #include "dgnn/datasets/sbm.hpp"
-#include "dgnn/gnn/layers.hpp"
-#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/train/trainer.hpp"
 #include "dgnn/kernels/kernels.hpp"
 
 using namespace dgnn;

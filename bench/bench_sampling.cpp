@@ -18,9 +18,9 @@
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/hash_rng.hpp"
 #include "dgnn/common/timer.hpp"
-#include "dgnn/gnn/layers.hpp"
-#include "dgnn/gnn/minibatch.hpp"
-#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/train/minibatch.hpp"
+#include "dgnn/gnn/train/trainer.hpp"
 #include "dgnn/graph/graph.hpp"
 
 using namespace dgnn;

@@ -14,7 +14,7 @@
 // status, as `dgnn` does; under MPI a failing rank brings the job down. (The dgnn executable
 // line-buffers stdout first, so that epoch lines show at once through a pipe or mpirun; a program
 // of your own can do the same with std::setvbuf before it prints anything.)
-#include "dgnn/gnn/layers.hpp"  // register_layer, LayerSpec
+#include "dgnn/gnn/models/layers.hpp"  // register_layer, LayerSpec
 
 // The installed package defines this (dgnn::cli's compile definitions): the folder of
 // scale_plot.py under the prefix dgnn was installed to, for `scale`'s plots.

@@ -1,14 +1,14 @@
 // `dgnn plan`: predicts the epoch time of distributed full-graph training on P ranks, beyond
 // this machine, from the partition's per-rank counts (METIS computed for P, or extrapolated for
 // very large P), kernel rates measured here on the graph's shapes, and a network's latency and
-// bandwidth. The arithmetic is gnn/perf_model.hpp; this file gathers its inputs and prints.
+// bandwidth. The arithmetic is plan/perf_model.hpp; this file gathers its inputs and prints.
 #include <omp.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -18,16 +18,15 @@
 #include "dgnn/cli/commands.hpp"
 #include "dgnn/cli/options.hpp"
 #include "dgnn/cli/plan_args.hpp"
-#include "dgnn/cli/plan_calibration.hpp"
+#include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/timer.hpp"
 #include "dgnn/datasets/sbm.hpp"
-#include "dgnn/comm/communicator.hpp"
-#include "dgnn/gnn/layers.hpp"
-#include "dgnn/gnn/perf_model.hpp"
-#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/train/trainer.hpp"
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/partition/partition.hpp"
+#include "dgnn/plan/perf_model.hpp"
 
 namespace dgnn::cli {
 
@@ -148,8 +147,10 @@ void run(PlanArgs& a) {
   if (is_temporal_input(a.data.graph, a.data.edges, a.snapshots))
     return run_plan_temporal(a, ranks);
   if (a.temporal_options_given)
-    throw OptionError("--strategies, --task, --bptt and --neg-train are for temporal graphs (a "
-                      "--time-col, or a dataset directory with snapshots.txt)");
+    throw OptionError(
+        "--strategies, --task, --bptt, --neg-train and --snapshot-groups are for "
+        "temporal graphs (a "
+        "--time-col, or a dataset directory with snapshots.txt)");
   if (a.model.empty()) a.model = "gcn";
   std::vector<Partitioner> methods;
   std::vector<std::string> names = split_list(a.partitioners, "--partitioners");
@@ -185,7 +186,7 @@ void run(PlanArgs& a) {
   const std::vector<perf::LayerShape> layers =
       perf::model_layers(kind, d.feature_dim, a.hidden, d.num_classes, a.layers);
 
-  RankRates rr(a, d.graph.in, layers);
+  perf::RankRates rr(rate_options(a), d.graph.in, layers);
   std::map<int, perf::Rates> rates;
   for (int p : ranks) rates[p] = rr.rates_for(p);
   AttentionProbe probe;
@@ -338,6 +339,11 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--neg-train", a.neg_train,
                   "Temporal graphs: sampled non-edges per edge in training, as train")
       ->capture_default_str();
+  cmd->add_option("--snapshot-groups", a.snapshot_groups,
+                  "Temporal graphs, vertex strategy with METIS: groups of consecutive snapshots "
+                  "balanced besides the union graph, as train (0: the union graph only; default "
+                  "min(snapshots, 16))")
+      ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--network", a.network,
                   "Interconnect (latency, bandwidth per direction): " + nets)
       ->capture_default_str()
@@ -365,14 +371,14 @@ void register_plan(CLI::App& app) {
       ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--calibration", a.calibration,
-                  "Calibration cache file (default: " + default_calibration_file() + ")");
+                  "Calibration cache file (default: " + perf::default_calibration_file() + ")");
   cmd->add_flag("--recalibrate", a.recalibrate, "Time the kernels again even if cached");
   cmd->add_flag("--json", a.json, "Print the table as JSON");
   add_dataset_options(cmd, a.data);
   add_snapshot_options(cmd, a.snapshots);
   for (const char* frac : {"--train-frac", "--val-frac"})
     cmd->get_option(frac)->each([args](const std::string&) { args->step_fracs_given = true; });
-  for (const char* t : {"--strategies", "--task", "--bptt", "--neg-train"})
+  for (const char* t : {"--strategies", "--task", "--bptt", "--neg-train", "--snapshot-groups"})
     cmd->get_option(t)->each([args](const std::string&) { args->temporal_options_given = true; });
   cmd->callback([args, cmd] {
     refuse_input_options(cmd, args->data.graph);

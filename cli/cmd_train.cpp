@@ -1,12 +1,11 @@
 // `dgnn train`: node classification on a dataset (file, directory, or the generated default).
 #include <omp.h>
-
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -20,11 +19,10 @@
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/timer.hpp"
 #include "dgnn/datasets/sbm.hpp"
-#include "dgnn/gnn/device_minibatch.hpp"
-#include "dgnn/gnn/dist_sampler.hpp"
-#include "dgnn/gnn/distributed.hpp"
-#include "dgnn/gnn/layers.hpp"
-#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/train/distributed.hpp"
+#include "dgnn/gnn/train/minibatch_setup.hpp"
+#include "dgnn/gnn/train/trainer.hpp"
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/kernels/kernels.hpp"
 
@@ -348,65 +346,18 @@ void run_train(TrainArgs& a) {
   Trainer trainer(model, *setup->graph, setup->task, comm, a.train);
   const bool multi = comm.size() > 1;
 
-  // Mini-batch training: seeds from this rank's training vertices; under MPI, neighbours and
-  // features of other ranks' vertices come from their owners, on a communicator of the sampler's
-  // own (it talks on the prefetch thread while this one all-reduces gradients).
-  // Where blocks are sampled: on the GPU when one process trains there (they never leave device
-  // memory); on the CPU otherwise, and then moved to the device on the prefetch thread. That is
-  // the case under mpirun (other ranks' rows come over MPI, as DistDGL samples) and for GAT
-  // (attention needs the block's structure on the host).
-  Var host_features;  // the store's copy of the features when blocks move to a device (first:
-                      // the store and the loader's thread read it until they are gone)
-  std::unique_ptr<Communicator> sample_comm;
-  std::unique_ptr<GraphStore> store;
-  std::unique_ptr<MiniBatchLoader> loader;
+  // Mini-batch training (gnn/train/minibatch_setup.hpp says where blocks are sampled).
+  std::unique_ptr<RankMiniBatches> batches;
   if (mb) {
-    mb->norms = spec.norms;
-    mb->attention = spec.attention;
-    mb->device = dev;
-    const NodeTask& task = setup->task;
-    const bool gpu_sampling = dev != Device::cpu && !multi && !spec.attention;
-    if (dev != Device::cpu && !gpu_sampling)
-      host_features = Var(task.features.value().to(Device::cpu));
-    const Var& features = host_features.defined() ? host_features : task.features;
-    if (multi) {
-      sample_comm = comm.duplicate();
-      if (!comm.concurrent_duplicates()) {
-        mb->prefetch = false;
-        if (root && !a.quiet)
-          std::printf("note: MPI gives no MPI_THREAD_MULTIPLE: sampling without prefetch\n");
-      }
-      store = make_dist_store(*setup->graph, part.global_vertices, features, *sample_comm);
-    } else if (!gpu_sampling) {
-      store = make_local_store(setup->graph->structure(), features.value());
-    }
-    if (dev != Device::cpu && root && !a.quiet) {
-      const char* where = gpu_sampling ? "the GPU"
-                          : multi ? "the CPU (other ranks' rows come over MPI), moved to the GPU"
-                                  : "the CPU (attention needs host structure), moved to the GPU";
-      std::printf("mini-batches: sampled on %s\n", where);
-    }
-    settings["sampling"] = gpu_sampling ? "cuda" : "cpu";
-    std::vector<int64_t> train_ids;
-    std::vector<int32_t> train_labels;
-    for (int32_t r : task.train) {
-      train_ids.push_back(part.global_ids[size_t(r)]);
-      train_labels.push_back(task.labels[size_t(r)]);
-    }
-    if (store) {
-      loader = std::make_unique<MiniBatchLoader>(*store, std::move(train_ids),
-                                                 std::move(train_labels), *mb, comm,
-                                                 sample_comm.get());
-    } else {
-      // One GPU: the structure is uploaded once, blocks are sampled and normalised there and
-      // the input rows gathered from the features already there (make_rank_setup put them).
-      loader = std::make_unique<MiniBatchLoader>(
-          make_device_sampler(setup->graph->structure(), task.features.value(), mb->sampler),
-          std::move(train_ids), std::move(train_labels), *mb, comm);
-    }
-    settings["prefetch"] = loader->options().prefetch;
-    settings["steps_per_epoch"] = loader->steps_per_epoch();
-    trainer.set_minibatch(loader.get());
+    batches = make_rank_minibatches(*setup, *mb, spec, dev, comm);
+    if (batches->prefetch_dropped && root && !a.quiet)
+      std::printf("note: MPI gives no MPI_THREAD_MULTIPLE: sampling without prefetch\n");
+    if (dev != Device::cpu && root && !a.quiet)
+      std::printf("mini-batches: sampled on %s\n", placement_description(batches->placement));
+    settings["sampling"] = batches->placement == BatchPlacement::device ? "cuda" : "cpu";
+    settings["prefetch"] = batches->loader->options().prefetch;
+    settings["steps_per_epoch"] = batches->loader->steps_per_epoch();
+    trainer.set_minibatch(batches->loader.get());
   }
   TrainResult res = trainer.run([&](const EpochStats& s) {
     if (!root) return;

@@ -5,14 +5,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "dgnn/cli/train_args.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/timer.hpp"
-#include "dgnn/gnn/temporal_dist.hpp"
-#include "dgnn/gnn/temporal_trainer.hpp"
+#include "dgnn/gnn/temporal/temporal_dist.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
 #include "dgnn/graph/npy.hpp"
 
 namespace dgnn::cli {
@@ -46,12 +46,14 @@ PartitionOptions temporal_partition_options(const TrainArgs& a) {
 std::string describe_moves(const SnapshotMoves& m, int ranks) {
   if (ranks < 2) return "";
   char buf[320];
-  const double saved = m.whole_bytes > 0 ? 100.0 * (1.0 - double(m.bytes) / double(m.whole_bytes)) : 0;
+  const double saved =
+      m.whole_bytes > 0 ? 100.0 * (1.0 - double(m.bytes) / double(m.whole_bytes)) : 0;
   std::snprintf(buf, sizeof buf,
                 "snapshots to %d other rank%s: %lld sent, %lld as differences: %.2f MB instead "
                 "of %.2f MB whole (%.1f%% less); events and ids %.2f MB",
-                ranks - 1, ranks == 2 ? "" : "s", (long long)m.snapshots, (long long)m.as_difference, double(m.bytes) / 1e6,
-                double(m.whole_bytes) / 1e6, saved, double(m.meta_bytes) / 1e6);
+                ranks - 1, ranks == 2 ? "" : "s", (long long)m.snapshots,
+                (long long)m.as_difference, double(m.bytes) / 1e6, double(m.whole_bytes) / 1e6,
+                saved, double(m.meta_bytes) / 1e6);
   return buf;
 }
 
@@ -162,18 +164,16 @@ void run_train_temporal(TrainArgs& a) {
         std::printf("epoch %4d  loss %.4f  val auc %.4f map %.4f mrr %.4f  %7.1f ms", s.epoch,
                     s.loss, s.val.auc, s.val.map, s.val.mrr, s.time_ms);
       else
-        std::printf("epoch %4d  loss %.4f  val f1 %.4f macro-f1 %.4f auc %.4f  %7.1f ms",
-                    s.epoch, s.loss, s.val.f1, s.val.macro_f1, s.val.auc, s.time_ms);
+        std::printf("epoch %4d  loss %.4f  val f1 %.4f macro-f1 %.4f auc %.4f  %7.1f ms", s.epoch,
+                    s.loss, s.val.f1, s.val.macro_f1, s.val.auc, s.time_ms);
       if (comm.size() > 1)
         std::printf("  (compute %.1f comm %.1f wait %.1f, sent %.2f MB)", s.compute_ms, s.comm_ms,
                     s.wait_ms, double(s.bytes_sent) / 1e6);
       std::printf("\n");
     }
     if (log) {
-      nlohmann::json j = {{"epoch", s.epoch},
-                          {"loss", s.loss},
-                          {"val_auc", s.val.auc},
-                          {"eval_ms", s.eval_ms}};
+      nlohmann::json j = {
+          {"epoch", s.epoch}, {"loss", s.loss}, {"val_auc", s.val.auc}, {"eval_ms", s.eval_ms}};
       j.update(split_json(s));
       if (link) {
         j["val_map"] = s.val.map;
@@ -199,15 +199,17 @@ void run_train_temporal(TrainArgs& a) {
     std::printf("stopped at epoch %d: no better validation %s for %d epochs (--patience)\n",
                 res.last_epoch, link ? "MAP" : "F1", a.train.patience);
   if (link)
-    std::printf("test auc %.4f map %.4f mrr %.4f (best val map %.4f at epoch %d; steps "
-                "train/val/test %d/%d/%d), median epoch %.1f ms\n",
-                res.test.auc, res.test.map, res.test.mrr, res.best_val.map, res.best_epoch,
-                res.train_steps, res.val_steps, res.test_steps, res.median_epoch_ms);
+    std::printf(
+        "test auc %.4f map %.4f mrr %.4f (best val map %.4f at epoch %d; steps "
+        "train/val/test %d/%d/%d), median epoch %.1f ms\n",
+        res.test.auc, res.test.map, res.test.mrr, res.best_val.map, res.best_epoch, res.train_steps,
+        res.val_steps, res.test_steps, res.median_epoch_ms);
   else
-    std::printf("test f1 %.4f macro-f1 %.4f auc %.4f (best val f1 %.4f at epoch %d; steps "
-                "train/val/test %d/%d/%d), median epoch %.1f ms\n",
-                res.test.f1, res.test.macro_f1, res.test.auc, res.best_val.f1, res.best_epoch,
-                res.train_steps, res.val_steps, res.test_steps, res.median_epoch_ms);
+    std::printf(
+        "test f1 %.4f macro-f1 %.4f auc %.4f (best val f1 %.4f at epoch %d; steps "
+        "train/val/test %d/%d/%d), median epoch %.1f ms\n",
+        res.test.f1, res.test.macro_f1, res.test.auc, res.best_val.f1, res.best_epoch,
+        res.train_steps, res.val_steps, res.test_steps, res.median_epoch_ms);
   if (log) {
     nlohmann::json j = {{"final", true},
                         {"test_auc", res.test.auc},

@@ -11,9 +11,9 @@
 #include "dgnn/cli/train_args.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/timer.hpp"
-#include "dgnn/gnn/temporal_dist.hpp"
-#include "dgnn/gnn/temporal_node.hpp"
-#include "dgnn/gnn/temporal_trainer.hpp"
+#include "dgnn/gnn/temporal/temporal_dist.hpp"
+#include "dgnn/gnn/temporal/temporal_node.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
 
 namespace dgnn::cli {
 

@@ -1,7 +1,7 @@
 // `dgnn plan` on a temporal graph: the predicted training epoch of a temporal model on P ranks
 // under each strategy of `dgnn train --strategy` (and partitioner, for the vertex strategy), from
 // the snapshots as train cuts them, the partition's per-snapshot halo counts, the snapshot plan,
-// kernel rates measured here and a network. The arithmetic is gnn/perf_temporal.hpp.
+// kernel rates measured here and a network. The arithmetic is plan/perf_temporal.hpp.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -15,14 +15,14 @@
 #include "dgnn/cli/train_args.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/timer.hpp"
-#include "dgnn/gnn/graph_view.hpp"
-#include "dgnn/gnn/loss.hpp"
-#include "dgnn/gnn/perf_temporal.hpp"
-#include "dgnn/gnn/temporal_dist.hpp"
-#include "dgnn/gnn/temporal_trainer.hpp"
+#include "dgnn/gnn/core/graph_view.hpp"
+#include "dgnn/gnn/core/loss.hpp"
+#include "dgnn/gnn/temporal/temporal_dist.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
 #include "dgnn/graph/npy.hpp"
 #include "dgnn/kernels/kernels.hpp"
 #include "dgnn/partition/partition.hpp"
+#include "dgnn/plan/perf_temporal.hpp"
 
 namespace dgnn::cli {
 
@@ -52,103 +52,6 @@ int64_t feature_dim(const PlanArgs& a, const TemporalGraph& g) {
       fs::exists(fs::path(a.data.graph) / "features.npy"))
     file = (fs::path(a.data.graph) / "features.npy").string();
   return file.empty() ? degree_feature_dim(g) : read_npy(file).cols;
-}
-
-// This machine's rates of the temporal models' fused ops at `threads` OpenMP threads: LSTM and
-// GRU cells on `rows` x `h` states, and the pair scorer on `pairs` pairs of an `n` x `e` table
-// (hidden `ch`), forward and backward, the kernels training calls.
-perf::Rates time_fused_ops(int threads, int64_t n, int64_t rows, int64_t h, int64_t e, int64_t ch,
-                           int64_t pairs) {
-  set_threads(threads);
-  const Device cpu = Device::cpu;
-  auto filled = [](int64_t r, int64_t c, uint64_t seed) {
-    Tensor t(r, c);
-    uint64_t x = seed;
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-      t.data()[i] = float(int64_t(x >> 40) % 2001 - 1000) / 500.f;  // both signs, |x| <= 2
-    }
-    return t;
-  };
-  perf::Rates r;
-  {
-    const Tensor gates = filled(rows, 4 * h, 1), c0 = filled(rows, h, 2), dh = filled(rows, h, 3);
-    Tensor hh(rows, h), c(rows, h), dg(rows, 4 * h), dc(rows, h);
-    const double x = double(rows * h);
-    r.lstm_fwd = x / sustained_seconds([&] {
-                   kernels::lstm_cell_forward(cpu, gates.view(), c0.view(), hh.view(), c.view());
-                 });
-    r.lstm_bwd = x / sustained_seconds([&] {
-                   kernels::lstm_cell_backward(cpu, gates.view(), c0.view(), dh.view(), dh.view(),
-                                               dg.view(), dc.view(), false);
-                 });
-  }
-  {
-    const Tensor xg = filled(rows, 3 * h, 4), hg = filled(rows, 3 * h, 5), h0 = filled(rows, h, 6);
-    Tensor out(rows, h), dx(rows, 3 * h), dhg(rows, 3 * h), dh0(rows, h);
-    const double x = double(rows * h);
-    r.gru_fwd = x / sustained_seconds([&] {
-                  kernels::gru_cell_forward(cpu, xg.view(), hg.view(), h0.view(), out.view());
-                });
-    r.gru_bwd = x / sustained_seconds([&] {
-                  kernels::gru_cell_backward(cpu, xg.view(), hg.view(), h0.view(), out.view(),
-                                             dx.view(), dhg.view(), dh0.view(), false);
-                });
-  }
-  {
-    const Tensor table = filled(n, e, 7), w1 = filled(3 * e, ch, 8), b1 = filled(1, ch, 9),
-                 w2 = filled(ch, 1, 10), b2 = filled(1, 1, 11), dl = filled(pairs, 1, 12);
-    std::vector<int32_t> u(static_cast<size_t>(pairs)), v(static_cast<size_t>(pairs));
-    uint64_t x = 13;
-    for (int64_t i = 0; i < pairs; ++i) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-      u[size_t(i)] = int32_t((x >> 33) % uint64_t(n));
-      v[size_t(i)] = int32_t((x >> 13) % uint64_t(n));
-    }
-    kernels::PairMlp p;
-    p.hu = p.hv = table.view();
-    p.u = u.data(), p.v = v.data(), p.pairs = pairs;
-    p.w1 = w1.view(), p.b1 = b1.data(), p.w2 = w2.view(), p.b2 = b2.data();
-    Tensor logits(pairs, 1), dtable(n, e), dw1(3 * e, ch), db1(1, ch), dw2(ch, 1), db2(1, 1);
-    r.pair_fwd = double(pairs) /
-                 sustained_seconds([&] { kernels::pair_mlp_forward(cpu, p, logits.view()); });
-    // Fetching pair ends: rows gathered by index, then scatter-added into the pair order.
-    Tensor rows_out(pairs, e);
-    r.gather = 2.0 * double(pairs * e) / sustained_seconds([&] {
-                 kernels::gather_rows(cpu, table.view(), v.data(), pairs, rows_out.view());
-                 kernels::scatter_add_rows(cpu, rows_out.view(), u.data(), pairs, dtable.view());
-               });
-    r.pair_bwd = double(pairs) / sustained_seconds([&] {
-                   kernels::pair_mlp_backward(cpu, p, dl.view(), dtable.view(), dtable.view(),
-                                              dw1.view(), db1.data(), dw2.view(), db2.data());
-                 });
-  }
-  return r;
-}
-
-// Seconds of one real training step of the model at `threads` threads (forward on snapshot `snap`,
-// the pair scorer on `pb`, backward), as the trainer runs it; random features of its width.
-double time_real_step(TemporalKind kind, const std::vector<int64_t>& dims, int64_t hidden,
-                      const Csr& snap, const PairBatch& pb, uint64_t seed, int threads) {
-  set_threads(threads);
-  auto model = make_temporal_model(kind, dims);
-  PairClassifier head(model->out_dim(), hidden, 1);
-  model->reset_parameters(seed);
-  head.reset_parameters(seed + 1);
-  const GraphView view(snap);
-  Tensor xt(snap.rows, dims.front());
-  uint64_t r = seed + 17;
-  for (int64_t i = 0; i < xt.numel(); ++i) {
-    r = r * 6364136223846793005ull + 1442695040888963407ull;
-    xt.data()[i] = float(r >> 40) / float(1 << 24);
-  }
-  const Var x(std::move(xt));
-  return sustained_seconds([&] {
-    ForwardContext ctx{view, true, seed, 1};
-    model->reset_state();
-    const Var h = model->step(ctx, x);
-    bce_with_logits(head.score(ctx, h, pb.src, pb.dst), pb.target, 1.0, pb.weight).backward();
-  });
 }
 
 struct Row {
@@ -189,6 +92,12 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
       throw OptionError(std::string("--partitioners: ") + e.what());
     }
   }
+  if (a.snapshot_groups >= 0 && (!want_vertex || std::find(methods.begin(), methods.end(),
+                                                           Partitioner::metis) == methods.end()))
+    throw OptionError(
+        "--snapshot-groups: balances groups of snapshots with METIS under the vertex strategy "
+        "(this plan has --strategies " +
+        a.strategies + " --partitioners " + a.partitioners + ")");
   const perf::Network net = plan_network(a);
 
   const TemporalGraph g = load_temporal(a.data.graph, a.data.edges, a.snapshots);
@@ -261,7 +170,7 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
   const perf::TemporalShape shape = perf::temporal_shape(tmodel(kind), dims, a.hidden);
   // Rates timed on the largest training snapshot, at every width and shape the model uses.
   const std::vector<perf::LayerShape> cal_shapes = perf::calibration_shapes(shape);
-  RankRates rr(a, snaps[largest], cal_shapes);
+  perf::RankRates rr(rate_options(a), snaps[largest], cal_shapes);
   std::map<int, perf::Rates> fused;  // by threads per rank
   // One rank's threads alone on the node, with the fused ops' rates at that thread count.
   auto alone = [&](int P) {
@@ -270,9 +179,9 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
     auto it = fused.find(t);
     if (it == fused.end())
       it = fused
-               .emplace(
-                   t, time_fused_ops(t, n, std::min<int64_t>(n, 200'000), a.hidden, shape.embedding,
-                                     shape.scorer_hidden, std::min<int64_t>(most_pairs, 400'000)))
+               .emplace(t, perf::time_fused_ops(t, n, std::min<int64_t>(n, 200'000), a.hidden,
+                                                shape.embedding, shape.scorer_hidden,
+                                                std::min<int64_t>(most_pairs, 400'000)))
                .first;
     const perf::Rates& f = it->second;
     r.lstm_fwd = f.lstm_fwd, r.lstm_bwd = f.lstm_bwd, r.gru_fwd = f.gru_fwd, r.gru_bwd = f.gru_bwd;
@@ -291,7 +200,7 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
       const int n_procs = std::min(procs, 4 * a.cores);
       auto it = oversubscribed.find(n_procs);
       if (it == oversubscribed.end())
-        it = oversubscribed.emplace(n_procs, process_sync_seconds(n_procs, 2e-3)).first;
+        it = oversubscribed.emplace(n_procs, perf::process_sync_seconds(n_procs, 2e-3)).first;
       r.sync_s = std::max(r.sync_s, it->second);
     }
     const perf::Rates f = alone(P);
@@ -314,7 +223,8 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
     if (it == probes.end()) {
       const perf::Rates r = alone(P);
       const size_t ps = size_t(probe_step);
-      const double real = time_real_step(kind, dims, a.hidden, snaps[ps], batches[ps], a.seed, t);
+      const double real =
+          perf::time_real_step(kind, dims, a.hidden, snaps[ps], batches[ps], a.seed, t);
       perf::TemporalSteps one;
       one.vertices = n;
       one.windows = {0, 1};
@@ -354,6 +264,7 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
           po.method = methods[m];
           po.parts = P;
           po.seed = a.seed;
+          po.snapshot_groups = a.snapshot_groups;
           part = partition_temporal(g, po);
         }
         std::vector<perf::VertexStep> counts;

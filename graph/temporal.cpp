@@ -300,9 +300,7 @@ SnapshotDiff csr_difference(const Csr& from, const Csr& to, bool weights) {
   return d;
 }
 
-int64_t csr_wire_bytes(const Csr& c) {
-  return 8 * (c.rows + 1) + (c.weighted() ? 8 : 4) * c.nnz();
-}
+int64_t csr_wire_bytes(const Csr& c) { return 8 * (c.rows + 1) + (c.weighted() ? 8 : 4) * c.nnz(); }
 
 int64_t entries_wire_bytes(const Csr& c) { return (c.weighted() ? 12 : 8) * c.nnz(); }
 
@@ -401,7 +399,8 @@ bool SnapshotCursor::next() {
 
 void validate(const SnapshotOptions& snap) {
   if (!(snap.seconds >= 0) || !std::isfinite(snap.seconds))
-    throw OptionError("--snapshot-seconds must be a positive duration, got " + fmt_double(snap.seconds));
+    throw OptionError("--snapshot-seconds must be a positive duration, got " +
+                      fmt_double(snap.seconds));
   if (snap.count < 0)
     throw OptionError("--snapshots must be at least 1, got " + std::to_string(snap.count));
   if (snap.seconds > 0 && snap.count > 0)

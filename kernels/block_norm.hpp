@@ -1,9 +1,9 @@
 #pragma once
-// The normalised adjacency of a sampled block, one row at a time, written once for both
-// backends (as sample_draw.hpp is): the host compiler builds it into the CPU reference of
-// kernels/minibatch_kernels.hpp and nvcc into its CUDA kernels (one thread per row). The values
-// are exactly those gnn/graph_view.cpp computes for a host block — the same double arithmetic in
-// the same order, rounded to float once — so a block's adjacency is the same bits on either side.
+// The normalised adjacencies (GCN, sum, mean), one row at a time, written once for every caller
+// (as sample_draw.hpp is): the host compiler builds it into gnn/core/graph_view.cpp (a whole
+// graph, a rank's part, a host block) and into the CPU reference of kernels/minibatch_kernels.hpp,
+// and nvcc into the CUDA kernels (one thread per row). Each value is the same double arithmetic in
+// the same order, rounded to float once, so an adjacency is the same bits on either side.
 // Row v of a block: its entries are local source numbers (source v is destination v, so entry
 // u == v is a self loop); src_degree[u] is u's whole-graph in-degree without self loops.
 #include <cmath>
@@ -36,11 +36,12 @@ DGNN_HD inline int64_t gcn_row_length(const int32_t* row, int64_t len, int64_t v
 // existing self loop replaced), each entry scale * 1/sqrt(deg_u + 1) * 1/sqrt(deg_v + 1), scale
 // being the row's for non-self entries and 1 for the self loop. degree(u): u's in-degree without
 // self loops (a block's src_degree; for a whole graph, whose rows hold every in-edge, the row's
-// own non-self entries: scale is then exactly 1).
-template <class Degree>
+// own non-self entries: scale is then exactly 1). inv_sqrt(u): gcn_inv_sqrt(degree(u)), computed
+// or read from a table of them (the same bits either way).
+template <class Degree, class InvSqrt>
 DGNN_HD inline void gcn_row(const int32_t* row, int64_t len, int64_t v, Degree degree,
-                            int32_t* out_idx, float* out_val) {
-  const double iv = gcn_inv_sqrt(degree(v));
+                            InvSqrt inv_sqrt, int32_t* out_idx, float* out_val) {
+  const double iv = inv_sqrt(v);
   const double scale = row_scale(degree(v), non_self(row, len, v));
   int64_t k = 0;
   bool placed = false;
@@ -53,12 +54,24 @@ DGNN_HD inline void gcn_row(const int32_t* row, int64_t len, int64_t v, Degree d
       placed = true;
     }
     out_idx[k] = u;
-    out_val[k++] = float(scale * gcn_inv_sqrt(degree(u)) * iv);
+    out_val[k++] = float(scale * inv_sqrt(u) * iv);
   }
   if (!placed) {
     out_idx[k] = int32_t(v);
     out_val[k] = float(1.0 * iv * iv);
   }
+}
+
+// 1/sqrt(degree(u) + 1), computed per call.
+template <class Degree>
+struct InvSqrtOf {
+  Degree degree;
+  DGNN_HD double operator()(int64_t u) const { return gcn_inv_sqrt(degree(u)); }
+};
+template <class Degree>
+DGNN_HD inline void gcn_row(const int32_t* row, int64_t len, int64_t v, Degree degree,
+                            int32_t* out_idx, float* out_val) {
+  gcn_row(row, len, v, degree, InvSqrtOf<Degree>{degree}, out_idx, out_val);
 }
 
 // Degrees read from an array (a block's src_degree).

@@ -36,7 +36,7 @@ DeviceStructure apply_structure_diff(const DeviceStructure& prev, const std::vec
                                      const std::vector<int32_t>& del_dst, int64_t* uploaded_bytes);
 
 // The GCN adjacency of a whole graph's structure, built on the device, with exactly the host's
-// entries and values (gnn/graph_view.cpp: one self loop per row in column order, an existing
+// entries and values (gnn/core/graph_view.cpp: one self loop per row in column order, an existing
 // one replaced; values 1/sqrt(deg_u + 1)/sqrt(deg_v + 1) in double, deg = non-self entries).
 // `host_offsets` are its offsets (the host knows them without the values: row v has its
 // non-self entries + 1); the result is what DeviceCsr(dev, adjacency) would have uploaded.

@@ -20,7 +20,7 @@ enum class BlockNorm : uint8_t { sum, mean, gcn };
 
 // A block's adjacency (n_dst x n_src) and its transpose (n_src x n_dst, each row's entries in
 // ascending destination order, as Csr::transpose), on the block's device, with exactly the
-// entries and values gnn/graph_view.cpp gives the same block on the host. Whole matrices only
+// entries and values gnn/core/graph_view.cpp gives the same block on the host. Whole matrices only
 // (their offsets stay on the device); no 32-bit offsets, so SpMM takes its own reproducible
 // kernel: a block's matrices serve one step, too short a life to time cuSPARSE against it.
 struct BlockAdjacency {

@@ -3,7 +3,7 @@
 // seed vertices, one bipartite block per GNN layer, built from the seeds outwards. A block's
 // destinations are the vertices whose next-layer rows it produces; its sources are the
 // destinations first (in the same order), then the sampled neighbours not among them, in order of
-// first appearance — the compact local numbering that aggregate() reads (gnn/graph_view.hpp).
+// first appearance — the compact local numbering that aggregate() reads (gnn/core/graph_view.hpp).
 //
 // Every draw is a pure function of (seed, epoch, layer, vertex): a vertex's sample does not
 // depend on the batch it is in, the thread count or the rank that draws it.

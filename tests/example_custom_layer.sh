@@ -14,9 +14,9 @@ cmake -S "$src/examples/custom_layer" -B "$work/build" -G Ninja -DCMAKE_BUILD_TY
 cmake --build "$work/build" >/dev/null
 # The installed headers include each other as "dgnn/...": a project of the user's with headers
 # of the same module names on its include path, searched first, does not shadow them.
-mkdir -p "$work/shadow/common" "$work/shadow/graph" "$work/shadow/gnn" "$work/shadow/cli"
-for h in common/error.hpp graph/csr.hpp graph/graph.hpp gnn/layers.hpp gnn/ops.hpp \
+for h in common/error.hpp graph/csr.hpp graph/graph.hpp gnn/models/layers.hpp gnn/core/ops.hpp \
     cli/cli.hpp dgnn_config.hpp; do
+  mkdir -p "$(dirname "$work/shadow/$h")"
   echo '#error "a user header shadowed one of dgnn'"'"'s"' > "$work/shadow/$h"
 done
 printf '#include <dgnn/dgnn.hpp>\n#include <dgnn/cli/cli.hpp>\nint main() { return 0; }\n' \

@@ -4,7 +4,7 @@
 // (max over neighbours of a transformed input) plus its min twin and a self term scaled by a
 // learnable scalar (scale_by). tanh rather than ReLU keeps the pooled values free of ties, so
 // the maximum's neighbour is unambiguous.
-#include "dgnn/gnn/module.hpp"
+#include "dgnn/gnn/core/module.hpp"
 
 namespace dgnn::test {
 

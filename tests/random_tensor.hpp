@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "dgnn/common/hash_rng.hpp"
-#include "dgnn/gnn/tensor.hpp"
+#include "dgnn/gnn/core/tensor.hpp"
 
 namespace dgnn::test {
 

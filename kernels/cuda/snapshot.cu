@@ -72,7 +72,7 @@ struct RowLengthDegree {
 
 // Row r of A + I with the host's values (block_norm::gcn_row, the blocks' code: with every
 // in-edge in the row, its scale is exactly 1, so value = double(1) * inv_sqrt(u) * inv_sqrt(v)
-// rounded to float once, as gnn/graph_view.cpp computes it).
+// rounded to float once, as gnn/core/graph_view.cpp computes it).
 __global__ void gcn_fill_kernel(int64_t rows, const int64_t* __restrict__ off,
                                 const int32_t* __restrict__ idx,
                                 const int64_t* __restrict__ out_off, int32_t* __restrict__ out_idx,

@@ -281,6 +281,20 @@ TEST_CASE("cli plan: temporal strategies that cannot run are rows that say why",
   CHECK_THAT(r.out, Contains("best      2 ranks, snapshot strategy"));
 }
 
+TEST_CASE("cli plan: --snapshot-groups partitions as train does", "[cli]") {
+  const fs::path d = scratch("plan_temporal_groups");
+  const fs::path g = evolving_graph(d);
+  const std::string args = "--graph " + g.string() + " --model gcrn --ranks 2 --strategies vertex";
+  const json by_default = plan_json(d, args);
+  const json union_only = plan_json(d, args + " --snapshot-groups 0");
+  const json all_groups = plan_json(d, args + " --snapshot-groups 12");  // the default: min(12, 16)
+  // The default balances 12 groups (a partition of its own); the union graph alone is another.
+  CHECK(trow(all_groups, 2, "vertex").at("bytes_per_epoch") ==
+        trow(by_default, 2, "vertex").at("bytes_per_epoch"));
+  CHECK(trow(union_only, 2, "vertex").at("bytes_per_epoch") !=
+        trow(by_default, 2, "vertex").at("bytes_per_epoch"));
+}
+
 TEST_CASE("cli plan: bad temporal options are one line naming the option", "[cli]") {
   const fs::path d = scratch("plan_temporal_bad");
   const fs::path g = evolving_graph(d);
@@ -292,8 +306,12 @@ TEST_CASE("cli plan: bad temporal options are one line naming the option", "[cli
       {"--ranks 2 --task node" + graph, "--task"},
       {"--ranks 2 --bptt -1" + graph, "--bptt"},
       {"--ranks 2 --neg-train -1" + graph, "--neg-train"},
-      {"--ranks 5000" + graph, "--ranks"},  // more ranks than vertices
+      {"--ranks 5000" + graph, "--ranks"},                  // more ranks than vertices
       {"--ranks 2 --strategies snapshot", "--strategies"},  // a static graph
+      {"--ranks 2 --snapshot-groups -2" + graph, "--snapshot-groups"},
+      {"--ranks 2 --snapshot-groups 2 --partitioners random" + graph, "--snapshot-groups"},
+      {"--ranks 2 --snapshot-groups 2 --strategies snapshot" + graph, "--snapshot-groups"},
+      {"--ranks 2 --snapshot-groups 2", "--snapshot-groups"},  // a static graph
   };
   check_one_line_errors(cases, cal);
 }

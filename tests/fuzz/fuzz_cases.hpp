@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "dgnn/gnn/checkpoint.hpp"
+#include "dgnn/gnn/train/checkpoint.hpp"
 #include "dgnn/graph/graph.hpp"
 #include "dgnn/graph/npy.hpp"
 #include "dgnn/graph/temporal.hpp"

@@ -3,12 +3,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "../random_tensor.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
-#include "dgnn/gnn/graph_view.hpp"
-#include "dgnn/gnn/ops.hpp"
-
-#include "../random_tensor.hpp"
+#include "dgnn/gnn/core/graph_view.hpp"
+#include "dgnn/gnn/core/ops.hpp"
 
 using namespace dgnn;
 using dgnn::test::random_tensor;

@@ -6,13 +6,12 @@
 #include <functional>
 #include <vector>
 
-#include "dgnn/common/hash_rng.hpp"
-#include "dgnn/gnn/attention.hpp"
-#include "dgnn/gnn/layers.hpp"
-#include "dgnn/gnn/ops.hpp"
-#include "dgnn/graph/csr.hpp"
-
 #include "../random_tensor.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/gnn/core/attention.hpp"
+#include "dgnn/gnn/core/ops.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/graph/csr.hpp"
 
 using namespace dgnn;
 using dgnn::test::random_tensor;

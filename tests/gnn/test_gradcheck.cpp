@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include "dgnn/datasets/sbm.hpp"
-#include "dgnn/gnn/gradcheck.hpp"
-#include "dgnn/gnn/layers.hpp"
-#include "dgnn/gnn/ops.hpp"
+#include "dgnn/gnn/core/gradcheck.hpp"
+#include "dgnn/gnn/core/ops.hpp"
+#include "dgnn/gnn/models/layers.hpp"
 
 using namespace dgnn;
 

@@ -5,22 +5,21 @@
 #include <cmath>
 #include <numeric>
 
+#include "../random_tensor.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
-#include "dgnn/gnn/link_eval.hpp"
-#include "dgnn/gnn/metrics.hpp"
-#include "dgnn/gnn/temporal_trainer.hpp"
-
-#include "../random_tensor.hpp"
+#include "dgnn/gnn/temporal/link_eval.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
+#include "dgnn/gnn/train/metrics.hpp"
 
 using namespace dgnn;
 using dgnn::test::random_tensor;
 
 namespace {
 
-// The plain metrics of gnn/metrics.hpp over every (u, v) of an n x n score matrix.
+// The plain metrics of gnn/train/metrics.hpp over every (u, v) of an n x n score matrix.
 AllPairsMetrics brute_force(const PairTargets& t, const std::vector<float>& scores,
                             double tie = 0) {
   const int64_t n = t.n;
@@ -237,7 +236,7 @@ TEST_CASE("trainer with --neg-eval all: the metrics are the mean over steps of a
       }
     REQUIRE(!pairs.empty());
     const Tensor scores = head.score(ctx, h, src, dst).value().to(Device::cpu);
-    // The trainer ranks with the logit tolerance (gnn/metrics.hpp).
+    // The trainer ranks with the logit tolerance (gnn/train/metrics.hpp).
     const AllPairsMetrics m =
         brute_force(PairTargets::from_pairs(n, pairs),
                     std::vector<float>(scores.data(), scores.data() + n * n), kLogitTie);

@@ -7,9 +7,9 @@
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
-#include "dgnn/gnn/loss.hpp"
-#include "dgnn/gnn/metrics.hpp"
-#include "dgnn/gnn/ops.hpp"
+#include "dgnn/gnn/core/loss.hpp"
+#include "dgnn/gnn/core/ops.hpp"
+#include "dgnn/gnn/train/metrics.hpp"
 
 using namespace dgnn;
 

@@ -1,14 +1,14 @@
 // Tensor basics, op forward values, and the tape's behaviour: no-grad scopes, accumulation,
 // release of intermediates, deep graphs, and shape errors.
 #include <catch2/catch.hpp>
-#include <utility>
 #include <cmath>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "dgnn/common/error.hpp"
-#include "dgnn/gnn/loss.hpp"
-#include "dgnn/gnn/ops.hpp"
+#include "dgnn/gnn/core/loss.hpp"
+#include "dgnn/gnn/core/ops.hpp"
 
 using namespace dgnn;
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "dgnn/common/hash_rng.hpp"
-#include "dgnn/gnn/loss.hpp"
-#include "dgnn/gnn/ops.hpp"
-#include "dgnn/gnn/rnn.hpp"
+#include "dgnn/gnn/core/loss.hpp"
+#include "dgnn/gnn/core/ops.hpp"
+#include "dgnn/gnn/core/rnn.hpp"
 
 using namespace dgnn;
 

@@ -8,8 +8,8 @@
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
-#include "dgnn/gnn/ops.hpp"
-#include "dgnn/gnn/rnn.hpp"
+#include "dgnn/gnn/core/ops.hpp"
+#include "dgnn/gnn/core/rnn.hpp"
 
 using namespace dgnn;
 

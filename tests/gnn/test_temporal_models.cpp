@@ -3,15 +3,13 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "../random_tensor.hpp"
+#include "../small_evolving.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/hash_rng.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
-#include "dgnn/gnn/ops.hpp"
-#include "dgnn/gnn/temporal_trainer.hpp"
-
-#include "../random_tensor.hpp"
-
-#include "../small_evolving.hpp"
+#include "dgnn/gnn/core/ops.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
 
 using namespace dgnn;
 using dgnn::test::random_tensor;

@@ -5,8 +5,8 @@
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
-#include "dgnn/gnn/temporal_node.hpp"
-#include "dgnn/gnn/temporal_trainer.hpp"
+#include "dgnn/gnn/temporal/temporal_node.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
 
 using namespace dgnn;
 

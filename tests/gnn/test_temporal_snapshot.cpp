@@ -7,8 +7,8 @@
 
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
-#include "dgnn/gnn/temporal_dist.hpp"
-#include "dgnn/gnn/temporal_trainer.hpp"
+#include "dgnn/gnn/temporal/temporal_dist.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
 
 using namespace dgnn;
 using Catch::Matchers::Contains;

@@ -12,9 +12,9 @@
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/datasets/sbm.hpp"
-#include "dgnn/gnn/checkpoint.hpp"
-#include "dgnn/gnn/layers.hpp"
-#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/train/checkpoint.hpp"
+#include "dgnn/gnn/train/trainer.hpp"
 #include "dgnn/kernels/kernels.hpp"
 
 using namespace dgnn;

@@ -10,8 +10,8 @@
 
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
-#include "dgnn/gnn/ops.hpp"
-#include "dgnn/gnn/training_loop.hpp"
+#include "dgnn/gnn/core/ops.hpp"
+#include "dgnn/gnn/train/training_loop.hpp"
 
 using namespace dgnn;
 namespace fs = std::filesystem;

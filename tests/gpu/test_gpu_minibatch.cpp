@@ -8,16 +8,16 @@
 #include <memory>
 #include <vector>
 
+#include "../small_sbm.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/datasets/sbm.hpp"
-#include "../small_sbm.hpp"
-#include "dgnn/gnn/device_minibatch.hpp"
-#include "dgnn/gnn/layers.hpp"
-#include "dgnn/gnn/minibatch.hpp"
-#include "dgnn/gnn/trainer.hpp"
-#include "gpu_util.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/train/device_minibatch.hpp"
+#include "dgnn/gnn/train/minibatch.hpp"
+#include "dgnn/gnn/train/trainer.hpp"
 #include "dgnn/kernels/minibatch_kernels.hpp"
 #include "dgnn/sampler/device_sampler.hpp"
+#include "gpu_util.hpp"
 
 using namespace dgnn;
 

@@ -4,12 +4,11 @@
 // bytes cross for cumulative snapshots.
 #include <catch2/catch.hpp>
 
-#include "dgnn/datasets/evolving_sbm.hpp"
-#include "dgnn/gnn/temporal_trainer.hpp"
-#include "gpu_test_util.hpp"
-#include "dgnn/graph/temporal.hpp"
-
 #include "../small_evolving.hpp"
+#include "dgnn/datasets/evolving_sbm.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
+#include "dgnn/graph/temporal.hpp"
+#include "gpu_test_util.hpp"
 
 using namespace dgnn;
 using namespace dgnn::test;

@@ -9,11 +9,11 @@
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
 #include "dgnn/datasets/sbm.hpp"
-#include "dgnn/gnn/layers.hpp"
-#include "dgnn/gnn/optimizer.hpp"
-#include "dgnn/gnn/temporal_models.hpp"
-#include "dgnn/gnn/temporal_trainer.hpp"
-#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/temporal/temporal_models.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
+#include "dgnn/gnn/train/optimizer.hpp"
+#include "dgnn/gnn/train/trainer.hpp"
 #include "gpu_util.hpp"
 
 using namespace dgnn;

@@ -9,24 +9,23 @@
 #include <string>
 #include <vector>
 
+#include "../small_evolving.hpp"
+#include "../small_sbm.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/comm/device_comm.hpp"
 #include "dgnn/comm/halo.hpp"
 #include "dgnn/common/hash_rng.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
 #include "dgnn/datasets/sbm.hpp"
-#include "dgnn/gnn/dist_sampler.hpp"
-#include "dgnn/gnn/distributed.hpp"
-#include "dgnn/gnn/minibatch.hpp"
-#include "dgnn/gnn/layers.hpp"
-#include "dgnn/gnn/temporal_dist.hpp"
-#include "dgnn/gnn/temporal_trainer.hpp"
-#include "gpu_mpi_util.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/temporal/temporal_dist.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
+#include "dgnn/gnn/train/dist_sampler.hpp"
+#include "dgnn/gnn/train/distributed.hpp"
+#include "dgnn/gnn/train/minibatch.hpp"
 #include "dgnn/kernels/buffer.hpp"
 #include "dgnn/kernels/kernels.hpp"
-
-#include "../small_evolving.hpp"
-#include "../small_sbm.hpp"
+#include "gpu_mpi_util.hpp"
 
 using namespace dgnn;
 

@@ -6,13 +6,12 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "../small_sbm.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/datasets/sbm.hpp"
-#include "dgnn/gnn/dist_sampler.hpp"
-#include "dgnn/gnn/distributed.hpp"
-#include "dgnn/gnn/layers.hpp"
-
-#include "../small_sbm.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/train/dist_sampler.hpp"
+#include "dgnn/gnn/train/distributed.hpp"
 
 using namespace dgnn;
 

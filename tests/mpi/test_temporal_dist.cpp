@@ -3,15 +3,14 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "../small_evolving.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/comm/device_comm.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
-#include "dgnn/gnn/link_eval.hpp"
-#include "dgnn/gnn/metrics.hpp"
-#include "dgnn/gnn/temporal_dist.hpp"
-#include "dgnn/gnn/temporal_trainer.hpp"
-
-#include "../small_evolving.hpp"
+#include "dgnn/gnn/temporal/link_eval.hpp"
+#include "dgnn/gnn/temporal/temporal_dist.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
+#include "dgnn/gnn/train/metrics.hpp"
 
 using namespace dgnn;
 
@@ -80,8 +79,8 @@ TEST_CASE("vertex-partitioned temporal link prediction equals one process", "[td
         CHECK(std::abs(got.losses[e] - ref.losses[e]) <= 1e-4 * std::abs(ref.losses[e]));
       }
       // Losses agree to float rounding; the metrics rank logits with the tie tolerance of
-      // gnn/metrics.hpp, so rounding no longer reorders near-tied scores (exact ties moved them
-      // by a few 1e-3 here); what is left is Adam's drift over 5 epochs.
+      // gnn/train/metrics.hpp, so rounding no longer reorders near-tied scores (exact ties moved
+      // them by a few 1e-3 here); what is left is Adam's drift over 5 epochs.
       CHECK(got.result.best_epoch == ref.result.best_epoch);
       CHECK(got.result.test.auc == Approx(ref.result.test.auc).margin(5e-4));
       CHECK(got.result.test.map == Approx(ref.result.test.map).margin(5e-4));

@@ -3,12 +3,11 @@
 // rank 0's; differences are sent where smaller, and rank 0 accounts what they saved.
 #include <catch2/catch.hpp>
 
+#include "../small_evolving.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
-#include "dgnn/gnn/temporal_dist.hpp"
+#include "dgnn/gnn/temporal/temporal_dist.hpp"
 #include "dgnn/graph/temporal.hpp"
-
-#include "../small_evolving.hpp"
 
 using namespace dgnn;
 

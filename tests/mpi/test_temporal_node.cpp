@@ -5,9 +5,9 @@
 
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
-#include "dgnn/gnn/temporal_dist.hpp"
-#include "dgnn/gnn/temporal_node.hpp"
-#include "dgnn/gnn/temporal_trainer.hpp"
+#include "dgnn/gnn/temporal/temporal_dist.hpp"
+#include "dgnn/gnn/temporal/temporal_node.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
 
 using namespace dgnn;
 

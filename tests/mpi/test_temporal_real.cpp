@@ -13,8 +13,8 @@
 #include <string>
 
 #include "dgnn/comm/communicator.hpp"
-#include "dgnn/gnn/temporal_dist.hpp"
-#include "dgnn/gnn/temporal_trainer.hpp"
+#include "dgnn/gnn/temporal/temporal_dist.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
 #include "dgnn/graph/temporal.hpp"
 
 using namespace dgnn;

@@ -5,14 +5,13 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "../small_evolving.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/comm/device_comm.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
-#include "dgnn/gnn/temporal_dist.hpp"
-#include "dgnn/gnn/temporal_trainer.hpp"
-#include "dgnn/gnn/trainer.hpp"
-
-#include "../small_evolving.hpp"
+#include "dgnn/gnn/temporal/temporal_dist.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
+#include "dgnn/gnn/train/trainer.hpp"
 
 using namespace dgnn;
 

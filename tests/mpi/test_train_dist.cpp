@@ -10,8 +10,8 @@
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/comm/device_comm.hpp"
 #include "dgnn/datasets/sbm.hpp"
-#include "dgnn/gnn/distributed.hpp"
-#include "dgnn/gnn/layers.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/train/distributed.hpp"
 
 using namespace dgnn;
 

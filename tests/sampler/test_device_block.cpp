@@ -6,13 +6,13 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "../small_sbm.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/hash_rng.hpp"
 #include "dgnn/datasets/sbm.hpp"
-#include "../small_sbm.hpp"
-#include "dgnn/gnn/layers.hpp"
-#include "dgnn/gnn/minibatch.hpp"
-#include "dgnn/gnn/trainer.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/train/minibatch.hpp"
+#include "dgnn/gnn/train/trainer.hpp"
 #include "dgnn/kernels/minibatch_kernels.hpp"
 #include "dgnn/sampler/device_sampler.hpp"
 

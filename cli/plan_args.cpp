@@ -1,0 +1,53 @@
+// What `dgnn plan`'s static and temporal paths share (plan_args.hpp): the network of the options,
+// and the JSON row of a prediction.
+#include "dgnn/cli/plan_args.hpp"
+
+#include <cmath>
+
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/format.hpp"
+
+namespace dgnn::cli {
+
+nlohmann::json prediction_json(const perf::Prediction& p, int threads, int copies,
+                               double compute_scale) {
+  return {{"ranks", p.ranks},
+          {"epoch_ms", p.epoch_ms},
+          {"compute_ms", p.compute_ms},
+          {"comm_ms", p.comm_ms},
+          {"wait_ms", p.wait_ms},
+          {"halo_ms", p.halo_ms},
+          {"pack_ms", p.pack_ms},
+          {"allreduce_ms", p.allreduce_ms},
+          {"bytes_per_epoch", p.bytes_per_epoch},
+          {"max_rank_bytes", p.max_rank_bytes},
+          {"threads_per_rank", threads},
+          {"copies", copies},
+          {"compute_scale", compute_scale}};
+}
+
+perf::Network plan_network(const PlanArgs& a) {
+  perf::Network net = perf::named_network(a.network);
+  // Bounds a real network can have (a microsecond to a second per message, 1 MB/s to 1 PB/s):
+  // beyond them the plan's times are only overflow.
+  if (!std::isnan(a.latency_us)) {
+    if (!(a.latency_us >= 0 && a.latency_us <= 1e6))
+      throw OptionError("--latency-us must be from 0 to 1e6 (a second), got " +
+                        fmt_double(a.latency_us));
+    net.latency_s = a.latency_us * 1e-6, net.name = "custom";
+  }
+  if (!std::isnan(a.bandwidth_gbs)) {
+    if (!(a.bandwidth_gbs >= 1e-3 && a.bandwidth_gbs <= 1e6))
+      throw OptionError("--bandwidth-gbs must be from 0.001 (1 MB/s) to 1e6, got " +
+                        fmt_double(a.bandwidth_gbs));
+    net.bandwidth_Bps = a.bandwidth_gbs * 1e9, net.name = "custom";
+  }
+  // Both given: the --network's figures are all replaced, so naming one has no effect.
+  if (!std::isnan(a.latency_us) && !std::isnan(a.bandwidth_gbs) && a.network_given)
+    throw OptionError("--network " + a.network +
+                      ": --latency-us and --bandwidth-gbs replace "
+                      "both of its figures; give one of them, or no --network");
+  return net;
+}
+
+}  // namespace dgnn::cli

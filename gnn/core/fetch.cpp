@@ -1,0 +1,114 @@
+#include "dgnn/gnn/core/fetch.hpp"
+
+#include <numeric>
+#include <utility>
+
+#include "dgnn/comm/device_comm.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/core/ops.hpp"
+#include "dgnn/kernels/buffer.hpp"
+#include "dgnn/kernels/kernels.hpp"
+
+namespace dgnn {
+
+RowDirectory RowDirectory::single(int64_t n) {
+  RowDirectory d;
+  d.owner.assign(size_t(n), 0);
+  d.local.resize(size_t(n));
+  std::iota(d.local.begin(), d.local.end(), 0);
+  return d;
+}
+
+namespace {
+
+// Byte counts and displacements for rows of `f` floats.
+struct Layout {
+  std::vector<int64_t> counts, displs;
+  int64_t total = 0;
+  Layout(const std::vector<int64_t>& rows, int64_t row_bytes) {
+    for (int64_t r : rows) {
+      counts.push_back(r * row_bytes);
+      displs.push_back(total);
+      total += r * row_bytes;
+    }
+  }
+};
+
+// A host index list as the kernels of `dev` take it (shared: forward and backward use it).
+std::shared_ptr<kernels::Buffer> indices_on(Device dev, const std::vector<int32_t>& host) {
+  return std::make_shared<kernels::Buffer>(kernels::Buffer::upload(dev, host));
+}
+
+}  // namespace
+
+Var fetch_rows(Communicator& comm, const RowDirectory& dir, const Var& h,
+               const std::vector<int32_t>& ids) {
+  const int p = comm.size();
+  if (p == 1) return gather_rows(h, ids);
+  const int64_t f = h.cols();
+  // Requests grouped by owner; `order[k]` is where the k-th request's row goes in the output.
+  std::vector<std::vector<int32_t>> want(static_cast<size_t>(p));
+  std::vector<std::vector<int32_t>> slot(static_cast<size_t>(p));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int32_t v = ids[i];
+    DGNN_CHECK(v >= 0 && size_t(v) < dir.owner.size(), ShapeError,
+               "fetch_rows: vertex id out of range");
+    want[size_t(dir.owner[size_t(v)])].push_back(dir.local[size_t(v)]);
+    slot[size_t(dir.owner[size_t(v)])].push_back(int32_t(i));
+  }
+  // Exchange request counts, then the requested local rows.
+  std::vector<int64_t> all_counts(static_cast<size_t>(p * p), 0);
+  for (int q = 0; q < p; ++q)
+    all_counts[size_t(comm.rank()) * size_t(p) + size_t(q)] = int64_t(want[size_t(q)].size());
+  comm.allreduce_sum(all_counts.data(), int64_t(all_counts.size()));
+  std::vector<int64_t> send_rows(static_cast<size_t>(p)), recv_rows(static_cast<size_t>(p));
+  for (int q = 0; q < p; ++q) {
+    send_rows[size_t(q)] = all_counts[size_t(comm.rank()) * size_t(p) + size_t(q)];
+    recv_rows[size_t(q)] = all_counts[size_t(q) * size_t(p) + size_t(comm.rank())];
+  }
+  std::vector<int32_t> req_send, req_recv;
+  for (auto& w : want) req_send.insert(req_send.end(), w.begin(), w.end());
+  Layout rs(send_rows, 4), rr(recv_rows, 4);
+  req_recv.resize(size_t(rr.total / 4));
+  comm.alltoallv(req_send.data(), rs.counts, rs.displs, req_recv.data(), rr.counts, rr.displs);
+
+  // Serve the rows others asked for, receive ours. Row lists go where the kernels of the
+  // rows' device read them; the rows themselves move in that device's memory.
+  const Device dev = h.device();
+  const int64_t n_served = int64_t(req_recv.size()), n_got = int64_t(req_send.size());
+  auto served_idx = indices_on(dev, req_recv);
+  Tensor served = Tensor::uninitialized(n_served, f, dev);
+  kernels::gather_rows(dev, h.value().view(), served_idx->as<const int32_t>(), n_served,
+                       served.view());
+  Tensor got = Tensor::uninitialized(n_got, f, dev);
+  Layout ds(recv_rows, f * 4), dr(send_rows, f * 4);
+  alltoallv_on(comm, dev, served.data(), ds.counts, ds.displs, got.data(), dr.counts, dr.displs);
+  std::vector<int32_t> order;
+  for (auto& s : slot) order.insert(order.end(), s.begin(), s.end());
+  auto order_idx = indices_on(dev, order);
+  Tensor out = Tensor::uninitialized(int64_t(ids.size()), f, dev);
+  // out[order[k]] = got[k]
+  kernels::fill(dev, out.data(), out.numel(), 0.f);
+  kernels::scatter_add_rows(dev, got.view(), order_idx->as<const int32_t>(), n_got, out.view());
+
+  Communicator* c = &comm;
+  Var result = make_op(
+      std::move(out), {h},
+      [c, order_idx, served_idx, n_got, n_served, send_rows, recv_rows, f](Node& self) {
+        const Device d = self.value.device();
+        // Gradient rows in request order go back to the owners, which add them in.
+        Tensor back = Tensor::uninitialized(n_got, f, d);
+        kernels::gather_rows(d, std::as_const(self.grad).view(), order_idx->as<const int32_t>(),
+                             n_got, back.view());
+        Tensor recv = Tensor::uninitialized(n_served, f, d);
+        Layout bs(send_rows, f * 4), br(recv_rows, f * 4);
+        alltoallv_on(*c, d, back.data(), bs.counts, bs.displs, recv.data(), br.counts, br.displs);
+        kernels::scatter_add_rows(d, recv.view(), served_idx->as<const int32_t>(), n_served,
+                                  self.inputs[0]->grad_buffer().view());
+      },
+      "fetch_rows");
+  if (result.node()->backward) result.node()->collective = true;
+  return result;
+}
+
+}  // namespace dgnn

@@ -1,0 +1,26 @@
+#pragma once
+// Rows of a matrix that is sharded by vertex across ranks, fetched by global vertex id: the
+// differentiable all-to-all that pair scores need when the two endpoints live on different
+// ranks. Backward sends each fetched row's gradient to its owner, which adds it in.
+#include <cstdint>
+#include <vector>
+
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/gnn/core/autograd.hpp"
+
+namespace dgnn {
+
+// Where each global vertex lives: its owner rank and its row there.
+struct RowDirectory {
+  std::vector<int32_t> owner;
+  std::vector<int32_t> local;
+  // Every vertex on rank 0 at its own index.
+  static RowDirectory single(int64_t n);
+};
+
+// Rows `ids` (global vertex ids, any order, repeats allowed) of the matrix whose owned rows on
+// this rank are `h`. Collective: every rank must call it (with its own ids) at the same point.
+Var fetch_rows(Communicator& comm, const RowDirectory& dir, const Var& h,
+               const std::vector<int32_t>& ids);
+
+}  // namespace dgnn

@@ -1,0 +1,200 @@
+#include "dgnn/gnn/temporal/temporal_dist.hpp"
+
+#include <algorithm>
+
+#include "dgnn/common/error.hpp"
+#include "dgnn/kernels/kernels.hpp"
+
+namespace dgnn {
+
+namespace {
+
+// One snapshot's local graph for `rank`: rows = owned vertices in `owned` order, columns =
+// [owned | halo], halo vertices ordered by (owner, id) so that each peer's rows arrive as one
+// block in the order the peer sends them (ascending id).
+struct LocalSnapshot {
+  Csr local;
+  std::vector<int64_t> global_ids;
+  std::vector<int64_t> halo_in_degree;
+  HaloPlan plan;
+};
+
+LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int parts, int rank,
+                           const std::vector<int64_t>& owned, const RowDirectory& dir) {
+  LocalSnapshot s;
+  const int64_t n_owned = int64_t(owned.size());
+  std::vector<int64_t> halo;
+  for (int64_t v : owned)
+    for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e)
+      if (part[size_t(a.indices[e])] != rank) halo.push_back(a.indices[e]);
+  std::sort(halo.begin(), halo.end(), [&](int64_t x, int64_t y) {
+    return part[size_t(x)] != part[size_t(y)] ? part[size_t(x)] < part[size_t(y)] : x < y;
+  });
+  halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
+  std::vector<int32_t> col_of_halo(halo.size());
+  s.global_ids = owned;
+  s.global_ids.insert(s.global_ids.end(), halo.begin(), halo.end());
+  auto local_col = [&](int64_t u) -> int32_t {
+    if (part[size_t(u)] == rank) return dir.local[size_t(u)];
+    auto it = std::lower_bound(halo.begin(), halo.end(), u, [&](int64_t x, int64_t y) {
+      return part[size_t(x)] != part[size_t(y)] ? part[size_t(x)] < part[size_t(y)] : x < y;
+    });
+    return int32_t(n_owned + (it - halo.begin()));
+  };
+  // In-degree without self loops, as GraphView's GCN weights expect for halo vertices.
+  for (int64_t u : halo) {
+    int64_t d = 0;
+    for (int64_t e = a.offsets[u]; e < a.offsets[u + 1]; ++e) d += a.indices[e] != u;
+    s.halo_in_degree.push_back(d);
+  }
+  s.local.rows = n_owned;
+  s.local.cols = n_owned + int64_t(halo.size());
+  s.local.offsets.assign(size_t(n_owned) + 1, 0);
+  for (int64_t r = 0; r < n_owned; ++r) {
+    const int64_t v = owned[size_t(r)];
+    std::vector<std::pair<int32_t, float>> row;
+    for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e)
+      row.emplace_back(local_col(a.indices[e]), a.values.empty() ? 1.f : a.values[size_t(e)]);
+    std::sort(row.begin(), row.end());
+    for (auto [c, w] : row) {
+      s.local.indices.push_back(c);
+      if (!a.values.empty()) s.local.values.push_back(w);
+    }
+    s.local.offsets[size_t(r) + 1] = int64_t(s.local.indices.size());
+  }
+  // What each peer needs from this rank: owned in-neighbours of the peer's vertices.
+  std::vector<std::vector<int32_t>> need(static_cast<size_t>(parts));
+  for (int64_t v = 0; v < a.rows; ++v) {
+    const int q = part[size_t(v)];
+    if (q == rank) continue;
+    for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e)
+      if (part[size_t(a.indices[e])] == rank) need[size_t(q)].push_back(a.indices[e]);
+  }
+  for (int q = 0; q < parts; ++q) {
+    if (q == rank) continue;
+    auto& nq = need[size_t(q)];
+    std::sort(nq.begin(), nq.end());
+    nq.erase(std::unique(nq.begin(), nq.end()), nq.end());
+    std::vector<int32_t> recv;
+    for (size_t k = 0; k < halo.size(); ++k)
+      if (part[size_t(halo[k])] == q) recv.push_back(int32_t(n_owned + int64_t(k)));
+    if (nq.empty() && recv.empty()) continue;
+    std::vector<int32_t> send;
+    for (int32_t u : nq) send.push_back(dir.local[size_t(u)]);
+    s.plan.peers.push_back(q);
+    s.plan.send_rows.push_back(std::move(send));
+    s.plan.recv_rows.push_back(std::move(recv));
+  }
+  return s;
+}
+
+}  // namespace
+
+std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
+                                                 const std::vector<Var>& features,
+                                                 const std::vector<int32_t>& part,
+                                                 Communicator& comm, Device dev) {
+  const int parts = comm.size(), rank = comm.rank();
+  DGNN_CHECK(int64_t(part.size()) == g.num_vertices, ShapeError,
+             "the partition must assign every vertex");
+  auto tr = std::make_unique<TemporalRank>();
+  tr->dir.owner = part;
+  tr->dir.local.assign(part.size(), 0);
+  std::vector<int32_t> next(static_cast<size_t>(parts), 0);
+  for (size_t v = 0; v < part.size(); ++v) {
+    DGNN_CHECK(part[v] >= 0 && part[v] < parts, OptionError,
+               "the partition has a part outside 0.." + std::to_string(parts - 1));
+    tr->dir.local[v] = next[size_t(part[v])]++;
+    if (part[v] == rank) tr->owned.push_back(int64_t(v));
+  }
+  std::vector<int32_t> owned_rows(tr->owned.begin(), tr->owned.end());
+  for (const Var& f : features) {
+    // Sliced on the host (the row list is host memory), then moved to `dev`.
+    Tensor host_copy;
+    if (f.device() != Device::cpu) host_copy = f.value().to(Device::cpu);
+    const Tensor& src = f.device() != Device::cpu ? host_copy : f.value();
+    Tensor rows = Tensor::uninitialized(int64_t(owned_rows.size()), f.cols());
+    kernels::gather_rows(Device::cpu, src.view(), owned_rows.data(), int64_t(owned_rows.size()),
+                         rows.view());
+    tr->features.emplace_back(dev == Device::cpu ? std::move(rows) : rows.to(dev));
+  }
+  SnapshotCursor cur(g);
+  do {
+    LocalSnapshot s = cut_snapshot(cur.current(), part, parts, rank, tr->owned, tr->dir);
+    tr->halo_rows += s.local.cols - s.local.rows;
+    tr->plans.push_back(std::move(s.plan));
+    tr->halos.push_back(make_halo_exchange(tr->plans.back(), comm, dev));
+    tr->graphs.push_back(std::make_unique<GraphView>(
+        std::move(s.local), int64_t(tr->owned.size()), std::move(s.global_ids),
+        std::move(s.halo_in_degree), tr->halos.back().get()));
+  } while (cur.next());
+  return tr;
+}
+
+SnapshotPlan snapshot_strategy_plan(const TemporalGraph& g, const std::vector<int64_t>& nnz,
+                                    const TemporalOptions& opt, int ranks) {
+  // Each rank owns whole steps: beyond one rank per step, a rank would never compute.
+  const int steps = temporal_split(g, opt).steps;
+  if (ranks > steps)
+    throw OptionError("--strategy snapshot: " + std::to_string(ranks) + " ranks but " +
+                      std::to_string(steps) + " steps (" + std::to_string(g.num_snapshots()) +
+                      " snapshots): each rank owns whole steps, so run at most " +
+                      std::to_string(steps) + " ranks (or --strategy vertex)");
+  DGNN_CHECK(int(nnz.size()) == g.num_snapshots(), ShapeError, "need one entry count per snapshot");
+  const std::vector<int> bounds = temporal_windows(g, opt);
+  // A step costs its snapshot's edges (aggregation) plus its vertices (dense transforms).
+  std::vector<int64_t> cost;
+  for (int s = 0; s < bounds.back(); ++s) cost.push_back(nnz[size_t(s)] + g.num_vertices);
+  return plan_snapshots(cost, bounds, ranks, g.num_vertices);
+}
+
+std::unique_ptr<SnapshotRank> make_snapshot_rank(SnapshotPlan plan, const std::vector<Csr>& held,
+                                                 const std::vector<Var>& features, int rank) {
+  auto sr = std::make_unique<SnapshotRank>();
+  sr->plan = std::move(plan);
+  const int steps = sr->plan.num_steps();
+  DGNN_CHECK(int(held.size()) >= steps, ShapeError, "need a snapshot slot per step");
+  DGNN_CHECK(features.size() == 1 || features.size() == held.size(), ShapeError,
+             "need one feature matrix, or one per snapshot");
+  sr->graphs.resize(held.size());
+  if (features.size() == 1)
+    sr->features = features;
+  else
+    sr->features.resize(features.size());
+  for (int s = 0; s < steps; ++s) {
+    if (sr->plan.owner[size_t(s)] != rank) continue;
+    DGNN_CHECK(held[size_t(s)].rows == sr->plan.num_vertices, ShapeError,
+               "snapshot " + std::to_string(s) + " is owned here but was not received");
+    sr->graphs[size_t(s)] = std::make_unique<GraphView>(held[size_t(s)]);
+    if (features.size() > 1) sr->features[size_t(s)] = features[size_t(s)];
+  }
+  return sr;
+}
+
+std::unique_ptr<SnapshotRank> make_snapshot_rank(const TemporalGraph& g,
+                                                 const std::vector<Var>& features,
+                                                 const TemporalOptions& opt, int ranks, int rank) {
+  DGNN_CHECK(features.size() == 1 || int(features.size()) == g.num_snapshots(), ShapeError,
+             "need one feature matrix, or one per snapshot");
+  std::vector<int64_t> nnz;
+  {
+    SnapshotCursor cur(g);
+    do nnz.push_back(cur.current().nnz());
+    while (cur.next());
+  }
+  SnapshotPlan plan = snapshot_strategy_plan(g, nnz, opt, ranks);
+  const std::vector<Csr> held = owned_snapshots(g, plan, rank);
+  return make_snapshot_rank(std::move(plan), held, features, rank);
+}
+
+std::vector<Csr> owned_snapshots(const TemporalGraph& g, const SnapshotPlan& plan, int rank) {
+  std::vector<Csr> held(size_t(g.num_snapshots()));
+  SnapshotCursor cur(g);
+  do {
+    const int s = cur.index();
+    if (s < plan.num_steps() && plan.owner[size_t(s)] == rank) held[size_t(s)] = cur.current();
+  } while (cur.next());
+  return held;
+}
+
+}  // namespace dgnn

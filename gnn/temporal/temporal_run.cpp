@@ -1,0 +1,135 @@
+#include "dgnn/gnn/temporal/temporal_run.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+
+namespace dgnn {
+
+LoadedTemporal load_temporal_on_ranks(
+    const std::function<TemporalGraph()>& read, Communicator& comm,
+    const std::function<std::function<bool(int, int)>(const LoadedTemporal&)>& make_need) {
+  Timer t;
+  LoadedTemporal out;
+  if (comm.size() == 1 || comm.rank() == 0) out.g = read();
+  if (comm.size() > 1) {
+    broadcast_temporal_meta(out.g, out.nnz, comm, out.moves);
+    const std::function<bool(int, int)> need = make_need(out);
+    move_snapshots(out.g, out.held, comm, need, out.moves);
+  }
+  out.ms = t.ms();
+  return out;
+}
+
+std::unique_ptr<TemporalRank> vertex_partition_rank(const TemporalGraph& g,
+                                                    const std::vector<Var>& features,
+                                                    PartitionOptions popt, Communicator& comm,
+                                                    Device dev) {
+  popt.parts = comm.size();
+  std::vector<int32_t> part(size_t(g.num_vertices));
+  if (comm.rank() == 0) part = partition_temporal(g, popt);
+  comm.broadcast(part.data(), int64_t(part.size()) * 4, 0);
+  return make_temporal_rank(g, features, part, comm, dev);
+}
+
+TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRunConfig cfg,
+                         Communicator& comm)
+    : cfg_(std::move(cfg)), comm_(comm) {
+  if (cfg_.hidden < 1) throw OptionError("--hidden must be >= 1");
+  if (cfg_.layers < 1) throw OptionError("--layers must be >= 1");
+  const bool by_snapshot = cfg_.strategy == "snapshot";
+  if (cfg_.strategy != "vertex" && !by_snapshot)
+    throw OptionError("--strategy: unknown strategy '" + cfg_.strategy +
+                      "' (expected vertex or snapshot)");
+  std::optional<TemporalKind> kind;
+  if (!cfg_.make_model) kind = parse_temporal_kind(cfg_.model);
+  if (comm.size() > 1 && !by_snapshot && kind == TemporalKind::evolvegcn_h)
+    throw OptionError(
+        "--model evolvegcn-h does not run under --strategy vertex on several ranks: "
+        "its top-k summary spans all vertices (use --strategy snapshot)");
+  TemporalOptions& opt = cfg_.train;
+  opt.classifier_hidden = cfg_.hidden;
+  const Device dev = cfg_.device;
+
+  // One process: the whole snapshots. Several ranks: rank 0 reads the graph and sends each rank
+  // what it needs (snapshot strategy: the whole snapshots of its own steps; vertex strategy:
+  // every snapshot, as base + differences, cut locally after rank 0's partition).
+  std::optional<SnapshotPlan> plan;
+  in_ = load_temporal_on_ranks(read, comm, [&](const LoadedTemporal& m) {
+    if (!by_snapshot) return std::function<bool(int, int)>([](int, int) { return true; });
+    plan = snapshot_strategy_plan(m.g, m.nnz, opt, comm.size());
+    return std::function<bool(int, int)>(
+        [&p = *plan](int r, int s) { return s < p.num_steps() && p.owner[size_t(s)] == r; });
+  });
+  const TemporalGraph& g = in_.g;
+  std::vector<float> static_features;
+  if (cfg_.features) static_features = cfg_.features(g, &static_dim_);
+  if (static_features.empty()) static_dim_ = 0;
+  if (by_snapshot && plan) {
+    // Rank 0 keeps the whole graph; its own steps become `held` too.
+    if (comm.rank() == 0) in_.held = owned_snapshots(g, *plan, 0);
+    features_ = snapshot_features(g, in_.held, static_features, static_dim_, &feature_dim_);
+    snap_data_ = make_snapshot_rank(std::move(*plan), in_.held, features_, comm.rank());
+    std::vector<Csr>().swap(in_.held);  // the views hold their own copies
+    features_ = snap_data_->features;
+  } else {
+    features_ = snapshot_features(g, static_features, static_dim_, &feature_dim_);
+    if (by_snapshot) {
+      snap_data_ = make_snapshot_rank(g, features_, opt, comm.size(), comm.rank());
+      features_ = snap_data_->features;  // drops the other ranks' per-snapshot features
+    } else if (comm.size() == 1) {
+      SnapshotCursor cur(g);
+      do graphs_.push_back(std::make_unique<GraphView>(cur.current()));
+      while (cur.next());
+    } else {
+      rank_data_ = vertex_partition_rank(g, features_, cfg_.partition, comm, dev);
+    }
+  }
+  std::vector<int64_t> dims{feature_dim_};
+  for (int i = 0; i < cfg_.layers; ++i) dims.push_back(cfg_.hidden);
+  model_ = cfg_.make_model ? cfg_.make_model(dims) : make_temporal_model(*kind, dims);
+  if (!model_) throw Error("TemporalRunConfig::make_model returned no model");
+  head_ = std::make_unique<PairClassifier>(model_->out_dim(), cfg_.hidden, 1);
+  model_->reset_parameters(opt.seed);
+  head_->reset_parameters(opt.seed + 1);
+  if (dev != Device::cpu) {
+    model_->to(dev);
+    head_->to(dev);
+    // Under the snapshot strategy, steps of other ranks have no features here.
+    for (Var& f : features_)
+      if (f.defined()) f = Var(f.value().to(dev));
+  }
+  // Whole snapshots on a GPU (one process, or the snapshot strategy's blocks of steps): they go
+  // to the device as differences, adjacencies built there; the report sums every rank's.
+  if (dev != Device::cpu && (!graphs_.empty() || snap_data_)) {
+    uploads_ = upload_snapshots_by_difference(g, snap_data_ ? snap_data_->graphs : graphs_, dev);
+    if (comm.size() > 1) {
+      int64_t sums[4] = {uploads_->snapshots, uploads_->as_difference, uploads_->bytes,
+                         uploads_->whole_bytes};
+      comm.allreduce_sum(sums, 4);
+      uploads_->snapshots = int(sums[0]);
+      uploads_->as_difference = int(sums[1]);
+      uploads_->bytes = sums[2];
+      uploads_->whole_bytes = sums[3];
+    }
+  }
+  // Checkpoints record what they were trained for; a resumed run checks the model and task.
+  nlohmann::json meta = nlohmann::json::parse(opt.meta_json);
+  meta["model"] = kind ? temporal_kind_name(*kind) : cfg_.model;
+  meta["task"] = opt.task == TemporalTask::link ? "link" : "edge";
+  meta["features"] = feature_dim_;
+  opt.meta_json = meta.dump();
+  const auto& views = rank_data_ ? rank_data_->graphs : snap_data_ ? snap_data_->graphs : graphs_;
+  trainer_ = std::make_unique<LinkPredictionTrainer>(
+      *model_, *head_, g, views, rank_data_ ? rank_data_->features : features_, comm, opt,
+      rank_data_ ? &rank_data_->dir : nullptr, snap_data_ ? &snap_data_->plan : nullptr);
+}
+
+TemporalRun::~TemporalRun() = default;
+
+TemporalResult TemporalRun::train(const std::function<void(const TemporalEpoch&)>& on_epoch) {
+  return trainer_->run(on_epoch);
+}
+
+}  // namespace dgnn

@@ -1,0 +1,208 @@
+// How a snapshot sequence's steps split by time and what each scores: the windows of steps,
+// link prediction's positives and sampled non-edges, edge classification's signed edges.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/format.hpp"
+#include "dgnn/common/hash_rng.hpp"
+#include "dgnn/common/key_set.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
+
+namespace dgnn {
+
+TemporalTask parse_temporal_task(const std::string& name) {
+  if (name == "link") return TemporalTask::link;
+  if (name == "edge") return TemporalTask::edge;
+  throw OptionError("--task: unknown temporal task '" + name + "' (expected link or edge)");
+}
+
+TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt) {
+  const int t = g.num_snapshots();
+  TemporalSplit sp;
+  // Link prediction: step s predicts the edges of snapshot s + 1; edge classification: step s
+  // labels the edges of snapshot s itself.
+  sp.steps = opt.task == TemporalTask::link ? t - 1 : t;
+  if (opt.eval_all_pairs && opt.task != TemporalTask::link)
+    throw OptionError("--neg-eval all scores every vertex pair: it is for --task link");
+  if (opt.task == TemporalTask::edge && !g.weighted)
+    throw OptionError(
+        "--task edge classifies edges by the sign of their weight: give the "
+        "weight column (--weight-col)");
+  if (opt.task == TemporalTask::edge) {
+    bool negative = false, positive = false;
+    for (const SnapshotEvents& ev : g.events)
+      for (float w : ev.weight) (w < 0 ? negative : positive) = true;
+    if (!negative || !positive)
+      throw OptionError(std::string("--task edge classifies edges by the sign of their weight, "
+                                    "but every weight is ") +
+                        (negative ? "negative" : "positive") + ": one class, nothing to learn");
+  }
+  sp.train = int(std::floor(opt.train_frac * sp.steps));
+  sp.val = int(std::floor(opt.val_frac * sp.steps));
+  // Rounding down may leave a set empty (7 steps at 0.7 / 0.1: 4 / 0 / 3): when the fractions
+  // ask for all three sets and there are steps enough, an empty set takes one step from the
+  // largest. Splits with every set filled stay as floor() makes them.
+  if (opt.train_frac > 0 && opt.val_frac > 0 && opt.train_frac + opt.val_frac < 1 &&
+      sp.steps >= 3) {
+    int sizes[3] = {sp.train, sp.val, sp.steps - sp.train - sp.val};
+    for (int& empty : sizes)
+      if (empty < 1) {
+        int* largest = std::max_element(sizes, sizes + 3);
+        --*largest;
+        ++empty;
+      }
+    sp.train = sizes[0];
+    sp.val = sizes[1];
+  }
+  if (sp.train < 1 || sp.val < 1 || sp.steps - sp.train - sp.val < 1)
+    throw OptionError(
+        std::string(opt.task == TemporalTask::link ? "link prediction" : "edge classification") +
+        " needs at least one training, validation and test step: " + std::to_string(t) +
+        " snapshots give " + std::to_string(sp.steps) + " steps, split " +
+        std::to_string(sp.train) + " / " + std::to_string(sp.val) + " / " +
+        std::to_string(sp.steps - sp.train - sp.val) + " by --train-frac " +
+        fmt_double(opt.train_frac) + " and --val-frac " + fmt_double(opt.val_frac) +
+        " (use more snapshots: --snapshots or a shorter --snapshot-seconds; or other fractions)");
+  if (opt.bptt < 0) throw OptionError("--bptt must be >= 0");
+  if (opt.neg_train < 1)
+    throw OptionError("--neg-train: sampled non-edges per edge must be >= 1, got " +
+                      std::to_string(opt.neg_train));
+  if (opt.neg_eval < 1)
+    throw OptionError("--neg-eval: sampled non-edges per edge must be >= 1 (or all), got " +
+                      std::to_string(opt.neg_eval));
+  return sp;
+}
+
+std::vector<int> temporal_windows(const TemporalGraph& g, const TemporalOptions& opt) {
+  const TemporalSplit sp = temporal_split(g, opt);
+  std::vector<int> bounds{0};
+  for (int end : {sp.train, sp.train + sp.val, sp.steps}) {
+    const int window = opt.bptt > 0 ? opt.bptt : end - bounds.back();
+    for (int s = bounds.back() + window; s < end; s += window) bounds.push_back(s);
+    bounds.push_back(end);
+  }
+  return bounds;
+}
+
+namespace {
+
+// The edges of snapshot `step`, target 1 for a negative weight (the minority class in signed
+// networks such as bitcoin ratings), weighted so that both classes count equally.
+PairBatch edge_pairs(const TemporalGraph& g, int step, const std::function<bool(int32_t)>& keep) {
+  const SnapshotEvents& ev = g.events[size_t(step)];
+  PairBatch b;
+  size_t neg = 0, all = 0;  // over the whole batch: the weights are its
+  for (size_t i = 0; i < ev.src.size(); ++i) {
+    if (ev.src[i] == ev.dst[i]) continue;
+    const bool negative = ev.weight[i] < 0;
+    neg += negative;
+    ++all;
+    if (keep && !keep(ev.src[i])) continue;
+    b.src.push_back(ev.src[i]);
+    b.dst.push_back(ev.dst[i]);
+    b.target.push_back(negative ? 1.f : 0.f);
+  }
+  const size_t pos = all - neg;
+  for (float t : b.target)
+    b.weight.push_back(t > 0 ? 0.5f / float(std::max<size_t>(neg, 1))
+                             : 0.5f / float(std::max<size_t>(pos, 1)));
+  return b;
+}
+
+}  // namespace
+
+namespace {
+
+// An edge's key in the step's edge set: (u, v), or for an undirected graph (min, max), so that
+// either direction finds it.
+uint64_t edge_key(bool directed, int64_t u, int64_t v) {
+  if (!directed && v < u) std::swap(u, v);
+  return uint64_t(u) << 32 | uint64_t(v);
+}
+
+// Every edge of link step `step` into `edges`; the distinct ones `keep` accepts (in event order)
+// and their ordinals among all distinct ones.
+StepPositives collect_positives(const TemporalGraph& g, int step,
+                                const std::function<bool(int32_t)>& keep, KeySet& edges) {
+  const SnapshotEvents& ev = g.events[size_t(step + 1)];
+  StepPositives p;
+  for (size_t i = 0; i < ev.src.size(); ++i) {
+    const int32_t u = ev.src[i], v = ev.dst[i];
+    if (u == v || !edges.insert(edge_key(g.directed, u, v))) continue;
+    if (!keep || keep(u)) {
+      p.event.push_back(uint32_t(i));
+      p.index.push_back(uint32_t(p.total));
+    }
+    ++p.total;
+  }
+  return p;
+}
+
+}  // namespace
+
+StepPositives step_positives(const TemporalGraph& g, int step,
+                             const std::function<bool(int32_t)>& keep) {
+  KeySet edges(g.events[size_t(step + 1)].src.size());
+  return collect_positives(g, step, keep, edges);
+}
+
+PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int negatives,
+                     uint64_t seed, uint64_t salt, const std::function<bool(int32_t)>& keep,
+                     const StepPositives* known) {
+  if (task == TemporalTask::edge) return edge_pairs(g, step, keep);
+  const SnapshotEvents& ev = g.events[size_t(step + 1)];
+  // Negatives avoid the step's edges: all of them, or with `known` only those a kept vertex's
+  // draws can meet (its own, and on an undirected graph those into it).
+  // (Sized for twice a share's own edges: undirected, those into it come too; a lower load
+  // measured faster for the draws' misses.)
+  KeySet edges(known ? known->event.size() * 2 : ev.src.size());
+  StepPositives found;
+  if (known) {
+    for (size_t i = 0; i < ev.src.size(); ++i) {
+      const int32_t u = ev.src[i], v = ev.dst[i];
+      if (u != v && (!keep || keep(u) || (!g.directed && keep(v))))
+        edges.insert(edge_key(g.directed, u, v));
+    }
+  } else {
+    found = collect_positives(g, step, keep, edges);
+    known = &found;
+  }
+  const size_t kept = known->event.size();
+  const size_t most = kept * size_t(1 + negatives);
+  PairBatch b;
+  b.src.reserve(most);
+  b.dst.reserve(most);
+  for (uint32_t i : known->event) {
+    b.src.push_back(ev.src[i]);
+    b.dst.push_back(ev.dst[i]);
+  }
+  b.target.assign(kept, 1.f);
+  b.target.reserve(most);
+  // Each positive (u, v) gets `negatives` corrupted pairs (u, w): MRR ranks v among them.
+  const int64_t n = g.num_vertices;
+  for (size_t j = 0; j < kept; ++j) {
+    const int32_t u = b.src[j];
+    const uint64_t i = known->index[j];
+    for (int k = 0; k < negatives; ++k) {
+      uint64_t h = hash_combine(hash_combine(seed ^ salt, uint64_t(step)), i * 1315423911u + k);
+      int32_t w = int32_t(h % uint64_t(n));
+      for (int tries = 0; (w == u || edges.contains(edge_key(g.directed, u, w))) && tries < 16;
+           ++tries)
+        w = int32_t((h = mix64(h)) % uint64_t(n));
+      b.src.push_back(u);
+      b.dst.push_back(w);
+      b.target.push_back(0.f);
+    }
+  }
+  // Every positive of the whole batch has exactly `negatives` negatives.
+  const size_t n_pos = known->total, n_neg = n_pos * size_t(negatives);
+  b.weight.resize(b.src.size());
+  for (size_t j = 0; j < b.src.size(); ++j)
+    b.weight[j] = j < kept ? 0.5f / float(std::max<size_t>(n_pos, 1))
+                           : 0.5f / float(std::max<size_t>(n_neg, 1));
+  return b;
+}
+
+}  // namespace dgnn

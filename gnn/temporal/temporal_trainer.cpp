@@ -1,0 +1,481 @@
+// The link-prediction / edge-classification task of the training loop: its windows of steps
+// under either strategy, and its evaluation (what steps score: gnn/temporal/temporal_steps.cpp;
+// what they read: gnn/temporal/temporal_features.cpp; what a run writes:
+// gnn/temporal/temporal_outputs.cpp).
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <tuple>
+
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/core/loss.hpp"
+#include "dgnn/gnn/train/metrics.hpp"
+#include "dgnn/gnn/train/trainer.hpp"
+
+namespace dgnn {
+
+LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifier& head,
+                                             const TemporalGraph& g,
+                                             const std::vector<std::unique_ptr<GraphView>>& graphs,
+                                             const std::vector<Var>& features, Communicator& comm,
+                                             TemporalOptions opt, const RowDirectory* dir,
+                                             const SnapshotPlan* plan)
+    : model_(model),
+      head_(head),
+      g_(g),
+      graphs_(graphs),
+      features_(features),
+      comm_(comm),
+      opt_(opt),
+      plan_(plan) {
+  const int t = g.num_snapshots();
+  if (int(graphs.size()) != t) throw ShapeError("need one graph view per snapshot");
+  if (features.size() != 1 && int(features.size()) != t)
+    throw ShapeError("need one feature matrix, or one per snapshot");
+  dir_ = dir ? *dir : RowDirectory::single(g.num_vertices);
+  if (int64_t(dir_.owner.size()) != g.num_vertices)
+    throw ShapeError("the row directory must list every vertex of the temporal graph");
+  const TemporalSplit sp = temporal_split(g, opt_);
+  if (g.num_vertices < model.min_vertices())
+    throw OptionError("the model needs at least " + std::to_string(model.min_vertices()) +
+                      " vertices (EvolveGCN-H summarises each step into one row per column of "
+                      "its layers: lower --hidden), the graph has " +
+                      std::to_string(g.num_vertices));
+  n_steps_ = sp.steps;
+  n_train_ = sp.train;
+  n_val_ = sp.val;
+  if (plan_) {
+    if (plan_->windows != temporal_windows(g, opt_) || plan_->ranks != comm.size() ||
+        plan_->num_vertices != g.num_vertices)
+      throw Error("the snapshot plan was made for other options, rank count or graph");
+    if (dir) throw Error("the snapshot strategy takes no row directory (vertices are not split)");
+  } else {
+    for (const auto& v : graphs)
+      if (!v) throw ShapeError("need one graph view per snapshot");
+  }
+  for (int s = 0; s < n_steps_; ++s) {
+    const SnapshotEvents& ev = g.events[size_t(opt_.task == TemporalTask::link ? s + 1 : s)];
+    bool any = false;
+    for (size_t i = 0; i < ev.src.size() && !any; ++i) any = ev.src[i] != ev.dst[i];
+    has_targets_.push_back(any);
+  }
+  // A split whose steps hold no edge to predict or classify has nothing to measure: its metrics
+  // would be a mean over no step. Every rank sees the same events, so all refuse alike.
+  const char* what = opt_.task == TemporalTask::link ? "the next snapshot" : "the snapshot";
+  for (auto [name, begin, end] :
+       {std::tuple{"training", 0, n_train_}, std::tuple{"validation", n_train_, n_train_ + n_val_},
+        std::tuple{"test", n_train_ + n_val_, n_steps_}})
+    if (std::find(has_targets_.begin() + begin, has_targets_.begin() + end, uint8_t(1)) ==
+        has_targets_.begin() + end)
+      throw OptionError(std::string("the ") + name + " steps " + std::to_string(begin) + ".." +
+                        std::to_string(end - 1) + " have no edge in " + what +
+                        " (empty snapshots): nothing to " +
+                        (std::string(name) == "training" ? "learn from" : "measure") +
+                        "; move the split (--train-frac / --val-frac) or cut the time line "
+                        "otherwise (--snapshot-seconds / --snapshots)");
+  for (auto& p : model_.named_parameters()) params_.emplace_back("model." + p.first, p.second);
+  for (auto& p : head_.named_parameters()) params_.emplace_back("head." + p.first, p.second);
+  optimizer_ = make_optimizer(params_, opt_);
+  loop_ = std::make_unique<TrainingLoop>(static_cast<TrainingTask&>(*this), comm_, opt_);
+}
+
+LinkPredictionTrainer::~LinkPredictionTrainer() = default;
+
+LinkPredictionTrainer::Batch LinkPredictionTrainer::local_batch(int step, int negatives,
+                                                                uint64_t salt) const {
+  if (comm_.size() == 1) return batch_for(step, negatives, salt);
+  const int me = comm_.rank();
+  const std::vector<int32_t>& owner = dir_.owner;
+  auto mine = [&](int32_t u) { return owner[size_t(u)] == me; };
+  if (opt_.task != TemporalTask::link)
+    return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt, mine);
+  if (positives_.empty()) positives_.resize(g_.events.size());
+  auto& known = positives_[size_t(step)];
+  if (!known) known = std::make_unique<const StepPositives>(step_positives(g_, step, mine));
+  return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt, mine, known.get());
+}
+
+Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch& local) {
+  // One process: both ends are rows of h. Several: the second ends' rows are fetched from
+  // their owners (a differentiable all-to-all), each distinct vertex once (the negatives repeat
+  // vertices), in order of first appearance; each pair indexes its end's row.
+  if (comm_.size() == 1) return head_.score(ctx, h, local.src, local.dst);
+  std::vector<int32_t> rows(local.src.size()), slot(local.dst.size()), ends;
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = dir_.local[size_t(local.src[i])];
+  end_slot_.resize(dir_.owner.size(), -1);
+  for (size_t i = 0; i < slot.size(); ++i) {
+    int32_t& at = end_slot_[size_t(local.dst[i])];
+    if (at < 0) {
+      at = int32_t(ends.size());
+      ends.push_back(local.dst[i]);
+    }
+    slot[i] = at;
+  }
+  for (int32_t v : ends) end_slot_[size_t(v)] = -1;
+  return head_.score(ctx, PairEnd{h, std::move(rows)},
+                     PairEnd{fetch_rows(comm_, dir_, h, ends), std::move(slot)});
+}
+
+double LinkPredictionTrainer::train_epoch(int epoch) {
+  model_.reset_state();
+  double total = 0;
+  int counted = 0;
+  const std::vector<int> bounds = training_windows();
+  for (size_t wi = 0; wi + 1 < bounds.size(); ++wi) {
+    int in_window = 0;
+    total += window_gradients(epoch, bounds[wi], bounds[wi + 1], &in_window);
+    counted += in_window;
+    if (in_window > 0) optimizer_->step();
+    model_.detach_state();
+  }
+  return counted ? total / counted : 0.0;
+}
+
+std::vector<int> LinkPredictionTrainer::training_windows() const {
+  if (plan_) {
+    std::vector<int> b;
+    for (int x : plan_->windows)
+      if (x <= n_train_) b.push_back(x);
+    return b;
+  }
+  const int window = opt_.bptt > 0 ? opt_.bptt : n_train_;
+  std::vector<int> b;
+  for (int start = 0; start < n_train_; start += window) b.push_back(start);
+  b.push_back(n_train_);
+  return b;
+}
+
+std::vector<LinkPredictionTrainer::WindowGradients> LinkPredictionTrainer::epoch_gradients(
+    int epoch) {
+  model_.reset_state();
+  const std::vector<int> bounds = training_windows();
+  std::vector<WindowGradients> out(bounds.size() - 1);
+  for (size_t wi = 0; wi + 1 < bounds.size(); ++wi) {
+    WindowGradients& w = out[wi];
+    w.loss = window_gradients(epoch, bounds[wi], bounds[wi + 1], &w.steps);
+    for (auto& [name, p] : params_) {
+      const Tensor g = p->var.node()->grad_buffer().to(Device::cpu);
+      w.grads.insert(w.grads.end(), g.data(), g.data() + g.numel());
+    }
+    model_.detach_state();
+  }
+  model_.reset_state();
+  return out;
+}
+
+double LinkPredictionTrainer::window_gradients(int epoch, int start, int end, int* in_window) {
+  if (plan_) return window_gradients_snapshots(epoch, start, end, in_window);
+  optimizer_->zero_grad();
+  Var loss;
+  *in_window = 0;
+  for (int s = start; s < end; ++s) {
+    ForwardContext ctx{*graphs_[size_t(s)], true, opt_.seed, uint64_t(epoch)};
+    const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
+    Var h = model_.step(ctx, x);
+    // Each rank draws its share of the step's batch (the same samples and weights as one
+    // process); a step without targets is skipped on every rank alike.
+    if (!has_targets_[size_t(s)]) continue;
+    const Batch b = local_batch(s, opt_.neg_train, train_salt(epoch));
+    Var logits = score(ctx, h, b);
+    // A rank with no pairs here still puts the (empty) scores on its tape: the fetch's
+    // backward is collective.
+    Var l =
+        b.src.empty() ? scale(sum(logits), 0.f) : bce_with_logits(logits, b.target, 1.0, b.weight);
+    loss = loss.defined() ? add(loss, l) : l;
+    ++*in_window;
+  }
+  if (!loss.defined()) return 0.0;
+  double value = loss.value().item();
+  comm_.allreduce_sum(&value, 1);
+  scale(loss, 1.f / float(*in_window)).backward();
+  allreduce_gradients(comm_, params_, flat_);
+  return value;
+}
+
+void LinkPredictionTrainer::gather_all(const Tensor& logits, const Batch& local,
+                                       std::vector<float>* scores, std::vector<float>* labels,
+                                       std::vector<float>* groups) {
+  // Three floats per pair (score, label, source id: exact below 2^24 vertices), all to all.
+  const int p = comm_.size();
+  std::vector<float> mine;
+  const Tensor host = logits.to(Device::cpu);
+  for (size_t i = 0; i < local.src.size(); ++i) {
+    mine.push_back(host.data()[i]);
+    mine.push_back(local.target[i]);
+    mine.push_back(float(local.src[i]));
+  }
+  std::vector<int64_t> counts(size_t(p), 0);
+  counts[size_t(comm_.rank())] = int64_t(mine.size()) * 4;
+  comm_.allreduce_sum(counts.data(), p);
+  std::vector<int64_t> send_counts(size_t(p), int64_t(mine.size()) * 4), send_displs(size_t(p), 0);
+  std::vector<int64_t> recv_displs(size_t(p), 0);
+  int64_t total = 0;
+  for (int r = 0; r < p; ++r) {
+    recv_displs[size_t(r)] = total;
+    total += counts[size_t(r)];
+  }
+  std::vector<float> all(size_t(total / 4));
+  comm_.alltoallv(mine.data(), send_counts, send_displs, all.data(), counts, recv_displs);
+  for (size_t i = 0; i + 2 < all.size(); i += 3) {
+    scores->push_back(all[i]);
+    labels->push_back(all[i + 1]);
+    groups->push_back(all[i + 2]);
+  }
+}
+
+void LinkPredictionTrainer::add_eval_step(EvalSums& acc, const Var& logits, const Batch& local) {
+  double part_loss = local.src.empty()
+                         ? 0.0
+                         : bce_with_logits(logits, local.target, 1.0, local.weight).value().item();
+  comm_.allreduce_sum(&part_loss, 1);
+  acc.m.loss += part_loss;
+  // Metrics need every pair's score: gather them on all ranks (in rank order).
+  std::vector<float> scores, label_f, group_f;
+  const Tensor none;
+  gather_all(local.src.empty() ? none : logits.value(), local, &scores, &label_f, &group_f);
+  std::vector<uint8_t> labels(label_f.begin(), label_f.end());
+  std::vector<int32_t> groups(group_f.begin(), group_f.end());
+  ++acc.counted;
+  if (opt_.task == TemporalTask::edge) {
+    acc.all_scores.insert(acc.all_scores.end(), scores.begin(), scores.end());
+    acc.all_labels.insert(acc.all_labels.end(), labels.begin(), labels.end());
+    return;
+  }
+  acc.m.auc += roc_auc(scores, labels, kLogitTie);
+  acc.m.map += average_precision(scores, labels, kLogitTie);
+  acc.m.mrr += mean_reciprocal_rank(scores, labels, groups, kLogitTie);
+}
+
+PairTargets LinkPredictionTrainer::targets_for(int step) const {
+  const SnapshotEvents& ev = g_.events[size_t(step + 1)];
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  for (size_t i = 0; i < ev.src.size(); ++i) {
+    const int32_t u = ev.src[i], v = ev.dst[i];
+    if (u == v) continue;  // as in the sampled batches: a self-loop is no target
+    pairs.emplace_back(u, v);
+    if (!g_.directed) pairs.emplace_back(v, u);
+  }
+  return PairTargets::from_pairs(g_.num_vertices, std::move(pairs));
+}
+
+void LinkPredictionTrainer::add_all_pairs_step(EvalSums& acc, int step, const Tensor& h,
+                                               const std::vector<int32_t>& rows,
+                                               Communicator& comm) {
+  const FactoredPairs f = head_.factor(h);
+  const AllPairsMetrics m = all_pairs_metrics(
+      targets_for(step), rows,
+      [&f](int32_t u, float* out, std::vector<float>& scratch) { f.score_row(u, out, scratch); },
+      comm, kLogitTie);
+  acc.m.auc += m.auc;
+  acc.m.map += m.map;
+  acc.m.mrr += m.mrr;
+  ++acc.counted;
+}
+
+LinkMetrics LinkPredictionTrainer::finish_eval(EvalSums& acc) const {
+  LinkMetrics m = acc.m;
+  const int counted = acc.counted;
+  if (opt_.task == TemporalTask::edge) {
+    if (counted) m.loss /= counted;
+    const auto& all_scores = acc.all_scores;
+    const auto& all_labels = acc.all_labels;
+    std::vector<uint8_t> pred(all_scores.size());
+    std::vector<int32_t> pred_i(all_scores.size()), label_i(all_scores.size());
+    for (size_t i = 0; i < all_scores.size(); ++i) {
+      pred[i] = all_scores[i] > 0;  // logit > 0: predicted negative rating
+      pred_i[i] = pred[i];
+      label_i[i] = all_labels[i];
+    }
+    if (!all_scores.empty()) {
+      m.f1 = binary_f1(pred, all_labels).f1;
+      m.macro_f1 = macro_f1(pred_i, label_i);
+      m.auc = roc_auc(all_scores, all_labels, kLogitTie);
+    }
+    return m;
+  }
+  if (counted) {
+    m.auc /= counted;
+    m.map /= counted;
+    m.mrr /= counted;
+    m.loss /= counted;
+  }
+  // Scoring all pairs computes no loss (a sum over n^2 pairs that nothing reads).
+  if (opt_.eval_all_pairs) m.loss = std::numeric_limits<double>::quiet_NaN();
+  return m;
+}
+
+LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
+  if (plan_) return evaluate_snapshots(begin, end);
+  NoGradGuard no_grad;
+  model_.reset_state();
+  EvalSums acc;
+  for (int s = 0; s < end; ++s) {
+    ForwardContext ctx{*graphs_[size_t(s)], false, opt_.seed, 0};
+    const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
+    Var h = model_.step(ctx, x);
+    if (s < begin) continue;
+    if (opt_.eval_all_pairs) {
+      // Every rank needs every vertex's embedding (the pairs span all of them) and scores the
+      // source rows of the vertices it owns. All ranks agree on has_targets_: collective.
+      if (!has_targets_[size_t(s)]) continue;
+      const int64_t n = g_.num_vertices;
+      std::vector<int32_t> ids(static_cast<size_t>(n)), rows;
+      std::iota(ids.begin(), ids.end(), 0);
+      if (comm_.size() == 1) {
+        add_all_pairs_step(acc, s, h.value().to(Device::cpu), ids, comm_);
+      } else {
+        for (int32_t v : ids)
+          if (dir_.owner[size_t(v)] == comm_.rank()) rows.push_back(v);
+        add_all_pairs_step(acc, s, fetch_rows(comm_, dir_, h, ids).value().to(Device::cpu), rows,
+                           comm_);
+      }
+      continue;
+    }
+    if (!has_targets_[size_t(s)]) continue;
+    const Batch local = local_batch(s, opt_.neg_eval, 0xe7a1);
+    Var logits = score(ctx, h, local);
+    add_eval_step(acc, logits, local);
+  }
+  return finish_eval(acc);
+}
+
+// ---- the snapshot strategy ------------------------------------------------------------------
+
+double LinkPredictionTrainer::window_gradients_snapshots(int epoch, int start, int end,
+                                                         int* in_window) {
+  optimizer_->zero_grad();
+  SnapshotWindow w(comm_, *plan_, start, end, graphs_, features_, true, opt_.seed, uint64_t(epoch),
+                   device());
+  const std::vector<Var> h = model_.window(w);
+  // The owner of a step scores the whole of its batch (same samples and weights as one
+  // process); every rank knows which steps have targets, so all agree on the window's count.
+  *in_window = 0;
+  for (int s = start; s < end; ++s) *in_window += has_targets_[size_t(s)];
+  Var loss;
+  for (int s = w.own_begin(); s < w.own_end(); ++s) {
+    if (!has_targets_[size_t(s)]) continue;
+    const Batch b = batch_for(s, opt_.neg_train, train_salt(epoch));
+    Var logits = head_.score(w.ctx(s), h[size_t(s - w.own_begin())], b.src, b.dst);
+    Var l = bce_with_logits(logits, b.target, 1.0, b.weight);
+    loss = loss.defined() ? add(loss, l) : l;
+  }
+  if (*in_window == 0) return 0.0;
+  double value = loss.defined() ? loss.value().item() : 0.0;
+  comm_.allreduce_sum(&value, 1);
+  // The anchor (a zero) puts the window's communication on every rank's tape: their
+  // backwards are collective.
+  Var anchored = loss.defined() ? add(loss, w.anchor()) : w.anchor();
+  scale(anchored, 1.f / float(*in_window)).backward();
+  allreduce_gradients(comm_, params_, flat_);
+  return value;
+}
+
+LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
+  NoGradGuard no_grad;
+  model_.reset_state();
+  EvalSums acc;
+  const std::vector<int>& bounds = plan_->windows;
+  for (size_t wi = 0; wi + 1 < bounds.size() && bounds[wi] < end; ++wi) {
+    const int start = bounds[wi], stop = std::min(end, bounds[wi + 1]);
+    SnapshotWindow w(comm_, *plan_, start, stop, graphs_, features_, false, opt_.seed, 0, device());
+    const std::vector<Var> h = model_.window(w);
+    for (int s = std::max(start, begin); s < stop; ++s) {
+      if (!has_targets_[size_t(s)]) continue;
+      if (opt_.eval_all_pairs) {
+        // The owner holds every vertex's embedding: it scores the whole step alone; the sums
+        // are combined after the loop.
+        if (w.owns(s)) {
+          SelfCommunicator self;
+          std::vector<int32_t> rows(size_t(g_.num_vertices));
+          std::iota(rows.begin(), rows.end(), 0);
+          add_all_pairs_step(acc, s, h[size_t(s - w.own_begin())].value().to(Device::cpu), rows,
+                             self);
+        }
+        continue;
+      }
+      // The step's owner scores all of its pairs; the others add none.
+      Batch local;
+      Var logits;
+      if (w.owns(s)) {
+        local = batch_for(s, opt_.neg_eval, 0xe7a1);
+        logits = head_.score(w.ctx(s), h[size_t(s - w.own_begin())], local.src, local.dst);
+      }
+      add_eval_step(acc, logits, local);
+    }
+  }
+  if (opt_.eval_all_pairs) {
+    double sums[4] = {acc.m.auc, acc.m.map, acc.m.mrr, double(acc.counted)};
+    comm_.allreduce_sum(sums, 4);
+    acc.m.auc = sums[0];
+    acc.m.map = sums[1];
+    acc.m.mrr = sums[2];
+    acc.counted = int(sums[3]);
+  }
+  return finish_eval(acc);
+}
+
+namespace {
+
+Evaluation to_evaluation(const LinkMetrics& m, TemporalTask task) {
+  Evaluation e;
+  if (task == TemporalTask::link)
+    e.metrics = {{"auc", m.auc}, {"map", m.map}, {"mrr", m.mrr}, {"loss", m.loss}};
+  else
+    e.metrics = {{"f1", m.f1}, {"macro_f1", m.macro_f1}, {"auc", m.auc}, {"loss", m.loss}};
+  e.selection = m.selection(task);
+  return e;
+}
+
+LinkMetrics to_metrics(const Evaluation& e) {
+  LinkMetrics m;
+  auto get = [&](const char* name) {
+    const double v = e.get(name);
+    return std::isnan(v) ? 0.0 : v;
+  };
+  m.auc = get("auc");
+  m.map = get("map");
+  m.mrr = get("mrr");
+  m.f1 = get("f1");
+  m.macro_f1 = get("macro_f1");
+  m.loss = e.get("loss");
+  return m;
+}
+
+}  // namespace
+
+Evaluation LinkPredictionTrainer::validate() {
+  return to_evaluation(evaluate(n_train_, n_train_ + n_val_), opt_.task);
+}
+
+Evaluation LinkPredictionTrainer::test() {
+  return to_evaluation(evaluate(n_train_ + n_val_, n_steps_), opt_.task);
+}
+
+TemporalResult LinkPredictionTrainer::run(const std::function<void(const TemporalEpoch&)>& cb) {
+  TemporalResult res;
+  res.train_steps = n_train_;
+  res.val_steps = n_val_;
+  res.test_steps = n_steps_ - n_train_ - n_val_;
+  const LoopResult r = loop_->run([&](const EpochRecord& rec) {
+    TemporalEpoch st;
+    static_cast<StepSplit&>(st) = rec;
+    st.epoch = rec.epoch;
+    st.loss = rec.loss;
+    st.val = to_metrics(rec.val);
+    st.eval_ms = rec.eval_ms;
+    if (cb) cb(st);
+  });
+  res.epochs_run = r.epochs_run;
+  res.last_epoch = r.last_epoch;
+  res.stopped_early = r.stopped_early;
+  res.best_epoch = r.best_epoch;
+  res.best_val = to_metrics(r.best_val);
+  res.test = to_metrics(r.test);
+  res.median_epoch_ms = r.median_epoch_ms;
+  return res;
+}
+
+}  // namespace dgnn

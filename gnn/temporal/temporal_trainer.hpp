@@ -1,0 +1,267 @@
+#pragma once
+// Tasks on a snapshot sequence, with EvolveGCN's protocols:
+//  - link prediction: the embeddings after snapshot t score the edges of snapshot t+1 against
+//    sampled non-edges, or in validation and test against every other vertex pair
+//    (TemporalOptions::eval_all_pairs, the paper's protocol) (metrics AUC, MAP, MRR, each the
+//    mean over the steps of a split);
+//  - edge classification: the embeddings after snapshot t classify the edges of snapshot t by
+//    the sign of their weight, e.g. a negative bitcoin rating (metrics F1 of the negative
+//    class, macro F1, AUC).
+// Steps are split by time: the first
+// 70% train, the next 10% validate, the rest test. Training back-propagates through windows of
+// `bptt` consecutive steps (the whole training span when 0); evaluation runs the whole sequence
+// so that validation and test steps see their history.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/gnn/core/fetch.hpp"
+#include "dgnn/gnn/temporal/link_eval.hpp"
+#include "dgnn/gnn/temporal/temporal_models.hpp"
+#include "dgnn/gnn/temporal/temporal_snapshot.hpp"
+#include "dgnn/gnn/train/optimizer.hpp"
+#include "dgnn/gnn/train/trainer.hpp"
+#include "dgnn/gnn/train/training_loop.hpp"
+#include "dgnn/graph/temporal.hpp"
+
+namespace dgnn {
+
+// Vertex features per snapshot: static ones if given, else a one-hot of each vertex's log2
+// degree bucket in that snapshot (in- and out-degree for directed graphs).
+std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<float>& features,
+                                   int64_t feature_dim, int64_t* out_dim);
+// The width of the degree-bucket features snapshot_features makes when no static ones are given.
+int64_t degree_feature_dim(const TemporalGraph& g);
+// The same on a rank that holds some snapshots only (`held[s]`, an empty Csr elsewhere, as
+// move_snapshots leaves them): steps not held get an undefined Var.
+std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<Csr>& held,
+                                   const std::vector<float>& features, int64_t feature_dim,
+                                   int64_t* out_dim);
+
+// Snapshots moved to a GPU as differences (Chakaravarthy et al., SC'21): the first snapshot held
+// goes whole, every later one as its difference from the previous one held, applied on the
+// device, where its GCN adjacency is built and handed to views[t] (which then never uploads it).
+// `views` has one slot per snapshot of g, whole-graph views, null where a snapshot is not held
+// here (the snapshot strategy: a rank holds blocks of consecutive steps). The difference is
+// g.diffs[t - 1] when the previous snapshot is held and g has its differences (unweighted),
+// otherwise the structural difference of the two held snapshots. Counts what crossed the bus
+// against the whole adjacencies.
+struct SnapshotUploads {
+  int snapshots = 0, as_difference = 0;
+  int64_t bytes = 0;        // uploaded: the first structure, then the differences
+  int64_t whole_bytes = 0;  // the GCN adjacencies (directed: and transposes) uploaded whole
+};
+SnapshotUploads upload_snapshots_by_difference(const TemporalGraph& g,
+                                               const std::vector<std::unique_ptr<GraphView>>& views,
+                                               Device dev);
+
+enum class TemporalTask : uint8_t { link, edge };
+TemporalTask parse_temporal_task(const std::string& name);  // OptionError for unknown names
+
+// The loop's options (epochs, optimiser, checkpoints, patience; 50 epochs by default) and the
+// task's.
+struct TemporalOptions : TrainOptions {
+  TemporalOptions() { epochs = 50; }
+  TemporalTask task = TemporalTask::link;
+  int bptt = 0;        // steps per truncated-BPTT window; 0 = the whole training span
+  int neg_train = 5;   // sampled non-edges per positive in training
+  int neg_eval = 100;  // ... in validation and test
+  // Validation and test score every ordered vertex pair of each step instead (EvolveGCN's
+  // protocol, gnn/temporal/link_eval.hpp); neg_eval is then unused. Link prediction only.
+  bool eval_all_pairs = false;
+  double train_frac = 0.7;
+  double val_frac = 0.1;
+  int64_t classifier_hidden = 64;
+};
+
+// How the steps split by time (step s feeds snapshot s to the model). OptionError when the
+// options do not fit the graph (too few snapshots for three splits, --task edge without
+// weights, a negative --bptt, ...).
+struct TemporalSplit {
+  int steps = 0, train = 0, val = 0;
+};
+TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt);
+// The windows the trainer runs steps in, as boundaries from 0 to the step count: training
+// windows of `bptt` steps (the whole training span when 0), then validation and test cut the
+// same way. The snapshot strategy gives each rank a block of every window.
+std::vector<int> temporal_windows(const TemporalGraph& g, const TemporalOptions& opt);
+
+// The pairs one step scores, with their targets and loss weights: link prediction, the distinct
+// edges of snapshot step + 1 (no self loops; an undirected edge once) against `negatives`
+// corrupted pairs (u, w) each, drawn by (seed, salt, step); edge classification, the edges of
+// snapshot `step`, target 1 for a negative weight. Both classes weigh half of the loss.
+struct PairBatch {
+  std::vector<int32_t> src, dst;
+  std::vector<float> target, weight;
+};
+// The distinct positives of link step `step` (the edges of snapshot step + 1, no self loops, an
+// undirected edge once) whose first vertex `keep` accepts, with their ordinals among all of the
+// step's distinct positives (what keys their negatives). They depend on the step alone: a rank
+// finds them once and passes them to step_pairs every epoch, which then reads only the edges
+// that touch its vertices instead of deduplicating the whole step again.
+struct StepPositives {
+  std::vector<uint32_t> event;  // position in the step's events
+  std::vector<uint32_t> index;  // ordinal among the step's distinct positives
+  size_t total = 0;             // distinct positives of the whole step
+};
+StepPositives step_positives(const TemporalGraph& g, int step,
+                             const std::function<bool(int32_t)>& keep = {});
+// A step's pairs. With `keep`, only the pairs whose first vertex it accepts (a rank's share under
+// the vertex strategy): the same pairs, draws and weights as the whole batch's, in the same
+// order, without drawing the others' negatives. `known`: step_positives(g, step, keep) for the
+// same `keep` (link prediction only); the result is the same as without it.
+PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int negatives,
+                     uint64_t seed, uint64_t salt, const std::function<bool(int32_t)>& keep = {},
+                     const StepPositives* known = nullptr);
+// The salt of training epoch `epoch`'s negatives (from 1), as the trainer draws them.
+inline uint64_t train_salt(int epoch) { return uint64_t(epoch) * 0x9e3779b9u + 1; }
+
+struct LinkMetrics {
+  double auc = 0, map = 0, mrr = 0;  // means over the steps of a split (link prediction)
+  double f1 = 0, macro_f1 = 0;       // edge classification, over all edges of a split
+  double loss = 0;
+  // The number model selection maximises: MAP for links, F1 for edges.
+  double selection(TemporalTask t) const { return t == TemporalTask::link ? map : f1; }
+};
+
+struct TemporalEpoch : StepSplit {
+  int epoch = 0;
+  double loss = 0;
+  LinkMetrics val;
+  double eval_ms = 0;
+};
+
+struct TemporalResult {
+  int epochs_run = 0;          // in this invocation (after a resume: the remaining ones)
+  int last_epoch = 0;          // counting a resumed checkpoint's
+  bool stopped_early = false;  // --patience ran out before --epochs
+  int best_epoch = 0;
+  LinkMetrics best_val, test;  // test with the best-validation parameters
+  double median_epoch_ms = 0;
+  int train_steps = 0, val_steps = 0, test_steps = 0;
+};
+
+// Link prediction and edge classification over snapshots as a task of the training loop
+// (gnn/train/training_loop.hpp): one optimiser step per training window.
+class LinkPredictionTrainer : private TrainingTask {
+ public:
+  // `graphs[t]` and `features[t]` (or one feature matrix for all steps) for every snapshot; they
+  // must outlive the trainer.
+  // Distributed (vertex strategy): `graphs` and `features` are this rank's, `dir` says where
+  // every vertex lives (null: all on this one rank); each rank scores the pairs whose first
+  // vertex it owns, and gradients are summed over ranks.
+  // Snapshot strategy (`plan` given, made for temporal_windows(g, opt)): `graphs` and
+  // `features` hold the whole snapshots of the steps this rank owns (null / undefined for the
+  // others, unless features are one matrix); the models run window by window
+  // (TemporalModel::window), each rank scores the targets of its own steps, and losses, metrics
+  // and gradients are combined as in the vertex strategy.
+  LinkPredictionTrainer(TemporalModel& model, PairClassifier& head, const TemporalGraph& g,
+                        const std::vector<std::unique_ptr<GraphView>>& graphs,
+                        const std::vector<Var>& features, Communicator& comm, TemporalOptions opt,
+                        const RowDirectory* dir = nullptr, const SnapshotPlan* plan = nullptr);
+  ~LinkPredictionTrainer() override;
+
+  // The loop's run (resume, epochs, checkpoints, patience, best-validation selection); afterwards
+  // the model holds the best-validation parameters, those the test used.
+  TemporalResult run(const std::function<void(const TemporalEpoch&)>& on_epoch = {});
+  // One training pass over the training steps; returns the mean loss.
+  double train_epoch(int epoch) override;
+  // Per training window of `epoch`, from a fresh state and without updating (the parameters
+  // stay as they are): the loss summed over the window's steps, and every parameter's gradient
+  // (summed over ranks, flattened in parameter order), what an optimiser step would apply after
+  // that window. Collective.
+  struct WindowGradients {
+    double loss = 0;
+    int steps = 0;  // steps with targets in the window
+    std::vector<float> grads;
+  };
+  std::vector<WindowGradients> epoch_gradients(int epoch);
+  // Metrics over steps [begin, end) after running the sequence from the start.
+  LinkMetrics evaluate(int begin, int end);
+
+  int train_steps() const { return n_train_; }
+
+  // The test steps' pairs with their scores (logits) and labels, with the current parameters,
+  // on rank 0 (empty elsewhere), ordered by step, source, destination: what --predictions
+  // writes. Link prediction: each step's positives and the non-edges its test drew; with
+  // eval_all_pairs the positives alone (every vertex pair would not fit a file). Edge
+  // classification: each step's edges, label 1 for a negative weight. Collective.
+  struct ScoredPair {
+    int32_t step = 0, src = 0, dst = 0;
+    float label = 0, score = 0;
+  };
+  std::vector<ScoredPair> test_pairs();
+  // Every vertex's embedding (n x out_dim, dense ids) after the last step the model runs (link
+  // prediction: the one that predicts the last snapshot), with the current parameters, on rank
+  // 0 (empty elsewhere): what --embeddings writes. Collective.
+  Tensor final_embeddings();
+
+ private:
+  // TrainingTask.
+  const std::vector<std::pair<std::string, Parameter*>>& parameters() override { return params_; }
+  Optimizer& optimizer() override { return *optimizer_; }
+  Evaluation validate() override;
+  Evaluation test() override;
+
+  using Batch = PairBatch;
+  Batch batch_for(int step, int negatives, uint64_t salt) const {
+    return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt);
+  }
+  // The pairs of a step this rank scores (vertex strategy: those whose first vertex it owns).
+  Batch local_batch(int step, int negatives, uint64_t salt) const;
+  // Logits of a local batch; collective (every rank calls it, even with no pairs).
+  Var score(ForwardContext& ctx, const Var& h, const Batch& local);
+  void gather_all(const Tensor& logits, const Batch& local, std::vector<float>* scores,
+                  std::vector<float>* labels, std::vector<float>* groups);
+  // Evaluation sums over steps; every rank adds every step (collective), with its local pairs.
+  struct EvalSums {
+    LinkMetrics m;
+    int counted = 0;
+    std::vector<float> all_scores;  // edge classification pools the split's edges
+    std::vector<uint8_t> all_labels;
+  };
+  void add_eval_step(EvalSums& acc, const Var& logits, const Batch& local);
+  // test_pairs: this rank's scored pairs of step s, appended to `all` on rank 0 in order.
+  void gather_pairs(int step, const Var& logits, const Batch& local, std::vector<ScoredPair>* all);
+  // eval_all_pairs: the positives of a step (both directions for an undirected graph), and one
+  // step's metrics from the embeddings of every vertex (`h`), scoring source rows `rows`.
+  PairTargets targets_for(int step) const;
+  void add_all_pairs_step(EvalSums& acc, int step, const Tensor& h,
+                          const std::vector<int32_t>& rows, Communicator& comm);
+  LinkMetrics finish_eval(EvalSums& acc) const;
+  // Where the model's parameters live (and so every matrix of a step).
+  Device device() const { return params_.front().second->var.device(); }
+  // The training windows' bounds, from 0 to the training steps (both strategies).
+  std::vector<int> training_windows() const;
+  // Forward and backward over window [start, end) from the model's current state; the
+  // gradients summed over ranks; returns the window's loss summed over steps (and ranks), and
+  // how many steps had targets. Collective.
+  double window_gradients(int epoch, int start, int end, int* in_window);
+  // The snapshot strategy's window and evaluation.
+  double window_gradients_snapshots(int epoch, int start, int end, int* in_window);
+  LinkMetrics evaluate_snapshots(int begin, int end);
+
+  TemporalModel& model_;
+  PairClassifier& head_;
+  const TemporalGraph& g_;
+  const std::vector<std::unique_ptr<GraphView>>& graphs_;
+  const std::vector<Var>& features_;
+  Communicator& comm_;
+  TemporalOptions opt_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<std::pair<std::string, Parameter*>> params_;
+  int n_steps_ = 0, n_train_ = 0, n_val_ = 0;
+  const SnapshotPlan* plan_ = nullptr;
+  std::vector<uint8_t> has_targets_;  // per step: its batch is not empty
+  RowDirectory dir_;
+  std::vector<float> flat_;
+  // local_batch(): per link step, this rank's distinct positives (found on first use).
+  mutable std::vector<std::unique_ptr<const StepPositives>> positives_;
+  std::vector<int32_t> end_slot_;  // score(): per vertex, its row among the fetched ends, or -1
+  std::unique_ptr<TrainingLoop> loop_;
+};
+
+}  // namespace dgnn

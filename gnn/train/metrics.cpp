@@ -1,0 +1,184 @@
+// Ranking and classification metrics, with the tie rules of gnn/train/metrics.hpp.
+#include "dgnn/gnn/train/metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+
+#include "dgnn/common/error.hpp"
+
+namespace dgnn {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+template <typename A, typename B>
+void check_sizes(const char* fn, const char* na, const std::vector<A>& a, const char* nb,
+                 const std::vector<B>& b) {
+  if (a.size() != b.size())
+    throw ShapeError(std::string(fn) + ": " + std::to_string(a.size()) + " " + na + " but " +
+                     std::to_string(b.size()) + " " + nb);
+}
+
+// NaN would break the sort's ordering and every tie rule, so it is an input error.
+void check_scores(const char* fn, const std::vector<float>& scores) {
+  for (size_t i = 0; i < scores.size(); ++i)
+    if (std::isnan(scores[i]))
+      throw Error(std::string(fn) + ": score " + std::to_string(i) + " is NaN");
+}
+
+void check_tie(const char* fn, double tie) {
+  if (!(tie >= 0) || tie > 1)
+    throw Error(std::string(fn) + ": the tie tolerance must be in [0, 1], got " +
+                std::to_string(tie));
+}
+
+// Ascending copies as doubles, where the tie intervals are computed.
+std::vector<double> sorted_doubles(const std::vector<float>& scores,
+                                   const std::vector<uint8_t>& labels,
+                                   int want) {  // want: 1 positives, 0 negatives, -1 all
+  std::vector<double> v;
+  for (size_t i = 0; i < scores.size(); ++i)
+    if (want < 0 || (labels[i] != 0) == (want == 1)) v.push_back(double(scores[i]));
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// How many of the ascending `v` are < x, and how many are <= x.
+double count_below(const std::vector<double>& v, double x) {
+  return double(std::lower_bound(v.begin(), v.end(), x) - v.begin());
+}
+double count_at_most(const std::vector<double>& v, double x) {
+  return double(std::upper_bound(v.begin(), v.end(), x) - v.begin());
+}
+
+}  // namespace
+
+// Each metric looks up, for every positive, the candidates below, within and above its tie
+// interval [s - d, s + d] in sorted copies of the scores: with d = 0 that is the block of equal
+// scores. Counts are integers, exact in double.
+
+double roc_auc(const std::vector<float>& scores, const std::vector<uint8_t>& labels, double tie) {
+  check_sizes("roc_auc", "scores", scores, "labels", labels);
+  check_scores("roc_auc", scores);
+  check_tie("roc_auc", tie);
+  const std::vector<double> neg = sorted_doubles(scores, labels, 0);
+  // Each positive beats the negatives below its interval and splits those within it.
+  double wins = 0, pos = 0;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (!labels[i]) continue;
+    const double s = scores[i], d = tie_radius(scores[i], tie);
+    const double below = count_below(neg, s - d);
+    wins += below + 0.5 * (count_at_most(neg, s + d) - below);
+    pos += 1;
+  }
+  if (pos == 0 || neg.empty()) return kNaN;
+  return wins / (pos * double(neg.size()));
+}
+
+double average_precision(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
+                         double tie) {
+  check_sizes("average_precision", "scores", scores, "labels", labels);
+  check_scores("average_precision", scores);
+  check_tie("average_precision", tie);
+  const std::vector<double> all = sorted_doubles(scores, labels, -1);
+  const std::vector<double> pos = sorted_doubles(scores, labels, 1);
+  if (pos.empty()) return kNaN;
+  // A positive's share of recall comes at the precision of everything scoring >= its interval's
+  // lower end (with d = 0: its tied block and all above, scikit-learn's step).
+  double ap = 0;
+  const double n = double(all.size()), p = double(pos.size());
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (!labels[i]) continue;
+    const double lo = double(scores[i]) - tie_radius(scores[i], tie);
+    ap += (p - count_below(pos, lo)) / (n - count_below(all, lo));
+  }
+  return ap / p;
+}
+
+double mean_reciprocal_rank(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
+                            const std::vector<int32_t>& group, double tie) {
+  check_sizes("mean_reciprocal_rank", "scores", scores, "labels", labels);
+  check_sizes("mean_reciprocal_rank", "scores", scores, "group ids", group);
+  check_scores("mean_reciprocal_rank", scores);
+  check_tie("mean_reciprocal_rank", tie);
+  // One sort by (group, score) puts each group's candidates in a contiguous ascending run.
+  std::vector<size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return group[a] != group[b] ? group[a] < group[b] : scores[a] < scores[b];
+  });
+  double sum = 0;
+  int64_t groups = 0;
+  std::vector<double> run;
+  for (size_t gb = 0, n = scores.size(); gb < n;) {
+    size_t ge = gb + 1;
+    while (ge < n && group[order[ge]] == group[order[gb]]) ++ge;
+    run.clear();
+    for (size_t k = gb; k < ge; ++k) run.push_back(double(scores[order[k]]));
+    double rr = 0, positives = 0;
+    for (size_t k = gb; k < ge; ++k) {
+      const size_t i = order[k];
+      if (!labels[i]) continue;
+      const double s = scores[i], d = tie_radius(scores[i], tie);
+      const double at_most = count_at_most(run, s + d);
+      const double above = double(run.size()) - at_most;
+      const double tied = at_most - count_below(run, s - d);  // itself included
+      rr += 1.0 / (above + (tied + 1.0) / 2.0);
+      positives += 1;
+    }
+    if (positives > 0) {
+      sum += rr / positives;
+      ++groups;
+    }
+    gb = ge;
+  }
+  return groups > 0 ? sum / double(groups) : kNaN;
+}
+
+F1 binary_f1(const std::vector<uint8_t>& pred, const std::vector<uint8_t>& labels) {
+  check_sizes("binary_f1", "predictions", pred, "labels", labels);
+  double tp = 0, fp = 0, fn = 0;
+  for (size_t i = 0; i < pred.size(); ++i) {
+    const bool p = pred[i] != 0, l = labels[i] != 0;
+    tp += p && l;
+    fp += p && !l;
+    fn += !p && l;
+  }
+  F1 r;
+  r.precision = tp + fp > 0 ? tp / (tp + fp) : 0.0;
+  r.recall = tp + fn > 0 ? tp / (tp + fn) : 0.0;
+  r.f1 = r.precision + r.recall > 0 ? 2 * r.precision * r.recall / (r.precision + r.recall) : 0.0;
+  return r;
+}
+
+double macro_f1(const std::vector<int32_t>& pred, const std::vector<int32_t>& labels) {
+  check_sizes("macro_f1", "predictions", pred, "labels", labels);
+  std::vector<int32_t> classes(pred);
+  classes.insert(classes.end(), labels.begin(), labels.end());
+  std::sort(classes.begin(), classes.end());
+  classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
+  if (classes.empty()) return kNaN;
+  auto slot = [&](int32_t c) {
+    return size_t(std::lower_bound(classes.begin(), classes.end(), c) - classes.begin());
+  };
+  // Per class: true positives, predicted count, actual count.
+  std::vector<double> tp(classes.size()), predicted(classes.size()), actual(classes.size());
+  for (size_t i = 0; i < pred.size(); ++i) {
+    const size_t p = slot(pred[i]), l = slot(labels[i]);
+    predicted[p] += 1;
+    actual[l] += 1;
+    if (p == l) tp[p] += 1;
+  }
+  double sum = 0;
+  for (size_t c = 0; c < classes.size(); ++c)
+    // F1 = 2 TP / (predicted + actual): the harmonic mean of precision and recall, and 0 when
+    // TP is 0 (the zero-division convention of binary_f1).
+    sum += 2 * tp[c] / (predicted[c] + actual[c]);
+  return sum / double(classes.size());
+}
+
+}  // namespace dgnn

@@ -1,0 +1,216 @@
+#include "dgnn/gnn/train/trainer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "dgnn/comm/device_comm.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/gnn/core/loss.hpp"
+#include "dgnn/gnn/train/checkpoint.hpp"
+#include "dgnn/kernels/buffer.hpp"
+#include "dgnn/kernels/kernels.hpp"
+
+namespace dgnn {
+
+NodeTask make_node_task(const Dataset& d) {
+  NodeTask t;
+  if (d.labels.empty()) throw OptionError("the dataset has no labels (give --labels FILE)");
+  t.features = Var(Tensor::from_host(d.features.data(), d.num_vertices(), d.feature_dim));
+  t.labels = d.labels;
+  t.train = d.train;
+  t.val = d.val;
+  t.test = d.test;
+  t.global_train = int64_t(t.train.size());
+  t.global_val = int64_t(t.val.size());
+  t.global_test = int64_t(t.test.size());
+  t.num_classes = d.num_classes;
+  return t;
+}
+
+Trainer::Trainer(Module& model, const GraphView& graph, const NodeTask& task, Communicator& comm,
+                 TrainOptions opt)
+    : model_(model), graph_(graph), task_(task), comm_(comm), opt_(std::move(opt)) {
+  DGNN_CHECK(task.features.rows() == graph.n_owned(), ShapeError,
+             "features have " + std::to_string(task.features.rows()) + " rows for " +
+                 std::to_string(graph.n_owned()) + " vertices");
+  DGNN_CHECK(int64_t(task.labels.size()) == graph.n_owned(), ShapeError,
+             "need one label (or -1) per vertex");
+  check_train_options(opt_);
+  if (task.global_train == 0) throw OptionError("no labelled training vertices: nothing to train");
+  params_ = model_.named_parameters();
+  // A layer whose weights are members but not add_parameter'd (or a child not add_module'd)
+  // would train nothing, at a constant loss, without a word.
+  if (params_.empty())
+    throw Error(
+        "the model has no parameters to train: declare them with add_parameter and "
+        "child modules with add_module");
+  optimizer_ = make_optimizer(params_, opt_);
+  loop_ = std::make_unique<TrainingLoop>(static_cast<TrainingTask&>(*this), comm_, opt_);
+  for (int32_t r : task.train) train_labels_.push_back(task.labels[size_t(r)]);
+  features_ = task.features;  // the same leaf every step: inputs need no gradient
+}
+
+Trainer::~Trainer() = default;
+
+double Trainer::train_step(uint64_t step) {
+  const double loss = forward_backward(step);
+  optimizer_->step();
+  kernels::synchronize(features_.device());  // the step's time includes its queued kernels
+  return loss;
+}
+
+void Trainer::check_logits(const Var& logits) const {
+  if (!logits.defined()) throw Error("the model's forward returned an undefined Var");
+  if (logits.rows() != graph_.n_owned() || logits.cols() != task_.num_classes)
+    throw ShapeError("the model outputs " + logits.value().shape_str() + " for " +
+                     std::to_string(graph_.n_owned()) + " vertices x " +
+                     std::to_string(task_.num_classes) + " classes");
+}
+
+double Trainer::forward_backward(uint64_t step) {
+  optimizer_->zero_grad();
+  ForwardContext ctx{graph_, true, opt_.seed, step};
+  Var logits = model_.forward(ctx, features_);
+  check_logits(logits);
+  Var loss = cross_entropy(logits, task_.train, train_labels_, double(task_.global_train));
+  double value = loss.value().item();
+  loss.backward();
+  // Parameters are replicated: sum every rank's share of the gradient (and of the loss).
+  allreduce_gradients(comm_, params_, flat_, &value);
+  return value;
+}
+
+double Trainer::forward_backward(const MiniBatch& batch, uint64_t step) {
+  optimizer_->zero_grad();
+  double value = 0;
+  // A rank out of seeds computes nothing but still joins the gradient all-reduce.
+  if (!batch.seeds.empty()) {
+    ForwardContext ctx{*batch.views.front(), true, opt_.seed, step};
+    ctx.blocks = batch.blocks();
+    Var logits = model_.forward(ctx, batch.inputs);
+    DGNN_CHECK(logits.rows() == int64_t(batch.seeds.size()) && logits.cols() == task_.num_classes,
+               ShapeError,
+               "the model outputs " + logits.value().shape_str() + " for " +
+                   std::to_string(batch.seeds.size()) + " seeds and " +
+                   std::to_string(task_.num_classes) + " classes");
+    std::vector<int32_t> rows(batch.seeds.size());
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = int32_t(i);
+    Var loss = cross_entropy(logits, rows, batch.labels, double(batch.global_seeds));
+    value = loss.value().item();  // data()[0] would read device memory on a GPU
+    loss.backward();
+  }
+  allreduce_gradients(comm_, params_, flat_, &value);
+  return value;
+}
+
+double Trainer::train_epoch_minibatch(int epoch, EpochStats& st) {
+  double weighted = 0;
+  int64_t seeds = 0;
+  st.steps = loader_->steps_per_epoch();
+  for (int64_t s = 0; s < st.steps; ++s) {
+    MiniBatch b = loader_->next();
+    DGNN_CHECK(b.epoch == epoch - 1 && b.step == s, Error, "mini-batch pipeline out of order");
+    st.sample_ms += b.sample_ms;
+    st.sample_wait_ms += loader_->last_wait_ms();
+    st.sampled_edges += b.edges;
+    st.sample_bytes += b.sample_bytes;
+    // The optimiser's step count keys dropout: unique per step, and restored by a checkpoint.
+    weighted += forward_backward(b, uint64_t(optimizer_->steps())) * double(b.global_seeds);
+    seeds += b.global_seeds;
+    optimizer_->step();
+  }
+  kernels::synchronize(features_.device());  // the epoch's time includes its queued kernels
+  return seeds ? weighted / double(seeds) : 0;
+}
+
+Tensor Trainer::predict() {
+  NoGradGuard no_grad;
+  ForwardContext ctx{graph_, false, opt_.seed, 0};
+  Var logits = model_.forward(ctx, features_);
+  check_logits(logits);
+  return std::move(logits.value());
+}
+
+std::array<double, 3> Trainer::evaluate() {
+  Tensor logits = predict();
+  const std::vector<int32_t>* sets[3] = {&task_.train, &task_.val, &task_.test};
+  int64_t correct[3];
+  for (int i = 0; i < 3; ++i) {
+    std::vector<int32_t> labels;
+    for (int32_t r : *sets[i]) labels.push_back(task_.labels[size_t(r)]);
+    correct[i] = count_correct(logits, *sets[i], labels);
+  }
+  comm_.allreduce_sum(correct, 3);
+  const int64_t totals[3] = {task_.global_train, task_.global_val, task_.global_test};
+  std::array<double, 3> acc{};
+  for (int i = 0; i < 3; ++i)
+    acc[size_t(i)] = totals[i] ? double(correct[i]) / double(totals[i]) : 0;
+  return acc;
+}
+
+double Trainer::train_epoch(int epoch) {
+  EpochStats st;
+  const double loss = loader_ ? train_epoch_minibatch(epoch, st) : train_step(uint64_t(epoch - 1));
+  last_ = st;
+  return loss;
+}
+
+Evaluation Trainer::validate() {
+  const std::array<double, 3> acc = evaluate();
+  Evaluation e;
+  e.metrics = {{"train_acc", acc[0]}, {"val_acc", acc[1]}, {"test_acc", acc[2]}};
+  e.selection = acc[1];
+  return e;
+}
+
+Evaluation Trainer::test() {
+  const double acc = evaluate()[2];
+  Evaluation e;
+  e.metrics = {{"test_acc", acc}};
+  e.selection = acc;
+  return e;
+}
+
+void Trainer::on_start(int epochs_done) {
+  if (loader_) loader_->start(epochs_done, opt_.epochs - 1);
+}
+
+TrainResult Trainer::run(const std::function<void(const EpochStats&)>& on_epoch) {
+  std::vector<double> samples, sample_waits;
+  const LoopResult r = loop_->run([&](const EpochRecord& rec) {
+    EpochStats st = last_;  // the mini-batch figures of the epoch
+    static_cast<StepSplit&>(st) = rec;
+    st.epoch = rec.epoch;
+    st.loss = rec.loss;
+    st.train_acc = rec.val.get("train_acc");
+    st.val_acc = rec.val.get("val_acc");
+    st.test_acc = rec.val.get("test_acc");
+    st.eval_ms = rec.eval_ms;
+    samples.push_back(st.sample_ms);
+    sample_waits.push_back(st.sample_wait_ms);
+    if (on_epoch) on_epoch(st);
+  });
+  TrainResult res;
+  res.epochs_run = r.epochs_run;
+  res.last_epoch = r.last_epoch;
+  res.best_epoch = r.best_epoch;
+  res.best_val_acc = r.best_epoch > 0 ? r.best_val.get("val_acc") : -1;
+  res.test_acc = r.test.get("test_acc");
+  res.final_loss = r.final_loss;
+  res.stopped_early = r.stopped_early;
+  res.median_epoch_ms = r.median_epoch_ms;
+  res.median_compute_ms = r.median_compute_ms;
+  res.median_comm_ms = r.median_comm_ms;
+  res.median_wait_ms = r.median_wait_ms;
+  res.bytes_per_epoch = r.bytes_per_epoch;
+  res.median_sample_ms = median(samples);
+  res.median_sample_wait_ms = median(sample_waits);
+  return res;
+}
+
+void Trainer::save_checkpoint(const std::string& path) { loop_->save_checkpoint(path); }
+void Trainer::load_checkpoint(const std::string& path) { loop_->load_checkpoint(path); }
+
+}  // namespace dgnn

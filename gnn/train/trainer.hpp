@@ -1,0 +1,122 @@
+#pragma once
+// Full-batch node-classification training: forward over the whole (local) graph, loss over the
+// training vertices, gradients all-reduced across ranks, optimiser step; evaluation after each
+// step; the parameters with the best validation accuracy are kept for the final test.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/gnn/core/module.hpp"
+#include "dgnn/gnn/train/minibatch.hpp"
+#include "dgnn/gnn/train/optimizer.hpp"
+#include "dgnn/gnn/train/training_loop.hpp"
+#include "dgnn/graph/dataset.hpp"
+
+namespace dgnn {
+
+// This rank's share of a node-classification task (rows are local vertex numbers).
+struct NodeTask {
+  Var features;                 // n_owned x F (a leaf: trainers share it, nobody copies it)
+  std::vector<int32_t> labels;  // n_owned entries, -1 = unlabelled
+  std::vector<int32_t> train, val, test;
+  int64_t global_train = 0, global_val = 0, global_test = 0;  // counts over all ranks
+  int32_t num_classes = 0;
+};
+
+// The whole dataset as one process's task. OptionError when it has no labels.
+NodeTask make_node_task(const Dataset& d);
+
+struct EpochStats : StepSplit {
+  int epoch = 0;  // from 1
+  double loss = 0;
+  double train_acc = 0, val_acc = 0, test_acc = 0;
+  double eval_ms = 0;
+  // Mini-batch training (this rank's): optimiser steps, time spent producing the batches
+  // (sampling, feature gather, views) and how much of it training waited for — the rest was
+  // hidden behind compute by the prefetch thread; block entries sampled; bytes the sampler sent.
+  int64_t steps = 1;
+  double sample_ms = 0, sample_wait_ms = 0;
+  int64_t sampled_edges = 0, sample_bytes = 0;
+};
+
+struct TrainResult {
+  int epochs_run = 0;          // in this invocation (after a resume: the remaining ones)
+  bool stopped_early = false;  // --patience ran out before --epochs
+  int last_epoch = 0;
+  int best_epoch = 0;
+  double best_val_acc = -1;
+  double test_acc = 0;  // with the best-validation parameters
+  double final_loss = 0;
+  double median_epoch_ms = 0;
+  // Medians over epochs of the split (ms) and bytes sent per epoch (sum over ranks).
+  double median_compute_ms = 0, median_comm_ms = 0, median_wait_ms = 0;
+  int64_t bytes_per_epoch = 0;
+  // Mini-batch training: medians over epochs of the batch production time and of the part of it
+  // training waited for.
+  double median_sample_ms = 0, median_sample_wait_ms = 0;
+};
+
+// Node classification as a task of the training loop (gnn/train/training_loop.hpp): one optimiser
+// step per epoch over the whole graph, or the mini-batch loader's steps.
+class Trainer : private TrainingTask {
+ public:
+  Trainer(Module& model, const GraphView& graph, const NodeTask& task, Communicator& comm,
+          TrainOptions opt);
+  ~Trainer() override;
+
+  // The loop's run; afterwards the model holds the best-validation parameters (those tested).
+  TrainResult run(const std::function<void(const EpochStats&)>& on_epoch = {});
+  // Mini-batch training: every epoch runs the loader's steps on sampled blocks instead of one
+  // full-graph step (evaluation stays full-graph, on `graph`). Null = full-batch. The loader
+  // must outlive run().
+  void set_minibatch(MiniBatchLoader* loader) { loader_ = loader; }
+  // The loss of one mini-batch (its seeds over all ranks) and the parameters' gradients
+  // (summed over ranks) at `step`, without updating. Collective.
+  double forward_backward(const MiniBatch& batch, uint64_t step);
+  // One optimisation step at step index `step`; returns the (global) training loss.
+  double train_step(uint64_t step);
+  // The loss and the parameters' gradients (summed over ranks) at `step`, without updating.
+  double forward_backward(uint64_t step);
+  // Accuracies (global) with the current parameters: {train, val, test}.
+  std::array<double, 3> evaluate();
+  // Logits of the owned rows with the current parameters (no dropout).
+  Tensor predict();
+
+  void save_checkpoint(const std::string& path);
+  void load_checkpoint(const std::string& path);
+
+ private:
+  // TrainingTask.
+  const std::vector<std::pair<std::string, Parameter*>>& parameters() override { return params_; }
+  Optimizer& optimizer() override { return *optimizer_; }
+  double train_epoch(int epoch) override;
+  Evaluation validate() override;  // train, validation and test accuracy; selects on validation
+  Evaluation test() override;
+  bool has_validation() const override { return task_.global_val > 0; }
+  void on_start(int epochs_done) override;
+
+  // ShapeError unless the model gave one row per owned vertex and one column per class.
+  void check_logits(const Var& logits) const;
+  // One epoch of mini-batch steps; returns the mean loss over the epoch's seeds.
+  double train_epoch_minibatch(int epoch, EpochStats& st);
+
+  Module& model_;
+  const GraphView& graph_;
+  const NodeTask& task_;
+  Communicator& comm_;
+  TrainOptions opt_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<std::pair<std::string, Parameter*>> params_;
+  std::vector<int32_t> train_labels_;
+  std::vector<float> flat_;  // gradients packed for one all-reduce
+  Var features_;
+  MiniBatchLoader* loader_ = nullptr;
+  EpochStats last_;  // the mini-batch figures of the last epoch
+  std::unique_ptr<TrainingLoop> loop_;
+};
+
+}  // namespace dgnn

@@ -1,0 +1,347 @@
+// The one training loop (gnn/train/training_loop.hpp), and what every task's step shares: the
+// gradient all-reduce and the step's time split.
+#include "dgnn/gnn/train/training_loop.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "dgnn/comm/device_comm.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/gnn/train/checkpoint.hpp"
+#include "dgnn/kernels/buffer.hpp"
+#include "dgnn/kernels/kernels.hpp"
+
+namespace dgnn {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+namespace {
+
+// allreduce_gradients on device memory, over the attached device communicator: the gradients
+// are packed into one device buffer (device-to-device copies), the flags and `extra` appended
+// from the host, all summed in one all-reduce, and unpacked. `flat` gets the host tail back.
+void allreduce_gradients_on(DeviceComm& dc,
+                            const std::vector<std::pair<std::string, Parameter*>>& params,
+                            std::vector<float>& flat, double* extra) {
+  const Device dev = dc.device();
+  int64_t n_grad = 0;
+  for (auto& [name, p] : params) n_grad += p->var.value().numel();
+  const int64_t n_tail = int64_t(params.size()) + (extra ? 1 : 0);
+  flat.assign(size_t(n_tail), 0.f);
+  for (size_t i = 0; i < params.size(); ++i)
+    flat[i] = params[i].second->var.grad().empty() ? 0.f : 1.f;
+  if (extra) flat[params.size()] = float(*extra);
+  kernels::Buffer buf(dev, size_t(n_grad + n_tail) * sizeof(float));
+  float* d = buf.as<float>();
+  int64_t off = 0;
+  for (auto& [name, p] : params) {
+    const Tensor& g = p->var.node()->grad_buffer();
+    DGNN_CHECK(g.device() == dev, DeviceError,
+               "allreduce_gradients: gradient of " + name + " is on " + device_name(g.device()) +
+                   ", the device communicator carries " + device_name(dev) + " memory");
+    if (g.numel() > 0)
+      kernels::copy(dev, d + off, g.device(), g.data(), size_t(g.numel()) * sizeof(float));
+    off += g.numel();
+  }
+  if (n_tail > 0)
+    kernels::copy(dev, d + off, Device::cpu, flat.data(), size_t(n_tail) * sizeof(float));
+  dc.allreduce_sum(d, n_grad + n_tail);
+  if (n_tail > 0)
+    kernels::copy(Device::cpu, flat.data(), dev, d + off, size_t(n_tail) * sizeof(float));
+  off = 0;
+  for (auto& [name, p] : params) {
+    Tensor& g = p->var.grad();
+    if (g.numel() > 0)
+      kernels::copy(g.device(), g.data(), dev, d + off, size_t(g.numel()) * sizeof(float));
+    off += g.numel();
+  }
+  for (size_t i = 0; i < params.size(); ++i)
+    if (flat[i] == 0.f) params[i].second->var.zero_grad();
+  if (extra) *extra = flat[params.size()];
+}
+
+}  // namespace
+
+void allreduce_gradients(Communicator& comm,
+                         const std::vector<std::pair<std::string, Parameter*>>& params,
+                         std::vector<float>& flat, double* extra) {
+  if (comm.size() == 1) return;
+  // Gradients in the memory of the attached device communicator (a GPU's, over NCCL or staged)
+  // are summed there; host memory over the host communicator below.
+  if (DeviceComm* dc = comm.device_comm();
+      dc && !params.empty() && params.front().second->var.device() == dc->device())
+    return allreduce_gradients_on(*dc, params, flat, extra);
+  // After the gradients: one flag per parameter (did this rank's backward reach it?), then
+  // `extra`. A parameter no rank reached keeps no gradient, as on one rank, where the optimiser
+  // leaves it unchanged (Adam's moments included); a zero gradient would move it.
+  int64_t total = int64_t(params.size()) + (extra ? 1 : 0);
+  for (auto& [name, p] : params) total += p->var.value().numel();
+  flat.resize(size_t(total));
+  int64_t off = 0;
+  for (auto& [name, p] : params) off += p->var.value().numel();
+  for (size_t i = 0; i < params.size(); ++i)
+    flat[size_t(off) + i] = params[i].second->var.grad().empty() ? 0.f : 1.f;
+  off = 0;
+  for (auto& [name, p] : params) {
+    const Tensor& g = p->var.node()->grad_buffer();
+    kernels::copy(Device::cpu, flat.data() + off, g.device(), g.data(), size_t(g.numel()) * 4);
+    off += g.numel();
+  }
+  if (extra) flat[size_t(off) + params.size()] = float(*extra);
+  comm.allreduce_sum(flat.data(), total);
+  off = 0;
+  for (auto& [name, p] : params) {
+    Tensor& g = p->var.grad();
+    kernels::copy(g.device(), g.data(), Device::cpu, flat.data() + off, size_t(g.numel()) * 4);
+    off += g.numel();
+  }
+  for (size_t i = 0; i < params.size(); ++i)
+    if (flat[size_t(off) + i] == 0.f) params[i].second->var.zero_grad();
+  if (extra) *extra = flat[size_t(off) + params.size()];
+}
+
+StepSplit split_step(Communicator& comm, double step_ms) {
+  // Snapshot this rank's counters before the reductions below add to them.
+  const CommStats mine = comm.stats();
+  const double compute = std::max(0.0, step_ms - mine.comm_ms - mine.wait_ms);
+  double sums[3] = {compute, mine.comm_ms, mine.wait_ms};
+  double maxes[5] = {step_ms, compute, mine.comm_ms, mine.wait_ms, double(mine.bytes_sent)};
+  int64_t bytes = mine.bytes_sent;
+  comm.allreduce_sum(sums, 3);
+  comm.allreduce_max(maxes, 5);
+  comm.allreduce_sum(&bytes, 1);
+  const double p = double(comm.size());
+  StepSplit st;
+  st.time_ms = maxes[0];
+  st.compute_ms = sums[0] / p;
+  st.comm_ms = sums[1] / p;
+  st.wait_ms = sums[2] / p;
+  st.max_compute_ms = maxes[1];
+  st.max_comm_ms = maxes[2];
+  st.max_wait_ms = maxes[3];
+  st.max_bytes_sent = int64_t(maxes[4]);
+  st.bytes_sent = bytes;
+  return st;
+}
+
+void check_train_options(const TrainOptions& opt) {
+  // Written so that NaN fails every check.
+  if (opt.epochs < 0) throw OptionError("--epochs must be >= 0");
+  if (!(opt.lr > 0 && std::isfinite(opt.lr))) throw OptionError("--lr must be a number > 0");
+  if (!(opt.weight_decay >= 0 && std::isfinite(opt.weight_decay)))
+    throw OptionError("--weight-decay must be a number >= 0");
+  if (!(opt.momentum >= 0 && opt.momentum < 1)) throw OptionError("--momentum must be in [0, 1)");
+  if (opt.patience < 0) throw OptionError("--patience must be >= 0 (0: never stop early)");
+  if (opt.save_every < 0) throw OptionError("--save-every must be >= 0 (0: only at the end)");
+  if (opt.save_every > 0 && opt.save.empty())
+    throw OptionError("--save-every needs --save FILE (the checkpoint it replaces)");
+  if (opt.optimizer != "adam" && opt.optimizer != "sgd")
+    throw OptionError("--optimizer: unknown '" + opt.optimizer + "' (expected adam or sgd)");
+}
+
+std::unique_ptr<Optimizer> make_optimizer(
+    const std::vector<std::pair<std::string, Parameter*>>& params, const TrainOptions& opt) {
+  if (opt.optimizer == "sgd")
+    return std::make_unique<Sgd>(params, SgdConfig{opt.lr, opt.momentum, opt.weight_decay});
+  if (opt.optimizer == "adam")
+    return std::make_unique<Adam>(params,
+                                  AdamConfig{opt.lr, 0.9f, 0.999f, 1e-8f, opt.weight_decay});
+  throw OptionError("--optimizer: unknown '" + opt.optimizer + "' (expected adam or sgd)");
+}
+
+double Evaluation::get(const std::string& name) const {
+  for (const auto& [n, v] : metrics)
+    if (n == name) return v;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+namespace {
+
+nlohmann::json to_json(const Evaluation& e) {
+  nlohmann::json m = nlohmann::json::object();
+  for (const auto& [n, v] : e.metrics) m[n] = v;
+  return {{"metrics", m}, {"selection", e.selection}};
+}
+
+Evaluation from_json(const nlohmann::json& j) {
+  Evaluation e;
+  // JSON keeps no NaN: a metric that was NaN comes back null.
+  for (auto& [n, v] : j.at("metrics").items())
+    e.metrics.emplace_back(
+        n, v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN());
+  e.selection = j.at("selection").is_number() ? j.at("selection").get<double>()
+                                              : std::numeric_limits<double>::quiet_NaN();
+  return e;
+}
+
+}  // namespace
+
+TrainingLoop::TrainingLoop(TrainingTask& task, Communicator& comm, TrainOptions opt)
+    : task_(task), comm_(comm), opt_(std::move(opt)) {
+  check_train_options(opt_);
+}
+
+void TrainingLoop::keep_best(int epoch, const Evaluation& val) {
+  // The first epoch, a better score (ties keep the earlier epoch; NaN never wins), or, with
+  // nothing to select on, every epoch.
+  if (has_best_ && task_.has_validation() && !(val.selection > best_val_.selection)) return;
+  has_best_ = true;
+  best_epoch_ = epoch;
+  best_val_ = val;
+  best_params_.clear();
+  for (auto& [name, p] : task_.parameters()) best_params_.push_back(p->var.value().clone());
+}
+
+LoopResult TrainingLoop::run(const std::function<void(const EpochRecord&)>& on_epoch) {
+  if (!opt_.load.empty()) load_checkpoint(opt_.load);
+  LoopResult res;
+  std::vector<double> times, computes, comms, waits;
+  const Device dev = task_.parameters().front().second->var.device();
+  task_.on_start(epoch_);
+  auto patience_out = [&] {
+    return opt_.patience > 0 && has_best_ && task_.has_validation() &&
+           epoch_ - best_epoch_ >= opt_.patience;
+  };
+  while (epoch_ < opt_.epochs && !patience_out()) {
+    const int e = epoch_ + 1;
+    EpochRecord st;
+    st.epoch = e;
+    comm_.stats().reset();
+    Timer t;
+    st.loss = task_.train_epoch(e);
+    kernels::synchronize(dev);  // the epoch's time includes its queued kernels
+    static_cast<StepSplit&>(st) = split_step(comm_, t.ms());
+    Timer te;
+    st.val = task_.validate();
+    st.eval_ms = te.ms();
+    keep_best(e, st.val);
+    epoch_ = e;
+    res.final_loss = st.loss;
+    res.bytes_per_epoch = st.bytes_sent;
+    times.push_back(st.time_ms);
+    computes.push_back(st.compute_ms);
+    comms.push_back(st.comm_ms);
+    waits.push_back(st.wait_ms);
+    ++res.epochs_run;
+    if (on_epoch) on_epoch(st);
+    if (opt_.save_every > 0 && e % opt_.save_every == 0 && e < opt_.epochs)
+      save_checkpoint(opt_.save);
+  }
+  res.stopped_early = epoch_ < opt_.epochs;
+  res.last_epoch = epoch_;
+  if (!opt_.save.empty()) save_checkpoint(opt_.save);
+  // The test, with the best-validation parameters, which stay in the model.
+  if (has_best_) {
+    const auto& params = task_.parameters();
+    for (size_t i = 0; i < params.size(); ++i)
+      params[i].second->var.value() = best_params_[i].clone();
+  }
+  res.test = task_.test();
+  res.best_epoch = best_epoch_;
+  res.best_val = best_val_;
+  res.median_epoch_ms = median(times);
+  res.median_compute_ms = median(computes);
+  res.median_comm_ms = median(comms);
+  res.median_wait_ms = median(waits);
+  return res;
+}
+
+void TrainingLoop::save_checkpoint(const std::string& path) {
+  // Only rank 0 writes: parameters and optimiser state are replicated.
+  if (comm_.rank() != 0) return;
+  nlohmann::json meta = nlohmann::json::parse(opt_.meta_json);
+  Optimizer& optim = task_.optimizer();
+  meta["epoch"] = epoch_;
+  meta["optimizer"] = opt_.optimizer;
+  meta["optimizer_steps"] = optim.steps();
+  meta["best_epoch"] = best_epoch_;
+  if (has_best_) {
+    meta["best"] = to_json(best_val_);
+    meta["best_val_acc"] = best_val_.selection;  // what format-1 readers look for
+  }
+  const auto& params = task_.parameters();
+  std::vector<std::pair<std::string, const Tensor*>> tensors;
+  for (auto& [name, p] : params) tensors.emplace_back("param." + name, &p->var.value());
+  for (auto& [name, t] : optim.state()) tensors.emplace_back("optim." + name, t);
+  for (size_t i = 0; i < best_params_.size(); ++i)
+    tensors.emplace_back("best." + params[i].first, &best_params_[i]);
+  dgnn::save_checkpoint(path, meta.dump(), tensors);
+}
+
+void TrainingLoop::load_checkpoint(const std::string& path) {
+  try {
+    restore_checkpoint(path);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(path, 0, "checkpoint metadata is not what dgnn writes");
+  }
+}
+
+void TrainingLoop::restore_checkpoint(const std::string& path) {
+  Checkpoint ck = dgnn::load_checkpoint(path);
+  nlohmann::json meta = nlohmann::json::parse(ck.meta_json);
+  if (meta.value("optimizer", opt_.optimizer) != opt_.optimizer)
+    throw OptionError(path + ": checkpoint was written with --optimizer " +
+                      meta.value("optimizer", std::string()) + ", this run uses " + opt_.optimizer);
+  // Layers of another kind can have the same parameter names and shapes (GAT's and GCN's), and
+  // a temporal task's checkpoint another task's.
+  const nlohmann::json mine = nlohmann::json::parse(opt_.meta_json);
+  for (const char* key : {"model", "task"})
+    if (meta.contains(key) && mine.contains(key) && meta[key] != mine[key])
+      throw OptionError(path + ": checkpoint was written for --" + key + " " +
+                        meta[key].get<std::string>() + ", this run trains " +
+                        mine[key].get<std::string>());
+  // Bound to what it was trained on: the input's content and its split (a hash, as partition
+  // folders carry), so that another graph of the same shapes is not taken for it.
+  if (meta.contains("data") && mine.contains("data") && meta["data"] != mine["data"])
+    throw OptionError(path + ": checkpoint was trained on another graph or split (data " +
+                      meta["data"].get<std::string>() + ", this run's " +
+                      mine["data"].get<std::string>() + ")");
+  if (meta.value("epoch", 0) > opt_.epochs)
+    throw OptionError(path + ": checkpoint is at epoch " + std::to_string(meta.value("epoch", 0)) +
+                      ", past --epochs " + std::to_string(opt_.epochs) +
+                      " (a resumed run trains up to --epochs)");
+  auto restore = [&](const std::string& name, Tensor& into) {
+    const Tensor* t = ck.find(name);
+    if (!t)
+      throw InputError(path, 0,
+                       "checkpoint has no tensor '" + name + "' (written for a different model?)");
+    if (t->rows() != into.rows() || t->cols() != into.cols())
+      throw InputError(path, 0,
+                       "tensor '" + name + "' is " + t->shape_str() + " in the checkpoint but " +
+                           into.shape_str() +
+                           " in this model (different --hidden/--layers/features?)");
+    into = t->to(into.device());
+  };
+  const auto& params = task_.parameters();
+  Optimizer& optim = task_.optimizer();
+  for (auto& [name, p] : params) restore("param." + name, p->var.value());
+  for (auto& [name, t] : optim.state()) restore("optim." + name, *t);
+  best_params_.clear();
+  has_best_ = false;
+  if (ck.find("best." + params.front().first)) {
+    for (auto& [name, p] : params) {
+      best_params_.emplace_back(p->var.rows(), p->var.cols(), p->var.device());
+      restore("best." + name, best_params_.back());
+    }
+    has_best_ = true;
+    if (meta.contains("best")) {
+      best_val_ = from_json(meta["best"]);
+    } else {  // format 1: static node classification recorded its validation accuracy alone
+      best_val_ = Evaluation{};
+      best_val_.selection = meta.value("best_val_acc", -1.0);
+      best_val_.metrics = {{"val_acc", best_val_.selection}};
+    }
+  }
+  epoch_ = meta.value("epoch", 0);
+  optim.set_steps(meta.value("optimizer_steps", int64_t(0)));
+  best_epoch_ = meta.value("best_epoch", 0);
+}
+
+}  // namespace dgnn
