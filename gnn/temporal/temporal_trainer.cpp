@@ -232,21 +232,40 @@ void LinkPredictionTrainer::add_eval_step(EvalSums& acc, const Var& logits, cons
                          : bce_with_logits(logits, local.target, 1.0, local.weight).value().item();
   comm_.allreduce_sum(&part_loss, 1);
   acc.m.loss += part_loss;
-  // Metrics need every pair's score: gather them on all ranks (in rank order).
-  std::vector<float> scores, label_f, group_f;
-  const Tensor none;
-  gather_all(local.src.empty() ? none : logits.value(), local, &scores, &label_f, &group_f);
-  std::vector<uint8_t> labels(label_f.begin(), label_f.end());
-  std::vector<int32_t> groups(group_f.begin(), group_f.end());
+  // Metrics need every pair's score: gather them on all ranks (in rank order). One process has
+  // them all already.
+  std::vector<float> scores;
+  std::vector<uint8_t> labels;
+  std::vector<int32_t> groups;
+  if (comm_.size() == 1) {
+    const size_t n = local.src.size();
+    if (n > 0) {
+      const Tensor host = logits.value().to(Device::cpu);
+      scores.assign(host.data(), host.data() + n);
+    }
+    labels.resize(n);
+    groups.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      labels[i] = uint8_t(local.target[i]);
+      groups[i] = int32_t(local.src[i]);
+    }
+  } else {
+    std::vector<float> label_f, group_f;
+    const Tensor none;
+    gather_all(local.src.empty() ? none : logits.value(), local, &scores, &label_f, &group_f);
+    labels.assign(label_f.begin(), label_f.end());
+    groups.assign(group_f.begin(), group_f.end());
+  }
   ++acc.counted;
   if (opt_.task == TemporalTask::edge) {
     acc.all_scores.insert(acc.all_scores.end(), scores.begin(), scores.end());
     acc.all_labels.insert(acc.all_labels.end(), labels.begin(), labels.end());
     return;
   }
-  acc.m.auc += roc_auc(scores, labels, kLogitTie);
-  acc.m.map += average_precision(scores, labels, kLogitTie);
-  acc.m.mrr += mean_reciprocal_rank(scores, labels, groups, kLogitTie);
+  const RankMetrics r = rank_metrics(scores, labels, groups, kLogitTie);
+  acc.m.auc += r.auc;
+  acc.m.map += r.map;
+  acc.m.mrr += r.mrr;
 }
 
 PairTargets LinkPredictionTrainer::targets_for(int step) const {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -137,6 +138,129 @@ double mean_reciprocal_rank(const std::vector<float>& scores, const std::vector<
     gb = ge;
   }
   return groups > 0 ? sum / double(groups) : kNaN;
+}
+
+namespace {
+
+// Floats as unsigned keys in the same order (-0 just below +0; no NaN here).
+inline uint32_t order_key(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u & 0x80000000u ? ~u : u | 0x80000000u;
+}
+inline float from_order_key(uint32_t k) {
+  const uint32_t u = k & 0x80000000u ? k & 0x7fffffffu : ~k;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// `v` ascending, by an LSD radix sort of the keys (three passes of 11 bits).
+void radix_sort(std::vector<float>& v) {
+  std::vector<uint32_t> a(v.size()), b(v.size());
+  for (size_t i = 0; i < v.size(); ++i) a[i] = order_key(v[i]);
+  constexpr int kBits = 11;
+  constexpr uint32_t kMask = (1u << kBits) - 1;
+  for (int pass = 0; pass < 3; ++pass) {
+    const int shift = pass * kBits;
+    std::vector<size_t> count(size_t(kMask) + 2, 0);
+    for (uint32_t k : a) ++count[((k >> shift) & kMask) + 1];
+    for (size_t d = 1; d < count.size(); ++d) count[d] += count[d - 1];
+    for (uint32_t k : a) b[count[(k >> shift) & kMask]++] = k;
+    a.swap(b);
+  }
+  for (size_t i = 0; i < v.size(); ++i) v[i] = from_order_key(a[i]);
+}
+
+// How many of the ascending floats `v` are < x and <= x, compared as doubles (as
+// count_below / count_at_most compare their double copies: the same counts).
+double below_f(const std::vector<float>& v, double x) {
+  return double(
+      std::lower_bound(v.begin(), v.end(), x, [](float a, double b) { return double(a) < b; }) -
+      v.begin());
+}
+double at_most_f(const std::vector<float>& v, double x) {
+  return double(
+      std::upper_bound(v.begin(), v.end(), x, [](double a, float b) { return a < double(b); }) -
+      v.begin());
+}
+
+}  // namespace
+
+RankMetrics rank_metrics(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
+                         const std::vector<int32_t>& group, double tie) {
+  check_sizes("rank_metrics", "scores", scores, "labels", labels);
+  check_sizes("rank_metrics", "scores", scores, "group ids", group);
+  check_scores("rank_metrics", scores);
+  check_tie("rank_metrics", tie);
+  const size_t n = scores.size();
+  std::vector<float> neg, pos;
+  for (size_t i = 0; i < n; ++i) (labels[i] ? pos : neg).push_back(scores[i]);
+  radix_sort(neg);
+  radix_sort(pos);
+  RankMetrics m{kNaN, kNaN, kNaN};
+  // AUC and AP: per positive, in index order, as roc_auc and average_precision add them up.
+  if (!pos.empty()) {
+    double wins = 0, ap = 0;
+    const double all = double(n), p = double(pos.size());
+    for (size_t i = 0; i < n; ++i) {
+      if (!labels[i]) continue;
+      const double s = scores[i], d = tie_radius(scores[i], tie);
+      const double below = below_f(neg, s - d);
+      wins += below + 0.5 * (at_most_f(neg, s + d) - below);
+      const double lo = s - d;
+      ap += (p - below_f(pos, lo)) / (all - (below + below_f(pos, lo)));
+    }
+    if (!neg.empty()) m.auc = wins / (p * double(neg.size()));
+    m.map = ap / p;
+  }
+  // MRR: candidates into their groups (a counting sort, stable), each group sorted by score.
+  int32_t top = -1;
+  for (int32_t g : group) {
+    DGNN_CHECK(g >= 0, Error, "rank_metrics: group ids must be >= 0, got " + std::to_string(g));
+    top = std::max(top, g);
+  }
+  std::vector<int64_t> start(size_t(top) + 2, 0);
+  for (int32_t g : group) ++start[size_t(g) + 1];
+  for (size_t g = 1; g < start.size(); ++g) start[g] += start[g - 1];
+  std::vector<std::pair<float, uint8_t>> by_group(n);
+  {
+    std::vector<int64_t> at(start.begin(), start.end() - 1);
+    for (size_t i = 0; i < n; ++i)
+      by_group[size_t(at[size_t(group[i])]++)] = {scores[i], uint8_t(labels[i] != 0)};
+  }
+  const int64_t groups = top + 1;
+  std::vector<double> value(size_t(std::max<int64_t>(groups, 0)), kNaN);
+#pragma omp parallel
+  {
+    std::vector<float> run;
+#pragma omp for schedule(dynamic, 64)
+    for (int64_t g = 0; g < groups; ++g) {
+      auto* b = by_group.data() + start[size_t(g)];
+      auto* e = by_group.data() + start[size_t(g) + 1];
+      if (std::none_of(b, e, [](const auto& c) { return c.second != 0; })) continue;
+      std::sort(b, e);  // by score (then label: positives of one score last, equal terms)
+      run.clear();
+      for (auto* c = b; c != e; ++c) run.push_back(c->first);
+      double rr = 0, positives = 0;
+      for (auto* c = b; c != e; ++c) {
+        if (!c->second) continue;
+        const double s = c->first, d = tie_radius(c->first, tie);
+        const double at_most = at_most_f(run, s + d);
+        const double above = double(run.size()) - at_most;
+        const double tied = at_most - below_f(run, s - d);
+        rr += 1.0 / (above + (tied + 1.0) / 2.0);
+        positives += 1;
+      }
+      value[size_t(g)] = rr / positives;
+    }
+  }
+  double sum = 0;
+  int64_t counted = 0;
+  for (double v : value)
+    if (!std::isnan(v)) sum += v, ++counted;
+  if (counted > 0) m.mrr = sum / double(counted);
+  return m;
 }
 
 F1 binary_f1(const std::vector<uint8_t>& pred, const std::vector<uint8_t>& labels) {

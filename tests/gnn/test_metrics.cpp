@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "dgnn/common/error.hpp"
@@ -224,6 +225,40 @@ TEST_CASE("with the logit tolerance, a few ulps of rounding leave the metrics un
   // Infinite scores tie only with their equal; a tolerance out of [0, 1] is refused.
   CHECK(roc_auc({INFINITY, 1.f, -INFINITY}, {1, 0, 0}, kLogitTie) == 1.0);
   CHECK_THROWS_AS(roc_auc({1.f, 2.f}, {1, 0}, -1.0), Error);
+}
+
+// The same bits, or both NaN.
+bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+TEST_CASE("rank_metrics equals roc_auc, average_precision and mean_reciprocal_rank bit for bit",
+          "[gnn][metrics]") {
+  Rng rng(11);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int trial = 0; trial < 60; ++trial) {
+    const size_t n = trial == 0 ? 0 : rng.below(trial < 50 ? 300 : 20000);
+    std::vector<float> s(n);
+    std::vector<uint8_t> y(n);
+    std::vector<int32_t> g(n);
+    const int levels = trial % 3 == 0 ? 4 : trial % 3 == 1 ? 60 : 1 << 20;
+    for (size_t i = 0; i < n; ++i) {
+      // Both signs, signed zeros, infinities, few levels (ties) or many (ulps apart).
+      s[i] = (float(rng.below(uint64_t(levels))) - float(levels / 2)) / float(levels) * 8.f;
+      if (rng.uniform() < 0.02f) s[i] = rng.uniform() < 0.5f ? -0.0f : 0.0f;
+      if (rng.uniform() < 0.01f) s[i] = rng.uniform() < 0.5f ? -inf : inf;
+      y[i] = rng.uniform() < (trial % 7 == 0 ? 0.0f : trial % 7 == 1 ? 1.0f : 0.2f);
+      g[i] = int32_t(rng.below(trial % 2 ? 5 : 400));
+    }
+    for (double tie : {0.0, kLogitTie, 0.1}) {
+      INFO("trial " << trial << ", n = " << n << ", tie " << tie);
+      const RankMetrics r = rank_metrics(s, y, g, tie);
+      CHECK(same(r.auc, roc_auc(s, y, tie)));
+      CHECK(same(r.map, average_precision(s, y, tie)));
+      CHECK(same(r.mrr, mean_reciprocal_rank(s, y, g, tie)));
+    }
+  }
+  CHECK_THROWS_AS(rank_metrics({1, 2}, {1, 0}, {0}), ShapeError);
+  CHECK_THROWS_AS(rank_metrics({1, NAN}, {1, 0}, {0, 0}), Error);
+  CHECK_THROWS_AS(rank_metrics({1, 2}, {1, 0}, {0, -1}), Error);
 }
 
 TEST_CASE("undefined metrics are NaN, and bad input throws", "[gnn][metrics]") {
