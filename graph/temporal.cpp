@@ -175,6 +175,12 @@ Csr csr_from_keys(int64_t n, const std::vector<uint64_t>& keys, const std::vecto
 
 // prev changed by d into out (whose arrays are reused). Rows without changes are block copies.
 void apply_diff_into(const Csr& prev, const SnapshotDiff& d, Csr& out) {
+  if (d.whole) {
+    DGNN_CHECK(d.whole->rows == prev.rows && d.whole->cols == prev.cols, ShapeError,
+               "apply_diff: a snapshot stored whole of another shape");
+    out = *d.whole;
+    return;
+  }
   const bool weighted = prev.weighted() || !d.add_weight.empty();
   DGNN_CHECK(d.add_src.size() == d.add_dst.size() && d.del_src.size() == d.del_dst.size(),
              ShapeError, "apply_diff: source and destination lists differ in length");
@@ -249,8 +255,18 @@ void apply_diff_into(const Csr& prev, const SnapshotDiff& d, Csr& out) {
 }  // namespace
 
 int64_t SnapshotDiff::bytes() const {
+  if (whole) return csr_wire_bytes(*whole);
   return 4 * int64_t(add_src.size() + add_dst.size() + add_weight.size() + del_src.size() +
                      del_dst.size());
+}
+
+SnapshotDiff snapshot_step(const Csr& prev, const Csr& now) {
+  SnapshotDiff d = csr_difference(prev, now);
+  if (d.bytes() > csr_wire_bytes(now)) {
+    d = SnapshotDiff{};
+    d.whole = now;
+  }
+  return d;
 }
 
 Csr apply_diff(const Csr& prev, const SnapshotDiff& d) {
@@ -308,15 +324,19 @@ Csr TemporalGraph::snapshot(int t) const {
   DGNN_CHECK(t >= 0 && t < num_snapshots(), Error,
              "snapshot " + std::to_string(t) + " of " + std::to_string(num_snapshots()));
   if (t == 0) return base;
-  // Compose diffs 0..t-1 into one net difference, then rebuild once: the first operation on an
-  // edge says whether the base holds it, the last whether snapshot t does.
+  // From the last snapshot stored whole (or the base), compose the differences after it into one
+  // net difference, then rebuild once: the first operation on an edge says whether the start
+  // holds it, the last whether snapshot t does.
+  int from = t - 1;
+  while (from >= 0 && !diffs[size_t(from)].whole) --from;
+  const Csr& start = from >= 0 ? *diffs[size_t(from)].whole : base;
   struct Op {
     uint64_t key;
     int32_t seq;  // 2 * step + (1 for an addition): deletions of a step come first
     float w;
   };
   std::vector<Op> ops;
-  for (int s = 0; s < t; ++s) {
+  for (int s = from + 1; s < t; ++s) {
     const SnapshotDiff& d = diffs[s];
     for (size_t i = 0; i < d.del_src.size(); ++i)
       ops.push_back({edge_key(d.del_src[i], d.del_dst[i]), 2 * s, 0.0f});
@@ -340,14 +360,14 @@ Csr TemporalGraph::snapshot(int t) const {
     }
     i = j + 1;
   }
-  return apply_diff(base, net);
+  return apply_diff(start, net);
 }
 
 int64_t TemporalGraph::full_bytes() const {
   const int64_t per_entry = weighted ? 8 : 4, offsets = 8 * (num_vertices + 1);
   int64_t nnz = base.nnz(), total = offsets + per_entry * nnz;
   for (const SnapshotDiff& d : diffs) {
-    nnz += int64_t(d.add_src.size()) - int64_t(d.del_src.size());
+    nnz = d.whole ? d.whole->nnz() : nnz + int64_t(d.add_src.size()) - int64_t(d.del_src.size());
     total += offsets + per_entry * nnz;
   }
   return total;
@@ -538,6 +558,11 @@ TemporalGraph build_temporal(const EdgeList& edges, const EdgeListOptions& opt,
     std::swap(cur_k, next_k);
     std::swap(cur_w, next_w);
     if (t == 0) g.base = csr_from_keys(n, cur_k, cur_w);
+    // A snapshot that shares little with the previous one is cheaper stored whole.
+    if (diff && diff->bytes() > 8 * (n + 1) + (weighted ? 8 : 4) * int64_t(cur_k.size())) {
+      *diff = SnapshotDiff{};
+      diff->whole = csr_from_keys(n, cur_k, cur_w);
+    }
     // A bucket is read for the last time when it leaves (when it enters, for cumulative).
     if (cumulative) {
       buckets[t] = Bucket();

@@ -28,12 +28,21 @@ struct SnapshotOptions {
 // An undirected graph lists each edge once per direction, as the CSRs store it.
 // Both lists are sorted by (dst, src), the CSR order. Deletions apply before additions, so an
 // edge whose weight changes is deleted and added again with its new weight.
+// A snapshot that changes more than its difference saves is stored whole instead (`whole`, the
+// lists empty): a graph whose snapshots share few edges then costs no more than its snapshots.
 struct SnapshotDiff {
   std::vector<int32_t> add_src, add_dst;
   std::vector<float> add_weight;  // empty when unweighted
   std::vector<int32_t> del_src, del_dst;
-  int64_t bytes() const;  // what moving this difference costs
+  std::optional<Csr> whole;  // the next snapshot itself, instead of the lists
+  // What holding or moving it costs: 4 bytes per list entry, or the whole CSR's bytes
+  // (csr_wire_bytes).
+  int64_t bytes() const;
 };
+
+// The step from snapshot `prev` to `now` in the cheaper form: their difference
+// (csr_difference), or `now` whole when its CSR takes fewer bytes.
+SnapshotDiff snapshot_step(const Csr& prev, const Csr& now);
 
 // The edges whose time falls in one bucket (the events of that step), dense ids, each undirected
 // event once (src, dst as in the file). Targets for link prediction / edge classification.
@@ -59,13 +68,14 @@ struct TemporalGraph {
   // Snapshot t as a CSR (applies diffs from the base; O(total change up to t)).
   Csr snapshot(int t) const;
   // Bytes to hold every snapshot as its own CSR (8 per row + 8, 4 per entry, 4 more per entry
-  // when weighted), and as base + differences (the base's CSR + every SnapshotDiff::bytes()).
+  // when weighted), and as base + differences (the base's CSR + every SnapshotDiff::bytes(),
+  // some of them snapshots stored whole): never more than full_bytes().
   int64_t full_bytes() const;
   int64_t diff_bytes() const;
 };
 
 // Snapshot `prev` changed by `d` (O(rows + nnz) copying, O(diff) work: a CSR cannot grow in
-// place). Error when `d` deletes an edge `prev` does not hold.
+// place), or d.whole. Error when `d` deletes an edge `prev` does not hold.
 Csr apply_diff(const Csr& prev, const SnapshotDiff& d);
 
 // The difference that turns `from` into `to` (both in-CSRs of one shape, rows sorted, no

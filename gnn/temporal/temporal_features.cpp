@@ -87,7 +87,8 @@ SnapshotUploads upload_snapshots_by_difference(const TemporalGraph& g,
       SnapshotDiff computed;
       // g's differences delete and re-add an entry whose weight changes; the GCN adjacency
       // does not read weights, so a weighted graph's structural difference is smaller.
-      const bool from_g = prev_t == t - 1 && g.diffs.size() >= size_t(t) && !g.weighted;
+      const bool from_g = prev_t == t - 1 && g.diffs.size() >= size_t(t) && !g.weighted &&
+                          !g.diffs[size_t(t) - 1].whole;
       if (!from_g) computed = csr_difference(prev->structure(), v.structure(), false);
       const SnapshotDiff& d = from_g ? g.diffs[size_t(t) - 1] : computed;
       cur =

@@ -177,7 +177,7 @@ void move_snapshots(TemporalGraph& g, std::vector<Csr>& held, Communicator& comm
             computed = csr_difference(kept[size_t(r)], now);
             d = &computed;
           }
-          if (d->bytes() < whole) {
+          if (!d->whole && d->bytes() < whole) {
             w.scalar(kDifference);
             put_diff(w, *d);
             moves.bytes += d->bytes();
@@ -230,7 +230,7 @@ void move_snapshots(TemporalGraph& g, std::vector<Csr>& held, Communicator& comm
     const uint8_t kind = r.scalar<uint8_t>();
     if (kind == kWhole || kind == kEntries) {
       Csr c = kind == kWhole ? get_csr(r, n) : get_entries(r, n);
-      if (all && prev >= 0) g.diffs.push_back(csr_difference(now, c));
+      if (all && prev >= 0) g.diffs.push_back(snapshot_step(now, c));
       now = std::move(c);
     } else if (kind == kDifference && prev >= 0) {
       SnapshotDiff d = get_diff(r);

@@ -234,6 +234,24 @@ TEST_CASE("temporal: base + differences equal snapshots built from scratch", "[t
         check_same(s[t], want.in);
       }
       CHECK(events > 500);  // distinct pairs per bucket: a few repeats merged
+      // Each step is held in the cheaper form: a window snapshot shares little with the last
+      // one and is stored whole; storage never exceeds the snapshots themselves.
+      int whole = 0;
+      for (size_t t = 0; t < g.diffs.size(); ++t) {
+        const SnapshotDiff& d = g.diffs[t];
+        CHECK(d.bytes() <= csr_wire_bytes(s[t + 1]));
+        if (d.whole) CHECK((d.add_src.empty() && d.del_src.empty()));
+        whole += d.whole.has_value();
+      }
+      CHECK(g.diff_bytes() <= g.full_bytes());
+      if (mode == SnapshotMode::window) CHECK(whole > 0);
+      if (mode == SnapshotMode::cumulative) CHECK(whole == 0);
+      // snapshot_step picks the same form from the two snapshots alone.
+      for (size_t t = 0; t < g.diffs.size(); ++t) {
+        const SnapshotDiff d = snapshot_step(s[t], s[t + 1]);
+        CHECK(d.whole.has_value() == g.diffs[t].whole.has_value());
+        check_same(apply_diff(s[t], d), s[t + 1]);
+      }
     }
   }
 }
