@@ -555,6 +555,11 @@ void register_train(CLI::App& app) {
                   "Temporal: sampled non-edges per edge in validation and test, or 'all': score "
                   "every vertex pair of each step (EvolveGCN's protocol; --task link)")
       ->capture_default_str();
+  cmd->add_option("--eval-protocol", a->eval_protocol,
+                  "Temporal link prediction: evolvegcn (MRR per source over the step's samples) "
+                  "or tgb (each edge against its own --neg-eval negatives, half historical: the "
+                  "Temporal Graph Benchmark's MRR, which then selects the model)")
+      ->capture_default_str();
   for (const char* frac : {"--train-frac", "--val-frac"})
     cmd->get_option(frac)->each([a](const std::string&) { a->step_fracs_given = true; });
   cmd->callback([a, cmd] {
@@ -594,11 +599,12 @@ void register_train(CLI::App& app) {
         refuse({"--labels", "--num-classes"},
                "not used by --task " + a->task + " (it is for --task node)");
       else
-        refuse({"--neg-train", "--neg-eval"},
+        refuse({"--neg-train", "--neg-eval", "--eval-protocol"},
                "not used by --task node (it scores vertices, not sampled non-edges)");
       run_train_temporal(*a);
     } else {
-      refuse({"--task", "--strategy", "--bptt", "--neg-train", "--neg-eval", "--snapshot-groups"},
+      refuse({"--task", "--strategy", "--bptt", "--neg-train", "--neg-eval", "--eval-protocol",
+              "--snapshot-groups"},
              "for temporal graphs only (give the time column with --time-col)");
       run_train(*a);
     }

@@ -1,6 +1,7 @@
 // `dgnn train` on a temporal edge list: link prediction over snapshots (EvolveGCN's protocol).
 #include <omp.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
@@ -103,6 +104,7 @@ void run_train_temporal(TrainArgs& a) {
       throw OptionError("--neg-eval: expected a count of non-edges per edge, or all; got '" +
                         a.neg_eval + "'");
   }
+  opt.eval_protocol = parse_eval_protocol(a.eval_protocol);
   std::string feature_file;
   cfg.features = [&](const TemporalGraph& g, int64_t* dim) {
     return read_static_features(a, g, dim, &feature_file);
@@ -120,6 +122,7 @@ void run_train_temporal(TrainArgs& a) {
       {"bptt", a.bptt},
       {"neg_train", a.neg_train},
       {"neg_eval", opt.eval_all_pairs ? nlohmann::json("all") : nlohmann::json(opt.neg_eval)},
+      {"eval_protocol", a.eval_protocol},
       {"seed", a.train.seed},
       {"ranks", comm.size()},
       {"strategy", a.strategy},
@@ -143,10 +146,14 @@ void run_train_temporal(TrainArgs& a) {
   if (!a.quiet && root)
     std::printf(
         "temporal graph: %lld vertices, %d snapshots, %lld features (%s); "
-        "snapshots as base + differences: %.1f MB instead of %.1f MB (loaded in %.0f ms)\n",
+        "snapshots as base + differences (%d of %d steps stored whole): %.1f MB instead of "
+        "%.1f MB (loaded in %.0f ms)\n",
         (long long)g.num_vertices, g.num_snapshots(), (long long)run.feature_dim(),
         run.static_features() ? feature_file.c_str() : "degree buckets per snapshot",
-        double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6, run.load_ms());
+        int(std::count_if(g.diffs.begin(), g.diffs.end(),
+                          [](const SnapshotDiff& d) { return d.whole.has_value(); })),
+        int(g.diffs.size()), double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6,
+        run.load_ms());
   if (!a.quiet && root && comm.size() > 1)
     std::printf("%s\n", describe_moves(moves, comm.size()).c_str());
   if (!a.quiet && root && uploads)
@@ -195,15 +202,21 @@ void run_train_temporal(TrainArgs& a) {
     write_embeddings(a.embeddings, h, root ? g.original_ids : std::vector<int64_t>{}, comm);
   }
   if (!root) return;
+  const bool tgb = opt.eval_protocol == EvalProtocol::tgb;
   if (res.stopped_early)
     std::printf("stopped at epoch %d: no better validation %s for %d epochs (--patience)\n",
-                res.last_epoch, link ? "MAP" : "F1", a.train.patience);
+                res.last_epoch,
+                !link ? "F1"
+                : tgb ? "MRR"
+                      : "MAP",
+                a.train.patience);
   if (link)
     std::printf(
-        "test auc %.4f map %.4f mrr %.4f (best val map %.4f at epoch %d; steps "
+        "test auc %.4f map %.4f mrr %.4f (best val %s %.4f at epoch %d; steps "
         "train/val/test %d/%d/%d), median epoch %.1f ms\n",
-        res.test.auc, res.test.map, res.test.mrr, res.best_val.map, res.best_epoch, res.train_steps,
-        res.val_steps, res.test_steps, res.median_epoch_ms);
+        res.test.auc, res.test.map, res.test.mrr, tgb ? "mrr" : "map",
+        tgb ? res.best_val.mrr : res.best_val.map, res.best_epoch, res.train_steps, res.val_steps,
+        res.test_steps, res.median_epoch_ms);
   else
     std::printf(
         "test f1 %.4f macro-f1 %.4f auc %.4f (best val f1 %.4f at epoch %d; steps "

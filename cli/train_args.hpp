@@ -51,6 +51,7 @@ struct TrainArgs {
   int bptt = 0;
   int neg_train = 5;
   std::string neg_eval = "100";  // sampled non-edges per edge, or "all" (every vertex pair)
+  std::string eval_protocol = "evolvegcn";  // or tgb (temporal link prediction)
   // --train-frac / --val-frac given: temporal link prediction and edge classification split
   // their steps by them (else 0.7 / 0.1, EvolveGCN's default; the flags' own defaults are for
   // labelled vertices).

@@ -52,8 +52,8 @@ std::vector<LinkPredictionTrainer::ScoredPair> LinkPredictionTrainer::test_pairs
   // The pairs of step s this rank scores: as the test's batch, or the positives alone.
   auto pairs_of = [&](int s, bool whole_step) {
     if (!opt_.eval_all_pairs)
-      return whole_step ? batch_for(s, opt_.neg_eval, 0xe7a1)
-                        : local_batch(s, opt_.neg_eval, 0xe7a1);
+      return whole_step ? batch_for(s, opt_.neg_eval, kEvalSalt)
+                        : local_batch(s, opt_.neg_eval, kEvalSalt);
     Batch b;
     const PairTargets t = targets_for(s);
     for (int32_t u = 0; u < int32_t(t.n); ++u)

@@ -18,6 +18,12 @@ TemporalTask parse_temporal_task(const std::string& name) {
   throw OptionError("--task: unknown temporal task '" + name + "' (expected link or edge)");
 }
 
+EvalProtocol parse_eval_protocol(const std::string& name) {
+  if (name == "evolvegcn") return EvalProtocol::evolvegcn;
+  if (name == "tgb") return EvalProtocol::tgb;
+  throw OptionError("--eval-protocol: unknown protocol '" + name + "' (expected evolvegcn or tgb)");
+}
+
 TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt) {
   const int t = g.num_snapshots();
   TemporalSplit sp;
@@ -26,6 +32,12 @@ TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt)
   sp.steps = opt.task == TemporalTask::link ? t - 1 : t;
   if (opt.eval_all_pairs && opt.task != TemporalTask::link)
     throw OptionError("--neg-eval all scores every vertex pair: it is for --task link");
+  if (opt.eval_protocol == EvalProtocol::tgb && opt.task != TemporalTask::link)
+    throw OptionError("--eval-protocol tgb ranks predicted links: it is for --task link");
+  if (opt.eval_protocol == EvalProtocol::tgb && opt.eval_all_pairs)
+    throw OptionError(
+        "--eval-protocol tgb ranks each edge against --neg-eval N sampled negatives, not all "
+        "pairs (--neg-eval all is the evolvegcn protocol's)");
   if (opt.task == TemporalTask::edge && !g.weighted)
     throw OptionError(
         "--task edge classifies edges by the sign of their weight: give the "
@@ -148,61 +160,156 @@ StepPositives step_positives(const TemporalGraph& g, int step,
   return collect_positives(g, step, keep, edges);
 }
 
-PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int negatives,
-                     uint64_t seed, uint64_t salt, const std::function<bool(int32_t)>& keep,
+namespace {
+
+// What a step's draws start from: the positives it scores, and the step's edges the draws avoid
+// (all of them, or with `known` only those a kept vertex's draws can meet: its own, and on an
+// undirected graph those into it).
+struct StepSetup {
+  KeySet edges;
+  StepPositives found;                   // when no positives were known
+  const StepPositives* known = nullptr;  // the caller's, if any
+  const StepPositives& positives() const { return known ? *known : found; }
+};
+
+StepSetup step_setup(const TemporalGraph& g, int step, const std::function<bool(int32_t)>& keep,
                      const StepPositives* known) {
-  if (task == TemporalTask::edge) return edge_pairs(g, step, keep);
   const SnapshotEvents& ev = g.events[size_t(step + 1)];
-  // Negatives avoid the step's edges: all of them, or with `known` only those a kept vertex's
-  // draws can meet (its own, and on an undirected graph those into it).
   // (Sized for twice a share's own edges: undirected, those into it come too; a lower load
   // measured faster for the draws' misses.)
-  KeySet edges(known ? known->event.size() * 2 : ev.src.size());
-  StepPositives found;
+  StepSetup st{KeySet(known ? known->event.size() * 2 : ev.src.size()), {}, known};
   if (known) {
     for (size_t i = 0; i < ev.src.size(); ++i) {
       const int32_t u = ev.src[i], v = ev.dst[i];
       if (u != v && (!keep || keep(u) || (!g.directed && keep(v))))
-        edges.insert(edge_key(g.directed, u, v));
+        st.edges.insert(edge_key(g.directed, u, v));
     }
   } else {
-    found = collect_positives(g, step, keep, edges);
-    known = &found;
+    st.found = collect_positives(g, step, keep, st.edges);
   }
-  const size_t kept = known->event.size();
+  return st;
+}
+
+// The kept positives, then `negatives` pairs (u, draw(u, ordinal, k)) per positive, and the
+// weights: each class half of the whole step's loss.
+template <class Draw>
+PairBatch pairs_with(const TemporalGraph& g, int step, int negatives, const StepSetup& st,
+                     Draw&& draw) {
+  const SnapshotEvents& ev = g.events[size_t(step + 1)];
+  const StepPositives& known = st.positives();
+  const size_t kept = known.event.size();
   const size_t most = kept * size_t(1 + negatives);
   PairBatch b;
   b.src.reserve(most);
   b.dst.reserve(most);
-  for (uint32_t i : known->event) {
+  for (uint32_t i : known.event) {
     b.src.push_back(ev.src[i]);
     b.dst.push_back(ev.dst[i]);
   }
   b.target.assign(kept, 1.f);
   b.target.reserve(most);
-  // Each positive (u, v) gets `negatives` corrupted pairs (u, w): MRR ranks v among them.
-  const int64_t n = g.num_vertices;
   for (size_t j = 0; j < kept; ++j) {
     const int32_t u = b.src[j];
-    const uint64_t i = known->index[j];
+    const uint64_t i = known.index[j];
     for (int k = 0; k < negatives; ++k) {
-      uint64_t h = hash_combine(hash_combine(seed ^ salt, uint64_t(step)), i * 1315423911u + k);
-      int32_t w = int32_t(h % uint64_t(n));
-      for (int tries = 0; (w == u || edges.contains(edge_key(g.directed, u, w))) && tries < 16;
-           ++tries)
-        w = int32_t((h = mix64(h)) % uint64_t(n));
       b.src.push_back(u);
-      b.dst.push_back(w);
+      b.dst.push_back(draw(u, i, k));
       b.target.push_back(0.f);
     }
   }
   // Every positive of the whole batch has exactly `negatives` negatives.
-  const size_t n_pos = known->total, n_neg = n_pos * size_t(negatives);
+  const size_t n_pos = known.total, n_neg = n_pos * size_t(negatives);
   b.weight.resize(b.src.size());
   for (size_t j = 0; j < b.src.size(); ++j)
     b.weight[j] = j < kept ? 0.5f / float(std::max<size_t>(n_pos, 1))
                            : 0.5f / float(std::max<size_t>(n_neg, 1));
   return b;
+}
+
+}  // namespace
+
+PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int negatives,
+                     uint64_t seed, uint64_t salt, const std::function<bool(int32_t)>& keep,
+                     const StepPositives* known) {
+  if (task == TemporalTask::edge) return edge_pairs(g, step, keep);
+  const StepSetup st = step_setup(g, step, keep, known);
+  // Each positive (u, v) gets `negatives` corrupted pairs (u, w): MRR ranks v among them.
+  const int64_t n = g.num_vertices;
+  return pairs_with(g, step, negatives, st, [&](int32_t u, uint64_t i, int k) {
+    uint64_t h = hash_combine(hash_combine(seed ^ salt, uint64_t(step)), i * 1315423911u + k);
+    int32_t w = int32_t(h % uint64_t(n));
+    for (int tries = 0; (w == u || st.edges.contains(edge_key(g.directed, u, w))) && tries < 16;
+         ++tries)
+      w = int32_t((h = mix64(h)) % uint64_t(n));
+    return w;
+  });
+}
+
+EdgeHistory edge_history(const TemporalGraph& g, int last_snapshot) {
+  const int64_t n = g.num_vertices;
+  std::vector<std::pair<int32_t, int32_t>> e;
+  for (int t = 0; t <= last_snapshot && t < g.num_snapshots(); ++t) {
+    const SnapshotEvents& ev = g.events[size_t(t)];
+    for (size_t i = 0; i < ev.src.size(); ++i) {
+      if (ev.src[i] == ev.dst[i]) continue;
+      e.emplace_back(ev.src[i], ev.dst[i]);
+      if (!g.directed) e.emplace_back(ev.dst[i], ev.src[i]);
+    }
+  }
+  std::sort(e.begin(), e.end());
+  e.erase(std::unique(e.begin(), e.end()), e.end());
+  EdgeHistory h;
+  h.offsets.assign(size_t(n) + 1, 0);
+  for (const auto& [u, v] : e) ++h.offsets[size_t(u) + 1];
+  for (int64_t u = 0; u < n; ++u) h.offsets[size_t(u) + 1] += h.offsets[size_t(u)];
+  h.dst.reserve(e.size());
+  for (const auto& uv : e) h.dst.push_back(uv.second);
+  return h;
+}
+
+PairBatch tgb_step_pairs(const TemporalGraph& g, int step, int negatives, uint64_t seed,
+                         uint64_t salt, const EdgeHistory& history,
+                         const std::function<bool(int32_t)>& keep, const StepPositives* known) {
+  DGNN_CHECK(int64_t(history.offsets.size()) == g.num_vertices + 1, ShapeError,
+             "tgb_step_pairs: a history of another graph");
+  const StepSetup st = step_setup(g, step, keep, known);
+  const int64_t n = g.num_vertices;
+  const int historical = negatives / 2;
+  // One positive's draws, made when its first is asked for and handed out in order.
+  std::vector<int32_t> drawn, eligible;
+  KeySet taken(size_t(std::max(negatives, 1)));
+  auto linked = [&](int32_t u, int32_t w) {
+    return w == u || st.edges.contains(edge_key(g.directed, u, w));
+  };
+  return pairs_with(g, step, negatives, st, [&](int32_t u, uint64_t i, int k) {
+    if (k == 0) {
+      const uint64_t base = hash_combine(hash_combine(seed ^ salt ^ 0x7462ull, uint64_t(step)), i);
+      drawn.clear();
+      taken = KeySet(size_t(std::max(negatives, 1)));
+      eligible.clear();
+      for (int64_t e = history.offsets[size_t(u)]; e < history.offsets[size_t(u) + 1]; ++e)
+        if (!linked(u, history.dst[size_t(e)])) eligible.push_back(history.dst[size_t(e)]);
+      // Historical: a partial Fisher-Yates shuffle of u's eligible destinations.
+      const size_t m = eligible.size(), take = std::min(m, size_t(historical));
+      for (size_t j = 0; j < take; ++j) {
+        const size_t r = j + size_t(hash_combine(base, j) % uint64_t(m - j));
+        std::swap(eligible[j], eligible[r]);
+        drawn.push_back(eligible[j]);
+        taken.insert(uint64_t(uint32_t(eligible[j])));
+      }
+      // Random: the rest, uniform over the vertices.
+      for (int j = int(take); j < negatives; ++j) {
+        uint64_t h = hash_combine(base ^ 0x72616e64ull, uint64_t(j));
+        int32_t w = int32_t(h % uint64_t(n));
+        for (int tries = 0; (linked(u, w) || taken.contains(uint64_t(uint32_t(w)))) && tries < 16;
+             ++tries)
+          w = int32_t((h = mix64(h)) % uint64_t(n));
+        drawn.push_back(w);
+        taken.insert(uint64_t(uint32_t(w)));
+      }
+    }
+    return drawn[size_t(k)];
+  });
 }
 
 }  // namespace dgnn

@@ -79,6 +79,10 @@ LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifie
   for (auto& p : model_.named_parameters()) params_.emplace_back("model." + p.first, p.second);
   for (auto& p : head_.named_parameters()) params_.emplace_back("head." + p.first, p.second);
   optimizer_ = make_optimizer(params_, opt_);
+  // The tgb protocol's historical negatives: edges of the snapshots training sees, inputs and
+  // targets (snapshots 0..n_train).
+  if (opt_.eval_protocol == EvalProtocol::tgb)
+    history_ = std::make_unique<const EdgeHistory>(edge_history(g_, n_train_));
   loop_ = std::make_unique<TrainingLoop>(static_cast<TrainingTask&>(*this), comm_, opt_);
 }
 
@@ -95,6 +99,8 @@ LinkPredictionTrainer::Batch LinkPredictionTrainer::local_batch(int step, int ne
   if (positives_.empty()) positives_.resize(g_.events.size());
   auto& known = positives_[size_t(step)];
   if (!known) known = std::make_unique<const StepPositives>(step_positives(g_, step, mine));
+  if (history_ && salt == kEvalSalt)
+    return tgb_step_pairs(g_, step, negatives, opt_.seed, salt, *history_, mine, known.get());
   return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt, mine, known.get());
 }
 
@@ -266,6 +272,23 @@ void LinkPredictionTrainer::add_eval_step(EvalSums& acc, const Var& logits, cons
   acc.m.auc += r.auc;
   acc.m.map += r.map;
   acc.m.mrr += r.mrr;
+  if (opt_.eval_protocol == EvalProtocol::tgb) {
+    // Each positive against its own negatives, on the rank that scored them (both strategies
+    // score whole positives: their negatives follow them in the batch).
+    double rr[2] = {0, 0};
+    const size_t per = size_t(opt_.neg_eval) + 1, kept = local.src.size() / per;
+    if (kept > 0) {
+      const Tensor host = logits.value().to(Device::cpu);
+      const float* l = host.data();
+      for (size_t j = 0; j < kept; ++j)
+        rr[0] += one_vs_many_reciprocal_rank(l[j], l + kept + j * (per - 1), int64_t(per - 1),
+                                             kLogitTie);
+      rr[1] = double(kept);
+    }
+    comm_.allreduce_sum(rr, 2);
+    acc.tgb_rr += rr[0];
+    acc.tgb_positives += rr[1];
+  }
 }
 
 PairTargets LinkPredictionTrainer::targets_for(int step) const {
@@ -323,6 +346,10 @@ LinkMetrics LinkPredictionTrainer::finish_eval(EvalSums& acc) const {
   }
   // Scoring all pairs computes no loss (a sum over n^2 pairs that nothing reads).
   if (opt_.eval_all_pairs) m.loss = std::numeric_limits<double>::quiet_NaN();
+  // TGB's MRR is the mean over the split's positives, not over its steps.
+  if (opt_.eval_protocol == EvalProtocol::tgb)
+    m.mrr = acc.tgb_positives > 0 ? acc.tgb_rr / acc.tgb_positives
+                                  : std::numeric_limits<double>::quiet_NaN();
   return m;
 }
 
@@ -354,7 +381,7 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
       continue;
     }
     if (!has_targets_[size_t(s)]) continue;
-    const Batch local = local_batch(s, opt_.neg_eval, 0xe7a1);
+    const Batch local = local_batch(s, opt_.neg_eval, kEvalSalt);
     Var logits = score(ctx, h, local);
     add_eval_step(acc, logits, local);
   }
@@ -419,7 +446,7 @@ LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
       Batch local;
       Var logits;
       if (w.owns(s)) {
-        local = batch_for(s, opt_.neg_eval, 0xe7a1);
+        local = batch_for(s, opt_.neg_eval, kEvalSalt);
         logits = head_.score(w.ctx(s), h[size_t(s - w.own_begin())], local.src, local.dst);
       }
       add_eval_step(acc, logits, local);
@@ -438,13 +465,15 @@ LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
 
 namespace {
 
-Evaluation to_evaluation(const LinkMetrics& m, TemporalTask task) {
+Evaluation to_evaluation(const LinkMetrics& m, const TemporalOptions& opt) {
+  const TemporalTask task = opt.task;
   Evaluation e;
   if (task == TemporalTask::link)
     e.metrics = {{"auc", m.auc}, {"map", m.map}, {"mrr", m.mrr}, {"loss", m.loss}};
   else
     e.metrics = {{"f1", m.f1}, {"macro_f1", m.macro_f1}, {"auc", m.auc}, {"loss", m.loss}};
-  e.selection = m.selection(task);
+  // TGB selects by validation MRR, its one metric.
+  e.selection = opt.eval_protocol == EvalProtocol::tgb ? m.mrr : m.selection(task);
   return e;
 }
 
@@ -466,11 +495,11 @@ LinkMetrics to_metrics(const Evaluation& e) {
 }  // namespace
 
 Evaluation LinkPredictionTrainer::validate() {
-  return to_evaluation(evaluate(n_train_, n_train_ + n_val_), opt_.task);
+  return to_evaluation(evaluate(n_train_, n_train_ + n_val_), opt_);
 }
 
 Evaluation LinkPredictionTrainer::test() {
-  return to_evaluation(evaluate(n_train_ + n_val_, n_steps_), opt_.task);
+  return to_evaluation(evaluate(n_train_ + n_val_, n_steps_), opt_);
 }
 
 TemporalResult LinkPredictionTrainer::run(const std::function<void(const TemporalEpoch&)>& cb) {

@@ -61,6 +61,19 @@ SnapshotUploads upload_snapshots_by_difference(const TemporalGraph& g,
 enum class TemporalTask : uint8_t { link, edge };
 TemporalTask parse_temporal_task(const std::string& name);  // OptionError for unknown names
 
+// How validation and test rank link predictions.
+//  - evolvegcn: EvolveGCN's sampled protocol (Pareja et al., AAAI'20): every positive of a step
+//    with neg_eval random non-edges, AUC and MAP over the step's pairs, MRR per source vertex;
+//    the means over steps. (eval_all_pairs: every vertex pair instead of the samples.)
+//  - tgb: the Temporal Graph Benchmark's one-vs-many protocol (Huang et al., NeurIPS'23,
+//    tgb.linkproppred.Evaluator): each positive (u, v) against its own neg_eval negatives (u, w),
+//    half of them historical (destinations of u in the training span that are not linked to u
+//    in this step), the rest random; its rank is the mean of the optimistic and the pessimistic
+//    one; MRR is the mean of 1 / rank over every positive of the split, and selects the model.
+//    AUC and MAP are still reported over the same pairs.
+enum class EvalProtocol : uint8_t { evolvegcn, tgb };
+EvalProtocol parse_eval_protocol(const std::string& name);  // OptionError for unknown names
+
 // The loop's options (epochs, optimiser, checkpoints, patience; 50 epochs by default) and the
 // task's.
 struct TemporalOptions : TrainOptions {
@@ -72,6 +85,7 @@ struct TemporalOptions : TrainOptions {
   // Validation and test score every ordered vertex pair of each step instead (EvolveGCN's
   // protocol, gnn/temporal/link_eval.hpp); neg_eval is then unused. Link prediction only.
   bool eval_all_pairs = false;
+  EvalProtocol eval_protocol = EvalProtocol::evolvegcn;
   double train_frac = 0.7;
   double val_frac = 0.1;
   int64_t classifier_hidden = 64;
@@ -116,6 +130,24 @@ StepPositives step_positives(const TemporalGraph& g, int step,
 PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int negatives,
                      uint64_t seed, uint64_t salt, const std::function<bool(int32_t)>& keep = {},
                      const StepPositives* known = nullptr);
+// TGB's historical destinations: per vertex u, the distinct v with an edge u -> v (either
+// direction on an undirected graph) in snapshots 0..last_snapshot, ascending.
+struct EdgeHistory {
+  std::vector<int64_t> offsets;  // num_vertices + 1
+  std::vector<int32_t> dst;
+};
+EdgeHistory edge_history(const TemporalGraph& g, int last_snapshot);
+// step_pairs' negatives as the tgb protocol draws them (the same layout: the kept positives,
+// then `negatives` pairs (u, w) per positive, in order): half (rounded down) from u's history
+// without repeats, skipping destinations linked to u in this step (all of them when fewer), the
+// rest uniform over the vertices, neither u, nor linked to u, nor drawn already for this positive
+// (tried 16 times, then taken as drawn: a graph with fewer vertices than that has repeats).
+// Seeded by (seed, salt, step, the positive's ordinal): the same draws on any rank count.
+PairBatch tgb_step_pairs(const TemporalGraph& g, int step, int negatives, uint64_t seed,
+                         uint64_t salt, const EdgeHistory& history,
+                         const std::function<bool(int32_t)>& keep = {},
+                         const StepPositives* known = nullptr);
+
 // The salt of training epoch `epoch`'s negatives (from 1), as the trainer draws them.
 inline uint64_t train_salt(int epoch) { return uint64_t(epoch) * 0x9e3779b9u + 1; }
 
@@ -207,7 +239,11 @@ class LinkPredictionTrainer : private TrainingTask {
   Evaluation test() override;
 
   using Batch = PairBatch;
+  // The salt of validation's and test's draws (the tgb protocol draws those its own way).
+  static constexpr uint64_t kEvalSalt = 0xe7a1;
   Batch batch_for(int step, int negatives, uint64_t salt) const {
+    if (history_ && salt == kEvalSalt)
+      return tgb_step_pairs(g_, step, negatives, opt_.seed, salt, *history_);
     return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt);
   }
   // The pairs of a step this rank scores (vertex strategy: those whose first vertex it owns).
@@ -220,6 +256,8 @@ class LinkPredictionTrainer : private TrainingTask {
   struct EvalSums {
     LinkMetrics m;
     int counted = 0;
+    double tgb_rr = 0;  // the tgb protocol: 1 / rank summed over the split's positives
+    double tgb_positives = 0;
     std::vector<float> all_scores;  // edge classification pools the split's edges
     std::vector<uint8_t> all_labels;
   };
@@ -260,6 +298,7 @@ class LinkPredictionTrainer : private TrainingTask {
   std::vector<float> flat_;
   // local_batch(): per link step, this rank's distinct positives (found on first use).
   mutable std::vector<std::unique_ptr<const StepPositives>> positives_;
+  std::unique_ptr<const EdgeHistory> history_;  // the tgb protocol's training-span edges
   std::vector<int32_t> end_slot_;  // score(): per vertex, its row among the fetched ends, or -1
   std::unique_ptr<TrainingLoop> loop_;
 };

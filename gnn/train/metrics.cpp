@@ -187,6 +187,19 @@ double at_most_f(const std::vector<float>& v, double x) {
 
 }  // namespace
 
+double one_vs_many_reciprocal_rank(float pos, const float* neg, int64_t k, double tie) {
+  DGNN_CHECK(!std::isnan(pos), Error, "one_vs_many_reciprocal_rank: the positive's score is NaN");
+  const double s = pos, d = tie_radius(pos, tie);
+  int64_t above = 0, at_or_above = 0;
+  for (int64_t j = 0; j < k; ++j) {
+    DGNN_CHECK(!std::isnan(neg[j]), Error,
+               "one_vs_many_reciprocal_rank: negative " + std::to_string(j) + " is NaN");
+    above += double(neg[j]) > s + d;
+    at_or_above += double(neg[j]) >= s - d;
+  }
+  return 1.0 / (0.5 * double(above + at_or_above) + 1.0);
+}
+
 RankMetrics rank_metrics(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
                          const std::vector<int32_t>& group, double tie) {
   check_sizes("rank_metrics", "scores", scores, "labels", labels);

@@ -56,6 +56,12 @@ double average_precision(const std::vector<float>& scores, const std::vector<uin
 double mean_reciprocal_rank(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
                             const std::vector<int32_t>& group, double tie = 0);
 
+// The reciprocal rank of one positive scoring `pos` against its `k` negatives, as the Temporal
+// Graph Benchmark counts it (tgb.linkproppred.Evaluator's MRR): the mean of the optimistic rank
+// (1 + the negatives above the positive) and the pessimistic one (1 + those at or above it), with
+// tie intervals: above means above pos + tie_radius, at or above means >= pos - tie_radius.
+double one_vs_many_reciprocal_rank(float pos, const float* neg, int64_t k, double tie = 0);
+
 // The three ranking metrics above at once, each equal to its function's value (the same counts,
 // summed in the same order: the same bits), at the cost of one linear-time sort instead of three
 // comparison sorts: negatives by a radix sort of their bits, candidates into their groups by a

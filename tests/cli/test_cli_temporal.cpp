@@ -204,6 +204,38 @@ TEST_CASE("cli temporal: train link prediction and edge classification from the 
     CHECK(count_lines(r.out) == 1);
   }
 
+  // TGB's protocol: each edge against its own negatives, MRR over the split's edges selects.
+  Result tgb = run("train --graph " + (d / "evo").string() +
+                   " --model gcrn --hidden 8 --epochs 2 --bptt 3 --neg-eval 10 "
+                   "--eval-protocol tgb --log-json " +
+                   (d / "tgb.jsonl").string());
+  INFO(tgb.out);
+  REQUIRE(tgb.code == 0);
+  CHECK(tgb.out.find("best val mrr") != std::string::npos);
+  std::ifstream tgb_log(d / "tgb.jsonl");
+  std::string tgb_last;
+  while (std::getline(tgb_log, line)) tgb_last = line;
+  auto tgb_fin = nlohmann::json::parse(tgb_last);
+  CHECK(tgb_fin["settings"]["eval_protocol"] == "tgb");
+  // 1 / rank of 10 negatives: between 1/11 and 1.
+  CHECK(tgb_fin["test_mrr"].get<double>() >= 1.0 / 11);
+  CHECK(tgb_fin["test_mrr"].get<double>() <= 1.0);
+  for (const std::string& bad :
+       {std::string("--eval-protocol tgn"), std::string("--eval-protocol tgb --neg-eval all"),
+        std::string("--eval-protocol tgb --task edge")}) {
+    Result r = run("train --graph " + (d / "evo").string() + " --epochs 1 " + bad);
+    INFO(bad << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(r.out.find("--eval-protocol") != std::string::npos);
+    CHECK(count_lines(r.out) == 1);
+  }
+  {
+    Result r = run("train --epochs 1 --eval-protocol tgb");  // a static graph
+    INFO(r.out);
+    CHECK(r.code != 0);
+    CHECK(r.out.find("--eval-protocol") != std::string::npos);
+  }
+
   // --train-frac / --val-frac split the steps when given (11 steps: 5 / 2 / 4), else 0.7 / 0.1.
   Result fr = run("train --graph " + (d / "evo").string() +
                   " --hidden 8 --epochs 1 --neg-eval 5 --train-frac 0.5 --val-frac 0.2");

@@ -261,6 +261,25 @@ TEST_CASE("rank_metrics equals roc_auc, average_precision and mean_reciprocal_ra
   CHECK_THROWS_AS(rank_metrics({1, 2}, {1, 0}, {0, -1}), Error);
 }
 
+TEST_CASE("one_vs_many_reciprocal_rank: TGB's mean of optimistic and pessimistic ranks",
+          "[gnn][metrics]") {
+  const std::vector<float> neg{0.7f, 0.5f, 0.2f, 0.5f};
+  // One above, three at or above: rank (1 + 3) / 2 + 1 = 3.
+  CHECK(one_vs_many_reciprocal_rank(0.5f, neg.data(), 4) == Approx(1.0 / 3));
+  CHECK(one_vs_many_reciprocal_rank(0.9f, neg.data(), 4) == 1.0);  // above all: rank 1
+  CHECK(one_vs_many_reciprocal_rank(0.1f, neg.data(), 4) == Approx(1.0 / 5));
+  CHECK(one_vs_many_reciprocal_rank(0.1f, neg.data(), 0) == 1.0);  // no negatives
+  // Constant scores earn no credit beyond the middle: rank (0 + 4) / 2 + 1 = 3.
+  const std::vector<float> same(4, 0.3f);
+  CHECK(one_vs_many_reciprocal_rank(0.3f, same.data(), 4) == Approx(1.0 / 3));
+  // With a tolerance, a negative within it counts as tied, not above.
+  const std::vector<float> close{0.50001f};
+  CHECK(one_vs_many_reciprocal_rank(0.5f, close.data(), 1) == Approx(1.0 / 2));
+  CHECK(one_vs_many_reciprocal_rank(0.5f, close.data(), 1, kLogitTie) == Approx(1.0 / 1.5));
+  const float nan = NAN;
+  CHECK_THROWS_AS(one_vs_many_reciprocal_rank(0.5f, &nan, 1), Error);
+}
+
 TEST_CASE("undefined metrics are NaN, and bad input throws", "[gnn][metrics]") {
   CHECK(std::isnan(roc_auc({1, 2}, {1, 1})));
   CHECK(std::isnan(roc_auc({}, {})));

@@ -2,6 +2,7 @@
 // prediction on an evolving planted-partition graph is learned well above chance.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <set>
 
 #include "../random_tensor.hpp"
 #include "../small_evolving.hpp"
@@ -212,6 +213,84 @@ TEST_CASE("a rank's share of a step's pairs is the whole batch's, filtered, with
     }
     CHECK(total == full.src.size());
   }
+}
+
+TEST_CASE("tgb draws: half historical, none linked or repeated, a rank's share the whole's") {
+  EvolvingSbmConfig cfg;
+  cfg.vertices = 300;
+  cfg.snapshots = 5;
+  cfg.classes = 3;
+  cfg.avg_degree = 6;
+  cfg.seed = 4;
+  const TemporalGraph g = generate_evolving_sbm(cfg).to_temporal();
+  auto owner = [](int32_t u) { return int(uint32_t(u) * 2654435761u % 3); };
+  const EdgeHistory hist = edge_history(g, 2);  // snapshots 0..2
+  REQUIRE(int64_t(hist.offsets.size()) == g.num_vertices + 1);
+  auto in_history = [&](int32_t u, int32_t w) {
+    return std::binary_search(hist.dst.begin() + hist.offsets[size_t(u)],
+                              hist.dst.begin() + hist.offsets[size_t(u) + 1], w);
+  };
+  // The history holds both directions of every edge of snapshots 0..2, and nothing else.
+  for (int t = 0; t <= 2; ++t)
+    for (size_t i = 0; i < g.events[size_t(t)].src.size(); ++i) {
+      const int32_t u = g.events[size_t(t)].src[i], v = g.events[size_t(t)].dst[i];
+      if (u == v) continue;
+      CHECK(in_history(u, v));
+      CHECK(in_history(v, u));
+    }
+  const int k = 10, step = 3;  // step 3 predicts snapshot 4
+  const PairBatch full = tgb_step_pairs(g, step, k, 7, 11, hist);
+  const size_t kept = full.src.size() / size_t(k + 1);
+  REQUIRE(kept > 0);
+  REQUIRE(full.src.size() == kept * size_t(k + 1));
+  std::set<std::pair<int32_t, int32_t>> linked;
+  for (size_t i = 0; i < g.events[size_t(step + 1)].src.size(); ++i) {
+    linked.insert({g.events[size_t(step + 1)].src[i], g.events[size_t(step + 1)].dst[i]});
+    linked.insert({g.events[size_t(step + 1)].dst[i], g.events[size_t(step + 1)].src[i]});
+  }
+  size_t historical = 0, with_history = 0;
+  for (size_t j = 0; j < kept; ++j) {
+    const int32_t u = full.src[j];
+    CHECK(full.target[j] == 1.f);
+    std::set<int32_t> seen;
+    int eligible = 0;
+    for (int64_t e = hist.offsets[size_t(u)]; e < hist.offsets[size_t(u) + 1]; ++e)
+      eligible += !linked.count({u, hist.dst[size_t(e)]});
+    for (int i = 0; i < k; ++i) {
+      const size_t at = kept + j * size_t(k) + size_t(i);
+      const int32_t w = full.dst[at];
+      CHECK(full.src[at] == u);
+      CHECK(full.target[at] == 0.f);
+      CHECK(w != u);
+      CHECK_FALSE(linked.count({u, w}));
+      CHECK(seen.insert(w).second);  // no repeats within a positive's negatives
+      // The first min(k / 2, eligible) are historical.
+      if (i < std::min(k / 2, eligible)) {
+        CHECK(in_history(u, w));
+        ++historical;
+      }
+    }
+    with_history += eligible > 0;
+  }
+  CHECK(historical > kept);  // most positives' sources have a history
+  CHECK(with_history > kept / 2);
+  // A rank's share: the whole batch's pairs of its sources, the same draws (also from known
+  // positives), whatever the number of ranks.
+  size_t total = 0;
+  for (int r = 0; r < 3; ++r) {
+    auto keep = [&](int32_t u) { return owner(u) == r; };
+    const StepPositives known = step_positives(g, step, keep);
+    const PairBatch mine = tgb_step_pairs(g, step, k, 7, 11, hist, keep, &known);
+    std::vector<int32_t> want_src, want_dst;
+    for (size_t i = 0; i < full.src.size(); ++i)
+      if (owner(full.src[i]) == r) want_src.push_back(full.src[i]), want_dst.push_back(full.dst[i]);
+    CHECK(mine.src == want_src);
+    CHECK(mine.dst == want_dst);
+    total += mine.src.size();
+  }
+  CHECK(total == full.src.size());
+  // Seeded: another salt draws otherwise.
+  CHECK(tgb_step_pairs(g, step, k, 7, 12, hist).dst != full.dst);
 }
 
 TEST_CASE("the split of steps leaves a set empty only when it must") {

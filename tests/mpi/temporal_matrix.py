@@ -30,6 +30,7 @@ DATA = os.path.join(REPO, "datasets")
 
 MODELS = ["gcrn", "tgcn", "evolvegcn-o", "evolvegcn-h"]
 VERTEX_MODELS = ["gcrn", "tgcn", "evolvegcn-o"]  # EvolveGCN-H's top-k spans all vertices
+TGB_MODELS = ["gcrn", "evolvegcn-o"]
 COMMON = ["--epochs", "2", "--bptt", "4", "--hidden", "8", "--seed", "3", "--threads", "1",
           "--quiet"]
 
@@ -125,9 +126,14 @@ def configs(name, signed):
                     evals = ["20"]
                     if task == "link" and name == "awkward":
                         evals.append("all")
+                    # TGB's protocol (each edge against its own negatives, half historical): its
+                    # draws and MRR on any rank count, for one per-vertex and one weight model.
+                    if task == "link" and mode == "window" and not directed and model in TGB_MODELS:
+                        evals.append("tgb20")
                     for ev in evals:
                         key = f"{name}-{task}-{mode}{'-directed' if directed else ''}-{model}-neg{ev}"
-                        a = args + ["--neg-eval", ev]
+                        a = args + (["--neg-eval", "20", "--eval-protocol", "tgb"]
+                                    if ev == "tgb20" else ["--neg-eval", ev])
                         strategies = (["vertex"] if model in VERTEX_MODELS else []) + ["snapshot"]
                         out.append((key, a, strategies))
     return out
