@@ -164,29 +164,47 @@ namespace {
 
 // What a step's draws start from: the positives it scores, and the step's edges the draws avoid
 // (all of them, or with `known` only those a kept vertex's draws can meet: its own, and on an
-// undirected graph those into it).
+// undirected graph those into it), as sorted (u, v) keys: a positive's draws all test one
+// source's short run of them (found once per positive), which stays in cache where a hash
+// table's probes did not.
 struct StepSetup {
-  KeySet edges;
   StepPositives found;                   // when no positives were known
   const StepPositives* known = nullptr;  // the caller's, if any
+  std::vector<uint64_t> linked;          // (u << 32 | v), both directions when undirected
   const StepPositives& positives() const { return known ? *known : found; }
+  // The run of u's linked vertices, found when u changes.
+  mutable int32_t run_u = -1;
+  mutable const uint64_t *run_begin = nullptr, *run_end = nullptr;
+  bool is_linked(int32_t u, int32_t w) const {
+    if (w == u) return true;
+    if (u != run_u) {
+      const uint64_t lo = uint64_t(uint32_t(u)) << 32;
+      run_begin = std::lower_bound(linked.data(), linked.data() + linked.size(), lo);
+      run_end =
+          std::lower_bound(run_begin, linked.data() + linked.size(), lo + (uint64_t(1) << 32));
+      run_u = u;
+    }
+    return std::binary_search(run_begin, run_end, uint64_t(uint32_t(u)) << 32 | uint32_t(w));
+  }
 };
 
 StepSetup step_setup(const TemporalGraph& g, int step, const std::function<bool(int32_t)>& keep,
                      const StepPositives* known) {
   const SnapshotEvents& ev = g.events[size_t(step + 1)];
-  // (Sized for twice a share's own edges: undirected, those into it come too; a lower load
-  // measured faster for the draws' misses.)
-  StepSetup st{KeySet(known ? known->event.size() * 2 : ev.src.size()), {}, known};
-  if (known) {
-    for (size_t i = 0; i < ev.src.size(); ++i) {
-      const int32_t u = ev.src[i], v = ev.dst[i];
-      if (u != v && (!keep || keep(u) || (!g.directed && keep(v))))
-        st.edges.insert(edge_key(g.directed, u, v));
-    }
-  } else {
-    st.found = collect_positives(g, step, keep, st.edges);
+  StepSetup st;
+  st.known = known;
+  if (!known) {
+    KeySet edges(ev.src.size());
+    st.found = collect_positives(g, step, keep, edges);
   }
+  for (size_t i = 0; i < ev.src.size(); ++i) {
+    const int32_t u = ev.src[i], v = ev.dst[i];
+    if (u == v) continue;
+    if (!keep || keep(u)) st.linked.push_back(uint64_t(uint32_t(u)) << 32 | uint32_t(v));
+    if (!g.directed && (!keep || keep(v)))
+      st.linked.push_back(uint64_t(uint32_t(v)) << 32 | uint32_t(u));
+  }
+  std::sort(st.linked.begin(), st.linked.end());
   return st;
 }
 
@@ -238,8 +256,7 @@ PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int ne
   return pairs_with(g, step, negatives, st, [&](int32_t u, uint64_t i, int k) {
     uint64_t h = hash_combine(hash_combine(seed ^ salt, uint64_t(step)), i * 1315423911u + k);
     int32_t w = int32_t(h % uint64_t(n));
-    for (int tries = 0; (w == u || st.edges.contains(edge_key(g.directed, u, w))) && tries < 16;
-         ++tries)
+    for (int tries = 0; st.is_linked(u, w) && tries < 16; ++tries)
       w = int32_t((h = mix64(h)) % uint64_t(n));
     return w;
   });
@@ -278,9 +295,7 @@ PairBatch tgb_step_pairs(const TemporalGraph& g, int step, int negatives, uint64
   // One positive's draws, made when its first is asked for and handed out in order.
   std::vector<int32_t> drawn, eligible;
   KeySet taken(size_t(std::max(negatives, 1)));
-  auto linked = [&](int32_t u, int32_t w) {
-    return w == u || st.edges.contains(edge_key(g.directed, u, w));
-  };
+  auto linked = [&](int32_t u, int32_t w) { return st.is_linked(u, w); };
   return pairs_with(g, step, negatives, st, [&](int32_t u, uint64_t i, int k) {
     if (k == 0) {
       const uint64_t base = hash_combine(hash_combine(seed ^ salt ^ 0x7462ull, uint64_t(step)), i);

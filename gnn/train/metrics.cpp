@@ -227,7 +227,11 @@ RankMetrics rank_metrics(const std::vector<float>& scores, const std::vector<uin
     if (!neg.empty()) m.auc = wins / (p * double(neg.size()));
     m.map = ap / p;
   }
-  // MRR: candidates into their groups (a counting sort, stable), each group sorted by score.
+  // MRR: candidates into their groups (a counting sort, stable). Within a group only the
+  // positives are sorted (a group holds a source's few edges and their many negatives): each
+  // candidate x is placed among the positives' interval ends by binary search (lo and hi rise
+  // with the score), which counts, for every positive, the candidates at most its hi and those
+  // below its lo: the counts mean_reciprocal_rank takes from its sorted run.
   int32_t top = -1;
   for (int32_t g : group) {
     DGNN_CHECK(g >= 0, Error, "rank_metrics: group ids must be >= 0, got " + std::to_string(g));
@@ -246,26 +250,45 @@ RankMetrics rank_metrics(const std::vector<float>& scores, const std::vector<uin
   std::vector<double> value(size_t(std::max<int64_t>(groups, 0)), kNaN);
 #pragma omp parallel
   {
-    std::vector<float> run;
+    std::vector<float> ps;
+    std::vector<double> lo, hi;
+    std::vector<int64_t> at_most, below;
 #pragma omp for schedule(dynamic, 64)
     for (int64_t g = 0; g < groups; ++g) {
-      auto* b = by_group.data() + start[size_t(g)];
-      auto* e = by_group.data() + start[size_t(g) + 1];
-      if (std::none_of(b, e, [](const auto& c) { return c.second != 0; })) continue;
-      std::sort(b, e);  // by score (then label: positives of one score last, equal terms)
-      run.clear();
-      for (auto* c = b; c != e; ++c) run.push_back(c->first);
-      double rr = 0, positives = 0;
-      for (auto* c = b; c != e; ++c) {
-        if (!c->second) continue;
-        const double s = c->first, d = tie_radius(c->first, tie);
-        const double at_most = at_most_f(run, s + d);
-        const double above = double(run.size()) - at_most;
-        const double tied = at_most - below_f(run, s - d);
-        rr += 1.0 / (above + (tied + 1.0) / 2.0);
-        positives += 1;
+      const auto* b = by_group.data() + start[size_t(g)];
+      const auto* e = by_group.data() + start[size_t(g) + 1];
+      ps.clear();
+      for (const auto* c = b; c != e; ++c)
+        if (c->second) ps.push_back(c->first);
+      if (ps.empty()) continue;
+      std::sort(ps.begin(), ps.end());
+      const size_t k = ps.size();
+      lo.resize(k);
+      hi.resize(k);
+      for (size_t j = 0; j < k; ++j) {
+        const double sc = ps[j], d = tie_radius(ps[j], tie);
+        lo[j] = sc - d;
+        hi[j] = sc + d;
       }
-      value[size_t(g)] = rr / positives;
+      at_most.assign(k + 1, 0);
+      below.assign(k + 1, 0);
+      for (const auto* c = b; c != e; ++c) {
+        const double x = c->first;
+        // x <= hi[j] for j from the first hi >= x on; x < lo[j] from the first lo > x on.
+        ++at_most[size_t(std::lower_bound(hi.begin(), hi.end(), x) - hi.begin())];
+        ++below[size_t(std::upper_bound(lo.begin(), lo.end(), x) - lo.begin())];
+      }
+      const double size = double(e - b);
+      double rr = 0;
+      int64_t am = 0, bl = 0;
+      for (size_t j = 0; j < k; ++j) {
+        am += at_most[j];
+        bl += below[j];
+        const double above = size - double(am);
+        const double tied = double(am) - double(bl);  // itself included
+        rr += 1.0 / (above + (tied + 1.0) / 2.0);
+      }
+      value[size_t(g)] = rr / double(k);
     }
   }
   double sum = 0;
