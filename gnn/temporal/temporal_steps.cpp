@@ -172,20 +172,29 @@ struct StepSetup {
   const StepPositives* known = nullptr;  // the caller's, if any
   std::vector<uint64_t> linked;          // (u << 32 | v), both directions when undirected
   const StepPositives& positives() const { return known ? *known : found; }
-  // The run of u's linked vertices, found when u changes.
-  mutable int32_t run_u = -1;
-  mutable const uint64_t *run_begin = nullptr, *run_end = nullptr;
-  bool is_linked(int32_t u, int32_t w) const {
+};
+
+// Whether w is linked to u in the step (or is u), from the run of u's links, found when u
+// changes. One per thread.
+class LinkCursor {
+ public:
+  explicit LinkCursor(const std::vector<uint64_t>& linked) : linked_(linked) {}
+  bool operator()(int32_t u, int32_t w) {
     if (w == u) return true;
-    if (u != run_u) {
+    if (u != u_) {
       const uint64_t lo = uint64_t(uint32_t(u)) << 32;
-      run_begin = std::lower_bound(linked.data(), linked.data() + linked.size(), lo);
-      run_end =
-          std::lower_bound(run_begin, linked.data() + linked.size(), lo + (uint64_t(1) << 32));
-      run_u = u;
+      const uint64_t* end = linked_.data() + linked_.size();
+      begin_ = std::lower_bound(linked_.data(), end, lo);
+      end_ = std::lower_bound(begin_, end, lo + (uint64_t(1) << 32));
+      u_ = u;
     }
-    return std::binary_search(run_begin, run_end, uint64_t(uint32_t(u)) << 32 | uint32_t(w));
+    return std::binary_search(begin_, end_, uint64_t(uint32_t(u)) << 32 | uint32_t(w));
   }
+
+ private:
+  const std::vector<uint64_t>& linked_;
+  int32_t u_ = -1;
+  const uint64_t *begin_ = nullptr, *end_ = nullptr;
 };
 
 StepSetup step_setup(const TemporalGraph& g, int step, const std::function<bool(int32_t)>& keep,
@@ -209,38 +218,45 @@ StepSetup step_setup(const TemporalGraph& g, int step, const std::function<bool(
 }
 
 // The kept positives, then `negatives` pairs (u, draw(u, ordinal, k)) per positive, and the
-// weights: each class half of the whole step's loss.
-template <class Draw>
+// weights: each class half of the whole step's loss. The positives' negatives are drawn in
+// parallel, each thread with a draw of its own from make_draw() (draws depend only on the
+// positive and k: the same batch on any thread count).
+template <class MakeDraw>
 PairBatch pairs_with(const TemporalGraph& g, int step, int negatives, const StepSetup& st,
-                     Draw&& draw) {
+                     MakeDraw&& make_draw) {
   const SnapshotEvents& ev = g.events[size_t(step + 1)];
   const StepPositives& known = st.positives();
-  const size_t kept = known.event.size();
-  const size_t most = kept * size_t(1 + negatives);
+  const size_t kept = known.event.size(), per = size_t(negatives);
+  const size_t total = kept * (1 + per);
   PairBatch b;
-  b.src.reserve(most);
-  b.dst.reserve(most);
-  for (uint32_t i : known.event) {
-    b.src.push_back(ev.src[i]);
-    b.dst.push_back(ev.dst[i]);
-  }
-  b.target.assign(kept, 1.f);
-  b.target.reserve(most);
+  b.src.resize(total);
+  b.dst.resize(total);
+  b.target.assign(total, 0.f);
   for (size_t j = 0; j < kept; ++j) {
-    const int32_t u = b.src[j];
-    const uint64_t i = known.index[j];
-    for (int k = 0; k < negatives; ++k) {
-      b.src.push_back(u);
-      b.dst.push_back(draw(u, i, k));
-      b.target.push_back(0.f);
+    b.src[j] = ev.src[known.event[j]];
+    b.dst[j] = ev.dst[known.event[j]];
+    b.target[j] = 1.f;
+  }
+#pragma omp parallel if (kept * per > 100000)
+  {
+    auto draw = make_draw();
+#pragma omp for schedule(dynamic, 256)
+    for (int64_t j = 0; j < int64_t(kept); ++j) {
+      const int32_t u = b.src[size_t(j)];
+      const uint64_t i = known.index[size_t(j)];
+      const size_t at = kept + size_t(j) * per;
+      for (int k = 0; k < negatives; ++k) {
+        b.src[at + size_t(k)] = u;
+        b.dst[at + size_t(k)] = draw(u, i, k);
+      }
     }
   }
   // Every positive of the whole batch has exactly `negatives` negatives.
-  const size_t n_pos = known.total, n_neg = n_pos * size_t(negatives);
-  b.weight.resize(b.src.size());
-  for (size_t j = 0; j < b.src.size(); ++j)
-    b.weight[j] = j < kept ? 0.5f / float(std::max<size_t>(n_pos, 1))
-                           : 0.5f / float(std::max<size_t>(n_neg, 1));
+  const size_t n_pos = known.total, n_neg = n_pos * per;
+  const float w_pos = 0.5f / float(std::max<size_t>(n_pos, 1));
+  const float w_neg = 0.5f / float(std::max<size_t>(n_neg, 1));
+  b.weight.resize(total);
+  for (size_t j = 0; j < total; ++j) b.weight[j] = j < kept ? w_pos : w_neg;
   return b;
 }
 
@@ -253,12 +269,14 @@ PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int ne
   const StepSetup st = step_setup(g, step, keep, known);
   // Each positive (u, v) gets `negatives` corrupted pairs (u, w): MRR ranks v among them.
   const int64_t n = g.num_vertices;
-  return pairs_with(g, step, negatives, st, [&](int32_t u, uint64_t i, int k) {
-    uint64_t h = hash_combine(hash_combine(seed ^ salt, uint64_t(step)), i * 1315423911u + k);
-    int32_t w = int32_t(h % uint64_t(n));
-    for (int tries = 0; st.is_linked(u, w) && tries < 16; ++tries)
-      w = int32_t((h = mix64(h)) % uint64_t(n));
-    return w;
+  return pairs_with(g, step, negatives, st, [&] {
+    return [&, linked = LinkCursor(st.linked)](int32_t u, uint64_t i, int k) mutable {
+      uint64_t h = hash_combine(hash_combine(seed ^ salt, uint64_t(step)), i * 1315423911u + k);
+      int32_t w = int32_t(h % uint64_t(n));
+      for (int tries = 0; linked(u, w) && tries < 16; ++tries)
+        w = int32_t((h = mix64(h)) % uint64_t(n));
+      return w;
+    };
   });
 }
 
@@ -290,15 +308,23 @@ PairBatch tgb_step_pairs(const TemporalGraph& g, int step, int negatives, uint64
   DGNN_CHECK(int64_t(history.offsets.size()) == g.num_vertices + 1, ShapeError,
              "tgb_step_pairs: a history of another graph");
   const StepSetup st = step_setup(g, step, keep, known);
-  const int64_t n = g.num_vertices;
   const int historical = negatives / 2;
   // One positive's draws, made when its first is asked for and handed out in order.
-  std::vector<int32_t> drawn, eligible;
-  KeySet taken(size_t(std::max(negatives, 1)));
-  auto linked = [&](int32_t u, int32_t w) { return st.is_linked(u, w); };
-  return pairs_with(g, step, negatives, st, [&](int32_t u, uint64_t i, int k) {
-    if (k == 0) {
-      const uint64_t base = hash_combine(hash_combine(seed ^ salt ^ 0x7462ull, uint64_t(step)), i);
+  struct TgbDraw {
+    const TemporalGraph& g;
+    const EdgeHistory& history;
+    LinkCursor linked;
+    uint64_t seed;
+    int step, negatives, historical;
+    std::vector<int32_t> drawn, eligible;
+    KeySet taken{1};
+    int32_t operator()(int32_t u, uint64_t i, int k) {
+      if (k == 0) draw_all(u, i);
+      return drawn[size_t(k)];
+    }
+    void draw_all(int32_t u, uint64_t i) {
+      const int64_t n = g.num_vertices;
+      const uint64_t base = hash_combine(hash_combine(seed ^ 0x7462ull, uint64_t(step)), i);
       drawn.clear();
       taken = KeySet(size_t(std::max(negatives, 1)));
       eligible.clear();
@@ -323,7 +349,10 @@ PairBatch tgb_step_pairs(const TemporalGraph& g, int step, int negatives, uint64
         taken.insert(uint64_t(uint32_t(w)));
       }
     }
-    return drawn[size_t(k)];
+  };
+  return pairs_with(g, step, negatives, st, [&] {
+    return TgbDraw{g,  history, LinkCursor(st.linked), seed ^ salt, step, negatives, historical,
+                   {}, {}};
   });
 }
 
