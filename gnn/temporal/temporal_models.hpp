@@ -62,6 +62,10 @@ struct FactoredPairs {
   float b2 = 0.f;
   // out[v] = the logit of pair (u, v) for every v < n; deterministic. scratch: resized as needed.
   void score_row(int32_t u, float* out, std::vector<float>& scratch) const;
+  // out[i] = the logit of pair (u, v[i]) for i < k: u's candidates alone (a positive and its
+  // sampled negatives), their rows gathered; the same arithmetic as score_row.
+  void score_list(int32_t u, const int32_t* v, int64_t k, float* out,
+                  std::vector<float>& scratch) const;
 };
 
 // Scores vertex pairs from embeddings: an MLP on [h_u | h_v | h_u * h_v], giving `classes`

@@ -78,7 +78,7 @@ std::vector<LinkPredictionTrainer::ScoredPair> LinkPredictionTrainer::test_pairs
         Var logits;
         if (w.owns(s)) {
           local = pairs_of(s, true);
-          logits = head_.score(w.ctx(s), h[size_t(s - w.own_begin())], local.src, local.dst);
+          logits = eval_logits(w.ctx(s), h[size_t(s - w.own_begin())], local, true);
         }
         gather_pairs(s, logits, local, &all);
       }
@@ -91,7 +91,7 @@ std::vector<LinkPredictionTrainer::ScoredPair> LinkPredictionTrainer::test_pairs
     Var h = model_.step(ctx, x);
     if (s < begin || !has_targets_[size_t(s)]) continue;
     const Batch local = pairs_of(s, comm_.size() == 1);
-    gather_pairs(s, score(ctx, h, local), local, &all);
+    gather_pairs(s, eval_logits(ctx, h, local, comm_.size() == 1), local, &all);
   }
   return all;
 }

@@ -125,6 +125,39 @@ Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch&
                      PairEnd{fetch_rows(comm_, dir_, h, ends), std::move(slot)});
 }
 
+Var LinkPredictionTrainer::eval_logits(ForwardContext& ctx, const Var& h, const Batch& local,
+                                       bool whole) {
+  const size_t per = size_t(opt_.neg_eval) + 1;
+  if (opt_.task != TemporalTask::link || opt_.eval_all_pairs || device() != Device::cpu ||
+      local.src.size() % per != 0)
+    return whole ? head_.score(ctx, h, local.src, local.dst) : score(ctx, h, local);
+  Var fetched;
+  if (!whole) {
+    std::vector<int32_t> ids(static_cast<size_t>(g_.num_vertices));
+    std::iota(ids.begin(), ids.end(), 0);
+    fetched = fetch_rows(comm_, dir_, h, ids);
+  }
+  const FactoredPairs f = head_.factor(whole ? h.value() : fetched.value());
+  const size_t kept = local.src.size() / per, k = per - 1;
+  Tensor out(int64_t(local.src.size()), 1);
+  float* o = out.data();
+#pragma omp parallel
+  {
+    std::vector<int32_t> cand(per);
+    std::vector<float> scores(per), scratch;
+#pragma omp for schedule(dynamic, 64)
+    for (int64_t j = 0; j < int64_t(kept); ++j) {
+      cand[0] = local.dst[size_t(j)];
+      std::copy(local.dst.begin() + int64_t(kept + size_t(j) * k),
+                local.dst.begin() + int64_t(kept + size_t(j + 1) * k), cand.begin() + 1);
+      f.score_list(local.src[size_t(j)], cand.data(), int64_t(per), scores.data(), scratch);
+      o[j] = scores[0];
+      std::copy(scores.begin() + 1, scores.end(), o + kept + size_t(j) * k);
+    }
+  }
+  return Var(std::move(out));
+}
+
 double LinkPredictionTrainer::train_epoch(int epoch) {
   model_.reset_state();
   double total = 0;
@@ -382,7 +415,7 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
     }
     if (!has_targets_[size_t(s)]) continue;
     const Batch local = local_batch(s, opt_.neg_eval, kEvalSalt);
-    Var logits = score(ctx, h, local);
+    Var logits = eval_logits(ctx, h, local, comm_.size() == 1);
     add_eval_step(acc, logits, local);
   }
   return finish_eval(acc);
@@ -447,7 +480,7 @@ LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
       Var logits;
       if (w.owns(s)) {
         local = batch_for(s, opt_.neg_eval, kEvalSalt);
-        logits = head_.score(w.ctx(s), h[size_t(s - w.own_begin())], local.src, local.dst);
+        logits = eval_logits(w.ctx(s), h[size_t(s - w.own_begin())], local, true);
       }
       add_eval_step(acc, logits, local);
     }

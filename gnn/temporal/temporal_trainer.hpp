@@ -250,6 +250,12 @@ class LinkPredictionTrainer : private TrainingTask {
   Batch local_batch(int step, int negatives, uint64_t salt) const;
   // Logits of a local batch; collective (every rank calls it, even with no pairs).
   Var score(ForwardContext& ctx, const Var& h, const Batch& local);
+  // Validation's and test's logits of a sampled batch (its positives, then neg_eval negatives
+  // each): on the CPU the factored scorer (FactoredPairs::score_list) takes each positive with
+  // its negatives as one block of gathered rows, a third of the pair MLP's first-layer work;
+  // otherwise score(). `whole`: h holds every vertex's row (one process, a snapshot owner);
+  // else the rows are fetched from their owners (collective, as score() is).
+  Var eval_logits(ForwardContext& ctx, const Var& h, const Batch& local, bool whole);
   void gather_all(const Tensor& logits, const Batch& local, std::vector<float>* scores,
                   std::vector<float>* labels, std::vector<float>* groups);
   // Evaluation sums over steps; every rank adds every step (collective), with its local pairs.

@@ -172,6 +172,16 @@ TEST_CASE("factored pair scores equal PairClassifier's scores") {
     }
     REQUIRE(i == src.size());
     CHECK(worst < 1e-5);
+    // A list of candidates (repeats, any order, more than one gathered block) scores as the row.
+    std::vector<int32_t> list;
+    for (int32_t j = 0; j < 300; ++j) list.push_back(int32_t((j * 37 + 11) % n));
+    std::vector<float> got(list.size());
+    for (int32_t u = 0; u < n; u += 13) {
+      f.score_row(u, row.data(), scratch);
+      f.score_list(u, list.data(), int64_t(list.size()), got.data(), scratch);
+      for (size_t j = 0; j < list.size(); ++j)
+        CHECK(got[j] == Approx(row[size_t(list[j])]).margin(1e-6));
+    }
   }
   PairClassifier two(e, 8, 2);
   CHECK_THROWS_AS(two.factor(random_tensor(n, e, 1)), Error);
