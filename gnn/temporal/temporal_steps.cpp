@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "dgnn/common/error.hpp"
+#include "dgnn/common/fast_mod.hpp"
 #include "dgnn/common/format.hpp"
 #include "dgnn/common/hash_rng.hpp"
 #include "dgnn/common/key_set.hpp"
@@ -268,13 +269,13 @@ PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int ne
   if (task == TemporalTask::edge) return edge_pairs(g, step, keep);
   const StepSetup st = step_setup(g, step, keep, known);
   // Each positive (u, v) gets `negatives` corrupted pairs (u, w): MRR ranks v among them.
-  const int64_t n = g.num_vertices;
+  const FastMod mod_n(uint64_t(std::max<int64_t>(g.num_vertices, 1)));  // (no draws when 0)
+  const uint64_t step_seed = hash_combine(seed ^ salt, uint64_t(step));
   return pairs_with(g, step, negatives, st, [&] {
     return [&, linked = LinkCursor(st.linked)](int32_t u, uint64_t i, int k) mutable {
-      uint64_t h = hash_combine(hash_combine(seed ^ salt, uint64_t(step)), i * 1315423911u + k);
-      int32_t w = int32_t(h % uint64_t(n));
-      for (int tries = 0; linked(u, w) && tries < 16; ++tries)
-        w = int32_t((h = mix64(h)) % uint64_t(n));
+      uint64_t h = hash_combine(step_seed, i * 1315423911u + k);
+      int32_t w = int32_t(mod_n(h));
+      for (int tries = 0; linked(u, w) && tries < 16; ++tries) w = int32_t(mod_n(h = mix64(h)));
       return w;
     };
   });
