@@ -271,37 +271,31 @@ void LinkPredictionTrainer::add_eval_step(EvalSums& acc, const Var& logits, cons
                          : bce_with_logits(logits, local.target, 1.0, local.weight).value().item();
   comm_.allreduce_sum(&part_loss, 1);
   acc.m.loss += part_loss;
-  // Metrics need every pair's score: gather them on all ranks (in rank order). One process has
-  // them all already.
-  std::vector<float> scores;
-  std::vector<uint8_t> labels;
+  ++acc.counted;
+  // Metrics need every pair's score: gathered on all ranks (in rank order). One process reads
+  // them in place: the logits, the batch's targets and sources.
+  const size_t n = local.src.size();
+  std::vector<float> scores, label_f, group_f;
   std::vector<int32_t> groups;
+  Tensor host;
+  const float *s = nullptr, *l = nullptr;
+  const int32_t* gr = nullptr;
+  size_t total = n;
   if (comm_.size() == 1) {
-    const size_t n = local.src.size();
-    if (n > 0) {
-      const Tensor host = logits.value().to(Device::cpu);
-      scores.assign(host.data(), host.data() + n);
-    }
-    labels.resize(n);
-    groups.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      labels[i] = uint8_t(local.target[i]);
-      groups[i] = int32_t(local.src[i]);
-    }
+    if (n > 0) host = logits.value().to(Device::cpu);
+    s = host.data(), l = local.target.data(), gr = local.src.data();
   } else {
-    std::vector<float> label_f, group_f;
     const Tensor none;
     gather_all(local.src.empty() ? none : logits.value(), local, &scores, &label_f, &group_f);
-    labels.assign(label_f.begin(), label_f.end());
     groups.assign(group_f.begin(), group_f.end());
+    s = scores.data(), l = label_f.data(), gr = groups.data(), total = scores.size();
   }
-  ++acc.counted;
   if (opt_.task == TemporalTask::edge) {
-    acc.all_scores.insert(acc.all_scores.end(), scores.begin(), scores.end());
-    acc.all_labels.insert(acc.all_labels.end(), labels.begin(), labels.end());
+    acc.all_scores.insert(acc.all_scores.end(), s, s + total);
+    for (size_t i = 0; i < total; ++i) acc.all_labels.push_back(uint8_t(l[i]));
     return;
   }
-  const RankMetrics r = rank_metrics(scores, labels, groups, kLogitTie);
+  const RankMetrics r = rank_metrics(s, l, gr, total, kLogitTie);
   acc.m.auc += r.auc;
   acc.m.map += r.map;
   acc.m.mrr += r.mrr;
@@ -311,10 +305,10 @@ void LinkPredictionTrainer::add_eval_step(EvalSums& acc, const Var& logits, cons
     double rr[2] = {0, 0};
     const size_t per = size_t(opt_.neg_eval) + 1, kept = local.src.size() / per;
     if (kept > 0) {
-      const Tensor host = logits.value().to(Device::cpu);
-      const float* l = host.data();
+      const Tensor mine = logits.value().to(Device::cpu);
+      const float* z = mine.data();
       for (size_t j = 0; j < kept; ++j)
-        rr[0] += one_vs_many_reciprocal_rank(l[j], l + kept + j * (per - 1), int64_t(per - 1),
+        rr[0] += one_vs_many_reciprocal_rank(z[j], z + kept + j * (per - 1), int64_t(per - 1),
                                              kLogitTie);
       rr[1] = double(kept);
     }

@@ -200,13 +200,15 @@ double one_vs_many_reciprocal_rank(float pos, const float* neg, int64_t k, doubl
   return 1.0 / (0.5 * double(above + at_or_above) + 1.0);
 }
 
-RankMetrics rank_metrics(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
-                         const std::vector<int32_t>& group, double tie) {
-  check_sizes("rank_metrics", "scores", scores, "labels", labels);
-  check_sizes("rank_metrics", "scores", scores, "group ids", group);
-  check_scores("rank_metrics", scores);
+namespace {
+
+// rank_metrics over n candidates read in place (a label is positive when non-zero).
+template <class Label>
+RankMetrics rank_metrics_of(const float* scores, const Label* labels, const int32_t* group,
+                            size_t n, double tie) {
+  for (size_t i = 0; i < n; ++i)
+    if (std::isnan(scores[i])) throw Error("rank_metrics: score " + std::to_string(i) + " is NaN");
   check_tie("rank_metrics", tie);
-  const size_t n = scores.size();
   std::vector<float> neg, pos;
   for (size_t i = 0; i < n; ++i) (labels[i] ? pos : neg).push_back(scores[i]);
   radix_sort(neg);
@@ -233,12 +235,13 @@ RankMetrics rank_metrics(const std::vector<float>& scores, const std::vector<uin
   // with the score), which counts, for every positive, the candidates at most its hi and those
   // below its lo: the counts mean_reciprocal_rank takes from its sorted run.
   int32_t top = -1;
-  for (int32_t g : group) {
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t g = group[i];
     DGNN_CHECK(g >= 0, Error, "rank_metrics: group ids must be >= 0, got " + std::to_string(g));
     top = std::max(top, g);
   }
   std::vector<int64_t> start(size_t(top) + 2, 0);
-  for (int32_t g : group) ++start[size_t(g) + 1];
+  for (size_t i = 0; i < n; ++i) ++start[size_t(group[i]) + 1];
   for (size_t g = 1; g < start.size(); ++g) start[g] += start[g - 1];
   std::vector<std::pair<float, uint8_t>> by_group(n);
   {
@@ -297,6 +300,20 @@ RankMetrics rank_metrics(const std::vector<float>& scores, const std::vector<uin
     if (!std::isnan(v)) sum += v, ++counted;
   if (counted > 0) m.mrr = sum / double(counted);
   return m;
+}
+
+}  // namespace
+
+RankMetrics rank_metrics(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
+                         const std::vector<int32_t>& group, double tie) {
+  check_sizes("rank_metrics", "scores", scores, "labels", labels);
+  check_sizes("rank_metrics", "scores", scores, "group ids", group);
+  return rank_metrics_of(scores.data(), labels.data(), group.data(), scores.size(), tie);
+}
+
+RankMetrics rank_metrics(const float* scores, const float* labels, const int32_t* group, size_t n,
+                         double tie) {
+  return rank_metrics_of(scores, labels, group, n, tie);
 }
 
 F1 binary_f1(const std::vector<uint8_t>& pred, const std::vector<uint8_t>& labels) {

@@ -72,6 +72,9 @@ struct RankMetrics {
 };
 RankMetrics rank_metrics(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
                          const std::vector<int32_t>& group, double tie = 0);
+// The same over n candidates read in place (labels: non-zero is positive), no copies.
+RankMetrics rank_metrics(const float* scores, const float* labels, const int32_t* group, size_t n,
+                         double tie = 0);
 
 // Precision, recall and F1 of the positive class. A ratio with a zero denominator is 0, as in
 // scikit-learn's default (zero_division), so a model that predicts no positives scores 0.

@@ -254,6 +254,12 @@ TEST_CASE("rank_metrics equals roc_auc, average_precision and mean_reciprocal_ra
       CHECK(same(r.auc, roc_auc(s, y, tie)));
       CHECK(same(r.map, average_precision(s, y, tie)));
       CHECK(same(r.mrr, mean_reciprocal_rank(s, y, g, tie)));
+      // In place, with float labels (a batch's targets).
+      const std::vector<float> yf(y.begin(), y.end());
+      const RankMetrics p = rank_metrics(s.data(), yf.data(), g.data(), n, tie);
+      CHECK(same(p.auc, r.auc));
+      CHECK(same(p.map, r.map));
+      CHECK(same(p.mrr, r.mrr));
     }
   }
   CHECK_THROWS_AS(rank_metrics({1, 2}, {1, 0}, {0}), ShapeError);
