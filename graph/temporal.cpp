@@ -316,7 +316,7 @@ SnapshotDiff csr_difference(const Csr& from, const Csr& to, bool weights) {
   return d;
 }
 
-int64_t csr_wire_bytes(const Csr& c) { return 8 * (c.rows + 1) + (c.weighted() ? 8 : 4) * c.nnz(); }
+int64_t csr_wire_bytes(const Csr& c) { return csr_bytes(c.rows, c.nnz(), c.weighted()); }
 
 int64_t entries_wire_bytes(const Csr& c) { return (c.weighted() ? 12 : 8) * c.nnz(); }
 
@@ -364,24 +364,22 @@ Csr TemporalGraph::snapshot(int t) const {
 }
 
 int64_t TemporalGraph::full_bytes() const {
-  const int64_t per_entry = weighted ? 8 : 4, offsets = 8 * (num_vertices + 1);
-  int64_t nnz = base.nnz(), total = offsets + per_entry * nnz;
+  int64_t nnz = base.nnz(), total = csr_bytes(num_vertices, nnz, weighted);
   for (const SnapshotDiff& d : diffs) {
     nnz = d.whole ? d.whole->nnz() : nnz + int64_t(d.add_src.size()) - int64_t(d.del_src.size());
-    total += offsets + per_entry * nnz;
+    total += csr_bytes(num_vertices, nnz, weighted);
   }
   return total;
 }
 
 int64_t TemporalGraph::diff_bytes() const {
-  int64_t total = 8 * (num_vertices + 1) + (weighted ? 8 : 4) * base.nnz();
+  int64_t total = csr_bytes(num_vertices, base.nnz(), weighted);
   for (const SnapshotDiff& d : diffs) total += d.bytes();
   return total;
 }
 
 std::vector<SnapshotStats> snapshot_stats(const TemporalGraph& g) {
   std::vector<SnapshotStats> out;
-  const int64_t per_entry = g.weighted ? 8 : 4, offsets = 8 * (g.num_vertices + 1);
   std::vector<uint8_t> seen(size_t(g.num_vertices));
   SnapshotCursor cur(g);
   do {
@@ -399,7 +397,7 @@ std::vector<SnapshotStats> snapshot_stats(const TemporalGraph& g) {
     s.stored_edges = c.nnz();
     s.edges = g.directed ? c.nnz() : (c.nnz() + loops) / 2;
     s.events = t < g.num_snapshots() ? g.events[t].size() : 0;
-    s.bytes = offsets + per_entry * c.nnz();
+    s.bytes = csr_bytes(g.num_vertices, c.nnz(), g.weighted);
     s.diff_bytes = t == 0 ? s.bytes : g.diffs[t - 1].bytes();
     out.push_back(s);
   } while (cur.next());
@@ -559,7 +557,7 @@ TemporalGraph build_temporal(const EdgeList& edges, const EdgeListOptions& opt,
     std::swap(cur_w, next_w);
     if (t == 0) g.base = csr_from_keys(n, cur_k, cur_w);
     // A snapshot that shares little with the previous one is cheaper stored whole.
-    if (diff && diff->bytes() > 8 * (n + 1) + (weighted ? 8 : 4) * int64_t(cur_k.size())) {
+    if (diff && diff->bytes() > csr_bytes(n, int64_t(cur_k.size()), weighted)) {
       *diff = SnapshotDiff{};
       diff->whole = csr_from_keys(n, cur_k, cur_w);
     }

@@ -89,6 +89,10 @@ SnapshotDiff csr_difference(const Csr& from, const Csr& to, bool weights = true)
 // (destination and source per entry, and the weight), whichever is smaller — a sparse snapshot
 // over many vertices is mostly row offsets.
 int64_t csr_wire_bytes(const Csr& c);
+// That unit for a CSR of `rows` rows and `nnz` entries: 8 (rows + 1) + (8 or 4) nnz.
+inline int64_t csr_bytes(int64_t rows, int64_t nnz, bool weighted) {
+  return 8 * (rows + 1) + (weighted ? 8 : 4) * nnz;
+}
 int64_t entries_wire_bytes(const Csr& c);
 inline int64_t whole_wire_bytes(const Csr& c) {
   const int64_t a = csr_wire_bytes(c), b = entries_wire_bytes(c);

@@ -480,6 +480,13 @@ void finish_logits(const float* z, int64_t rows, int64_t hid, const float* au, R
 
 }  // namespace
 
+void FactoredPairs::source_weights(int32_t u, float* m) const {
+  const int64_t e = h.cols(), hid = a.cols();
+  const float* hu = h.data() + int64_t(u) * e;
+  for (int64_t j = 0; j < e; ++j)
+    for (int64_t c = 0; c < hid; ++c) m[j * hid + c] = hu[j] * w_uv.data()[j * hid + c];
+}
+
 void FactoredPairs::score_row(int32_t u, float* out, std::vector<float>& scratch) const {
   const int64_t n = h.rows(), e = h.cols(), hid = a.cols();
   // Blocks of targets small enough that their pre-activations stay in cache.
@@ -487,9 +494,7 @@ void FactoredPairs::score_row(int32_t u, float* out, std::vector<float>& scratch
   scratch.resize(size_t(e * hid + kBlock * hid));
   float* m = scratch.data();  // diag(h_u) W_uv
   float* z = m + e * hid;     // (h_v * h_u) W_uv for a block of v
-  const float* hu = h.data() + int64_t(u) * e;
-  for (int64_t j = 0; j < e; ++j)
-    for (int64_t c = 0; c < hid; ++c) m[j * hid + c] = hu[j] * w_uv.data()[j * hid + c];
+  source_weights(u, m);
   const float* au = a.data() + int64_t(u) * hid;
   for (int64_t v0 = 0; v0 < n; v0 += kBlock) {
     const int64_t rows = std::min(kBlock, n - v0);
@@ -508,9 +513,7 @@ void FactoredPairs::score_list(int32_t u, const int32_t* v, int64_t k, float* ou
   float* m = scratch.data();         // diag(h_u) W_uv
   float* z = m + e * hid;            // (h_v * h_u) W_uv for a block of candidates
   float* rows_v = z + kBlock * hid;  // their embeddings, gathered
-  const float* hu = h.data() + int64_t(u) * e;
-  for (int64_t j = 0; j < e; ++j)
-    for (int64_t c = 0; c < hid; ++c) m[j * hid + c] = hu[j] * w_uv.data()[j * hid + c];
+  source_weights(u, m);
   const float* au = a.data() + int64_t(u) * hid;
   for (int64_t i0 = 0; i0 < k; i0 += kBlock) {
     const int64_t rows = std::min(kBlock, k - i0);

@@ -66,6 +66,8 @@ struct FactoredPairs {
   // sampled negatives), their rows gathered; the same arithmetic as score_row.
   void score_list(int32_t u, const int32_t* v, int64_t k, float* out,
                   std::vector<float>& scratch) const;
+  // m (emb x hidden) = diag(h_u) W_uv: what the pairs of source u multiply their h_v by.
+  void source_weights(int32_t u, float* m) const;
 };
 
 // Scores vertex pairs from embeddings: an MLP on [h_u | h_v | h_u * h_v], giving `classes`

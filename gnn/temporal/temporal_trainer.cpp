@@ -277,13 +277,15 @@ void LinkPredictionTrainer::add_eval_step(EvalSums& acc, const Var& logits, cons
   const size_t n = local.src.size();
   std::vector<float> scores, label_f, group_f;
   std::vector<int32_t> groups;
-  Tensor host;
+  // This rank's logits on the host: the metrics on one process, TGB's ranks on any.
+  const bool tgb = opt_.eval_protocol == EvalProtocol::tgb;
+  const Tensor mine =
+      n > 0 && (comm_.size() == 1 || tgb) ? logits.value().to(Device::cpu) : Tensor();
   const float *s = nullptr, *l = nullptr;
   const int32_t* gr = nullptr;
   size_t total = n;
   if (comm_.size() == 1) {
-    if (n > 0) host = logits.value().to(Device::cpu);
-    s = host.data(), l = local.target.data(), gr = local.src.data();
+    s = mine.data(), l = local.target.data(), gr = local.src.data();
   } else {
     const Tensor none;
     gather_all(local.src.empty() ? none : logits.value(), local, &scores, &label_f, &group_f);
@@ -299,13 +301,12 @@ void LinkPredictionTrainer::add_eval_step(EvalSums& acc, const Var& logits, cons
   acc.m.auc += r.auc;
   acc.m.map += r.map;
   acc.m.mrr += r.mrr;
-  if (opt_.eval_protocol == EvalProtocol::tgb) {
+  if (tgb) {
     // Each positive against its own negatives, on the rank that scored them (both strategies
     // score whole positives: their negatives follow them in the batch).
     double rr[2] = {0, 0};
     const size_t per = size_t(opt_.neg_eval) + 1, kept = local.src.size() / per;
     if (kept > 0) {
-      const Tensor mine = logits.value().to(Device::cpu);
       const float* z = mine.data();
       for (size_t j = 0; j < kept; ++j)
         rr[0] += one_vs_many_reciprocal_rank(z[j], z + kept + j * (per - 1), int64_t(per - 1),
