@@ -431,6 +431,7 @@ void run_train(TrainArgs& a) {
         {"stopped_early", res.stopped_early},
         {"final_loss", res.final_loss},
         {"median_epoch_ms", res.median_epoch_ms},
+        {"test_ms", res.test_ms},
         {"median_compute_ms", res.median_compute_ms},
         {"median_comm_ms", res.median_comm_ms},
         {"median_wait_ms", res.median_wait_ms},

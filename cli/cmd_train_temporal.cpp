@@ -231,6 +231,7 @@ void run_train_temporal(TrainArgs& a) {
                         {"epochs", res.last_epoch},
                         {"stopped_early", res.stopped_early},
                         {"median_epoch_ms", res.median_epoch_ms},
+                        {"test_ms", res.test_ms},
                         {"settings", settings}};
     if (uploads)
       j["gpu_snapshot_uploads"] = {{"snapshots", uploads->snapshots},

@@ -185,6 +185,7 @@ void run_train_temporal_node(TrainArgs& a) {
                               {"epochs", res.last_epoch},
                               {"stopped_early", res.stopped_early},
                               {"median_epoch_ms", res.median_epoch_ms},
+                              {"test_ms", res.test_ms},
                               {"settings", settings}};
     log->line(j.dump());
   }

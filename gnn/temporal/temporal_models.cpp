@@ -98,6 +98,15 @@ class EvolveOLayer : public Module {
     w_ = detach(w_);
     c_ = detach(c_);
   }
+  void save_state(std::vector<Var>* out) const {
+    out->push_back(state_copy(w_));
+    out->push_back(state_copy(c_));
+  }
+  size_t load_state(const std::vector<Var>& s, size_t at) {
+    w_ = state_copy(s.at(at));
+    c_ = state_copy(s.at(at + 1));
+    return at + 2;
+  }
   Var forward(ForwardContext& ctx, const Var& x) override {
     evolve();
     return aggregate(ctx.graph, matmul(x, w_), Norm::gcn);
@@ -141,6 +150,11 @@ class EvolveHLayer : public Module {
         bh_(add_parameter("gru_h_bias", 1, 3 * out, Init::zeros, false)) {}
   void reset() { w_ = w0_; }
   void detach_state() { w_ = detach(w_); }
+  void save_state(std::vector<Var>* out) const { out->push_back(state_copy(w_)); }
+  size_t load_state(const std::vector<Var>& s, size_t at) {
+    w_ = state_copy(s.at(at));
+    return at + 1;
+  }
   int64_t min_vertices() const { return out_; }  // one per summary row
   Var forward(ForwardContext& ctx, const Var& x) override {
     evolve(summarise(x));
@@ -208,6 +222,15 @@ class EvolveGcn : public TemporalModel {
   void detach_state() override {
     for (auto* l : layers_) l->detach_state();
   }
+  bool save_state(std::vector<Var>* out) const override {
+    out->clear();
+    for (auto* l : layers_) l->save_state(out);
+    return true;
+  }
+  void load_state(const std::vector<Var>& s) override {
+    size_t at = 0;
+    for (auto* l : layers_) at = l->load_state(s, at);
+  }
   Var step(ForwardContext& ctx, const Var& x) override {
     Var h = x;
     for (size_t i = 0; i < layers_.size(); ++i) {
@@ -261,6 +284,14 @@ class Gcrn : public TemporalModel {
       h_ = detach(h_);
       c_ = detach(c_);
     }
+  }
+  bool save_state(std::vector<Var>* out) const override {
+    *out = {state_copy(h_), state_copy(c_)};
+    return true;
+  }
+  void load_state(const std::vector<Var>& s) override {
+    h_ = state_copy(s.at(0));
+    c_ = state_copy(s.at(1));
   }
   Var step(ForwardContext& ctx, const Var& x) override {
     Var g = x;
@@ -323,6 +354,11 @@ class Tgcn : public TemporalModel {
   void detach_state() override {
     if (h_.defined()) h_ = detach(h_);
   }
+  bool save_state(std::vector<Var>* out) const override {
+    *out = {state_copy(h_)};
+    return true;
+  }
+  void load_state(const std::vector<Var>& s) override { h_ = state_copy(s.at(0)); }
   Var step(ForwardContext& ctx, const Var& x) override {
     if (!h_.defined()) h_ = zeros_like_rows(x.rows(), hidden_, x.device());
     h_ = advance(ctx, input_gates(ctx, x), h_);

@@ -38,7 +38,15 @@ class TemporalModel : public Module {
   // The fewest vertices a graph needs for this model (EvolveGCN-H summarises each step into as
   // many rows as its widths); the trainer refuses smaller graphs on every rank alike.
   virtual int64_t min_vertices() const { return 0; }
+  // The recurrent state as copies (undefined where there is none yet), to continue the sequence
+  // later with load_state; false when the model cannot (the trainer then reruns the sequence
+  // from its start). Without a tape: for evaluation.
+  virtual bool save_state(std::vector<Var>* /*out*/) const { return false; }
+  virtual void load_state(const std::vector<Var>& /*state*/) {}
 };
+
+// A copy of v's value (undefined stays undefined), off the tape.
+inline Var state_copy(const Var& v) { return v.defined() ? Var(v.value().clone()) : Var(); }
 
 enum class TemporalKind : uint8_t { evolvegcn_o, evolvegcn_h, gcrn, tgcn };
 TemporalKind parse_temporal_kind(const std::string& name);  // OptionError for unknown names

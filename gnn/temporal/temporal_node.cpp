@@ -159,6 +159,7 @@ NodeSequenceResult NodeSequenceTrainer::run(
   res.test_acc = r.test.get("test_acc");
   res.test_macro_f1 = r.test.get("test_macro_f1");
   res.median_epoch_ms = r.median_epoch_ms;
+  res.test_ms = r.test_ms;
   return res;
 }
 

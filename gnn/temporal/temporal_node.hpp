@@ -53,6 +53,7 @@ struct NodeSequenceResult {
   double best_val_acc = 0;
   double test_acc = 0, test_macro_f1 = 0;  // with the best-validation parameters
   double median_epoch_ms = 0;
+  double test_ms = 0;  // the test's evaluation
 };
 
 // A task of the training loop (gnn/train/training_loop.hpp): one optimiser step per epoch.

@@ -218,14 +218,35 @@ StepSetup step_setup(const TemporalGraph& g, int step, const std::function<bool(
   return st;
 }
 
-// The kept positives, then `negatives` pairs (u, draw(u, ordinal, k)) per positive, and the
-// weights: each class half of the whole step's loss. The positives' negatives are drawn in
-// parallel, each thread with a draw of its own from make_draw() (draws depend only on the
-// positive and k: the same batch on any thread count).
+// Each kept positive j of the step with its `negatives` draws (u, draw(u, ordinal, k)):
+// visit(j, u, v, drawn), in parallel, each thread with a draw of its own from make_draw() (draws
+// depend only on the positive and k: the same on any thread count).
+template <class MakeDraw, class Visit>
+void for_each_positive(const TemporalGraph& g, int step, int negatives, const StepSetup& st,
+                       MakeDraw&& make_draw, Visit&& visit) {
+  const SnapshotEvents& ev = g.events[size_t(step + 1)];
+  const StepPositives& known = st.positives();
+  const size_t kept = known.event.size();
+#pragma omp parallel if (kept * size_t(negatives) > 100000)
+  {
+    auto draw = make_draw();
+    std::vector<int32_t> drawn(static_cast<size_t>(negatives));
+#pragma omp for schedule(dynamic, 256)
+    for (int64_t j = 0; j < int64_t(kept); ++j) {
+      const uint32_t e = known.event[size_t(j)];
+      const int32_t u = ev.src[e];
+      const uint64_t i = known.index[size_t(j)];
+      for (int k = 0; k < negatives; ++k) drawn[size_t(k)] = draw(u, i, k);
+      visit(size_t(j), u, ev.dst[e], drawn.data());
+    }
+  }
+}
+
+// The kept positives, then `negatives` pairs per positive, and the weights: each class half of
+// the whole step's loss.
 template <class MakeDraw>
 PairBatch pairs_with(const TemporalGraph& g, int step, int negatives, const StepSetup& st,
                      MakeDraw&& make_draw) {
-  const SnapshotEvents& ev = g.events[size_t(step + 1)];
   const StepPositives& known = st.positives();
   const size_t kept = known.event.size(), per = size_t(negatives);
   const size_t total = kept * (1 + per);
@@ -233,35 +254,98 @@ PairBatch pairs_with(const TemporalGraph& g, int step, int negatives, const Step
   b.src.resize(total);
   b.dst.resize(total);
   b.target.assign(total, 0.f);
-  for (size_t j = 0; j < kept; ++j) {
-    b.src[j] = ev.src[known.event[j]];
-    b.dst[j] = ev.dst[known.event[j]];
-    b.target[j] = 1.f;
-  }
-#pragma omp parallel if (kept * per > 100000)
-  {
-    auto draw = make_draw();
-#pragma omp for schedule(dynamic, 256)
-    for (int64_t j = 0; j < int64_t(kept); ++j) {
-      const int32_t u = b.src[size_t(j)];
-      const uint64_t i = known.index[size_t(j)];
-      const size_t at = kept + size_t(j) * per;
-      for (int k = 0; k < negatives; ++k) {
-        b.src[at + size_t(k)] = u;
-        b.dst[at + size_t(k)] = draw(u, i, k);
-      }
-    }
-  }
-  // Every positive of the whole batch has exactly `negatives` negatives.
-  const size_t n_pos = known.total, n_neg = n_pos * per;
-  const float w_pos = 0.5f / float(std::max<size_t>(n_pos, 1));
-  const float w_neg = 0.5f / float(std::max<size_t>(n_neg, 1));
+  for_each_positive(g, step, negatives, st, make_draw,
+                    [&](size_t j, int32_t u, int32_t v, const int32_t* drawn) {
+                      b.src[j] = u;
+                      b.dst[j] = v;
+                      b.target[j] = 1.f;
+                      const size_t at = kept + j * per;
+                      std::fill_n(b.src.begin() + int64_t(at), per, u);
+                      std::copy(drawn, drawn + per, b.dst.begin() + int64_t(at));
+                    });
+  const LinkWeights w = link_weights(known.total, per);
   b.weight.resize(total);
-  for (size_t j = 0; j < total; ++j) b.weight[j] = j < kept ? w_pos : w_neg;
+  for (size_t j = 0; j < total; ++j) b.weight[j] = j < kept ? w.positive : w.negative;
   return b;
 }
 
+// The uniform draws of step_pairs: a hashed vertex, redrawn (16 times at most) while it is u or
+// linked to u in the step.
+auto uniform_draws(const TemporalGraph& g, const StepSetup& st, int step, uint64_t seed,
+                   uint64_t salt) {
+  const FastMod mod_n(uint64_t(std::max<int64_t>(g.num_vertices, 1)));  // (no draws when 0)
+  const uint64_t step_seed = hash_combine(seed ^ salt, uint64_t(step));
+  return [&st, mod_n, step_seed] {
+    return
+        [mod_n, step_seed, linked = LinkCursor(st.linked)](int32_t u, uint64_t i, int k) mutable {
+          uint64_t h = hash_combine(step_seed, i * 1315423911u + k);
+          int32_t w = int32_t(mod_n(h));
+          for (int tries = 0; linked(u, w) && tries < 16; ++tries) w = int32_t(mod_n(h = mix64(h)));
+          return w;
+        };
+  };
+}
+
+// One positive's draws under the tgb protocol, made when its first is asked for and handed out
+// in order.
+struct TgbDraw {
+  const TemporalGraph& g;
+  const EdgeHistory& history;
+  LinkCursor linked;
+  uint64_t seed;
+  int step, negatives, historical;
+  std::vector<int32_t> drawn, eligible;
+  KeySet taken{1};
+  int32_t operator()(int32_t u, uint64_t i, int k) {
+    if (k == 0) draw_all(u, i);
+    return drawn[size_t(k)];
+  }
+  void draw_all(int32_t u, uint64_t i) {
+    const int64_t n = g.num_vertices;
+    const uint64_t base = hash_combine(hash_combine(seed ^ 0x7462ull, uint64_t(step)), i);
+    drawn.clear();
+    taken = KeySet(size_t(std::max(negatives, 1)));
+    eligible.clear();
+    for (int64_t e = history.offsets[size_t(u)]; e < history.offsets[size_t(u) + 1]; ++e)
+      if (!linked(u, history.dst[size_t(e)])) eligible.push_back(history.dst[size_t(e)]);
+    // Historical: a partial Fisher-Yates shuffle of u's eligible destinations.
+    const size_t m = eligible.size(), take = std::min(m, size_t(historical));
+    for (size_t j = 0; j < take; ++j) {
+      const size_t r = j + size_t(hash_combine(base, j) % uint64_t(m - j));
+      std::swap(eligible[j], eligible[r]);
+      drawn.push_back(eligible[j]);
+      taken.insert(uint64_t(uint32_t(eligible[j])));
+    }
+    // Random: the rest, uniform over the vertices.
+    for (int j = int(take); j < negatives; ++j) {
+      uint64_t h = hash_combine(base ^ 0x72616e64ull, uint64_t(j));
+      int32_t w = int32_t(h % uint64_t(n));
+      for (int tries = 0; (linked(u, w) || taken.contains(uint64_t(uint32_t(w)))) && tries < 16;
+           ++tries)
+        w = int32_t((h = mix64(h)) % uint64_t(n));
+      drawn.push_back(w);
+      taken.insert(uint64_t(uint32_t(w)));
+    }
+  }
+};
+
+auto tgb_draws(const TemporalGraph& g, const StepSetup& st, int step, int negatives, uint64_t seed,
+               uint64_t salt, const EdgeHistory& history) {
+  DGNN_CHECK(int64_t(history.offsets.size()) == g.num_vertices + 1, ShapeError,
+             "tgb_step_pairs: a history of another graph");
+  return [&g, &st, &history, step, negatives, seed, salt] {
+    return TgbDraw{g,  history, LinkCursor(st.linked), seed ^ salt, step, negatives, negatives / 2,
+                   {}, {}};
+  };
+}
+
 }  // namespace
+
+LinkWeights link_weights(size_t positives, size_t negatives_each) {
+  // Every positive of the whole batch has exactly `negatives_each` negatives.
+  return {0.5f / float(std::max<size_t>(positives, 1)),
+          0.5f / float(std::max<size_t>(positives * negatives_each, 1))};
+}
 
 PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int negatives,
                      uint64_t seed, uint64_t salt, const std::function<bool(int32_t)>& keep,
@@ -269,16 +353,22 @@ PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int ne
   if (task == TemporalTask::edge) return edge_pairs(g, step, keep);
   const StepSetup st = step_setup(g, step, keep, known);
   // Each positive (u, v) gets `negatives` corrupted pairs (u, w): MRR ranks v among them.
-  const FastMod mod_n(uint64_t(std::max<int64_t>(g.num_vertices, 1)));  // (no draws when 0)
-  const uint64_t step_seed = hash_combine(seed ^ salt, uint64_t(step));
-  return pairs_with(g, step, negatives, st, [&] {
-    return [&, linked = LinkCursor(st.linked)](int32_t u, uint64_t i, int k) mutable {
-      uint64_t h = hash_combine(step_seed, i * 1315423911u + k);
-      int32_t w = int32_t(mod_n(h));
-      for (int tries = 0; linked(u, w) && tries < 16; ++tries) w = int32_t(mod_n(h = mix64(h)));
-      return w;
-    };
-  });
+  return pairs_with(g, step, negatives, st, uniform_draws(g, st, step, seed, salt));
+}
+
+size_t visit_link_pairs(const TemporalGraph& g, int step, int negatives, uint64_t seed,
+                        uint64_t salt, const EdgeHistory* history,
+                        const std::function<void(size_t kept, size_t total)>& sized,
+                        const PositiveVisit& visit) {
+  const StepSetup st = step_setup(g, step, {}, nullptr);
+  const StepPositives& known = st.positives();
+  sized(known.event.size(), known.total);
+  if (history)
+    for_each_positive(g, step, negatives, st,
+                      tgb_draws(g, st, step, negatives, seed, salt, *history), visit);
+  else
+    for_each_positive(g, step, negatives, st, uniform_draws(g, st, step, seed, salt), visit);
+  return known.event.size();
 }
 
 EdgeHistory edge_history(const TemporalGraph& g, int last_snapshot) {
@@ -306,55 +396,8 @@ EdgeHistory edge_history(const TemporalGraph& g, int last_snapshot) {
 PairBatch tgb_step_pairs(const TemporalGraph& g, int step, int negatives, uint64_t seed,
                          uint64_t salt, const EdgeHistory& history,
                          const std::function<bool(int32_t)>& keep, const StepPositives* known) {
-  DGNN_CHECK(int64_t(history.offsets.size()) == g.num_vertices + 1, ShapeError,
-             "tgb_step_pairs: a history of another graph");
   const StepSetup st = step_setup(g, step, keep, known);
-  const int historical = negatives / 2;
-  // One positive's draws, made when its first is asked for and handed out in order.
-  struct TgbDraw {
-    const TemporalGraph& g;
-    const EdgeHistory& history;
-    LinkCursor linked;
-    uint64_t seed;
-    int step, negatives, historical;
-    std::vector<int32_t> drawn, eligible;
-    KeySet taken{1};
-    int32_t operator()(int32_t u, uint64_t i, int k) {
-      if (k == 0) draw_all(u, i);
-      return drawn[size_t(k)];
-    }
-    void draw_all(int32_t u, uint64_t i) {
-      const int64_t n = g.num_vertices;
-      const uint64_t base = hash_combine(hash_combine(seed ^ 0x7462ull, uint64_t(step)), i);
-      drawn.clear();
-      taken = KeySet(size_t(std::max(negatives, 1)));
-      eligible.clear();
-      for (int64_t e = history.offsets[size_t(u)]; e < history.offsets[size_t(u) + 1]; ++e)
-        if (!linked(u, history.dst[size_t(e)])) eligible.push_back(history.dst[size_t(e)]);
-      // Historical: a partial Fisher-Yates shuffle of u's eligible destinations.
-      const size_t m = eligible.size(), take = std::min(m, size_t(historical));
-      for (size_t j = 0; j < take; ++j) {
-        const size_t r = j + size_t(hash_combine(base, j) % uint64_t(m - j));
-        std::swap(eligible[j], eligible[r]);
-        drawn.push_back(eligible[j]);
-        taken.insert(uint64_t(uint32_t(eligible[j])));
-      }
-      // Random: the rest, uniform over the vertices.
-      for (int j = int(take); j < negatives; ++j) {
-        uint64_t h = hash_combine(base ^ 0x72616e64ull, uint64_t(j));
-        int32_t w = int32_t(h % uint64_t(n));
-        for (int tries = 0; (linked(u, w) || taken.contains(uint64_t(uint32_t(w)))) && tries < 16;
-             ++tries)
-          w = int32_t((h = mix64(h)) % uint64_t(n));
-        drawn.push_back(w);
-        taken.insert(uint64_t(uint32_t(w)));
-      }
-    }
-  };
-  return pairs_with(g, step, negatives, st, [&] {
-    return TgbDraw{g,  history, LinkCursor(st.linked), seed ^ salt, step, negatives, historical,
-                   {}, {}};
-  });
+  return pairs_with(g, step, negatives, st, tgb_draws(g, st, step, negatives, seed, salt, history));
 }
 
 }  // namespace dgnn

@@ -4,8 +4,11 @@
 // gnn/temporal/temporal_outputs.cpp).
 #include "dgnn/gnn/temporal/temporal_trainer.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <tuple>
@@ -265,6 +268,80 @@ void LinkPredictionTrainer::gather_all(const Tensor& logits, const Batch& local,
   }
 }
 
+namespace {
+
+// TGB's reciprocal ranks summed over a batch's `kept` positives (logits z: the positives, then
+// k negatives each).
+double reciprocal_ranks(const float* z, size_t kept, size_t k) {
+  double rr = 0;
+  for (size_t j = 0; j < kept; ++j)
+    rr += one_vs_many_reciprocal_rank(z[j], z + kept + j * k, int64_t(k), kLogitTie);
+  return rr;
+}
+
+// bce_with_logits' term of one pair (target 0 or 1), in double as it sums them.
+inline double bce_term(float x, bool positive, float weight) {
+  const double xi = x;
+  return double(weight) *
+         (std::max(xi, 0.0) - (positive ? xi : 0.0) + std::log1p(std::exp(-std::fabs(xi))));
+}
+
+}  // namespace
+
+void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const Tensor& h) {
+  const FactoredPairs f = head_.factor(h);
+  const size_t k = size_t(opt_.neg_eval), per = k + 1;
+  size_t kept = 0;
+  LinkWeights w{};
+  const size_t threads = static_cast<size_t>(omp_get_max_threads());
+  std::vector<std::vector<int32_t>> cand(threads, std::vector<int32_t>(per));
+  std::vector<std::vector<float>> scores(threads, std::vector<float>(per)), scratch(threads);
+  float* z = nullptr;
+  int32_t* gr = nullptr;
+  visit_link_pairs(
+      g_, step, opt_.neg_eval, opt_.seed, kEvalSalt, history_.get(),
+      [&](size_t n_kept, size_t total) {
+        kept = n_kept;
+        w = link_weights(total, k);
+        acc.logits.resize(kept * per);
+        acc.groups.resize(kept * per);
+        acc.loss.resize(kept);
+        z = acc.logits.data();
+        gr = acc.groups.data();
+      },
+      [&](size_t j, int32_t u, int32_t v, const int32_t* drawn) {
+        const size_t t = size_t(omp_get_thread_num());
+        int32_t* c = cand[t].data();
+        float* sc = scores[t].data();
+        c[0] = v;
+        std::copy(drawn, drawn + k, c + 1);
+        f.score_list(u, c, int64_t(per), sc, scratch[t]);
+        z[j] = sc[0];
+        gr[j] = u;
+        std::copy(sc + 1, sc + per, z + kept + j * k);
+        std::fill_n(gr + kept + j * k, k, u);
+        double l = bce_term(sc[0], true, w.positive);
+        for (size_t i = 1; i < per; ++i) l += bce_term(sc[i], false, w.negative);
+        acc.loss[j] = l;
+      });
+  double loss = 0;
+  for (size_t j = 0; j < kept; ++j) loss += acc.loss[j];
+  acc.m.loss += kept > 0 ? double(float(loss)) : 0.0;  // bce_with_logits returns a float
+  ++acc.counted;
+  const size_t n = kept * per;
+  acc.labels.assign(n, 0.f);
+  std::fill_n(acc.labels.begin(), kept, 1.f);
+  const RankMetrics r = rank_metrics(acc.logits.data(), acc.labels.data(), acc.groups.data(), n,
+                                     kLogitTie, &acc.rank);
+  acc.m.auc += r.auc;
+  acc.m.map += r.map;
+  acc.m.mrr += r.mrr;
+  if (history_ && kept > 0) {
+    acc.tgb_rr += reciprocal_ranks(acc.logits.data(), kept, k);
+    acc.tgb_positives += double(kept);
+  }
+}
+
 void LinkPredictionTrainer::add_eval_step(EvalSums& acc, const Var& logits, const Batch& local) {
   double part_loss = local.src.empty()
                          ? 0.0
@@ -306,13 +383,7 @@ void LinkPredictionTrainer::add_eval_step(EvalSums& acc, const Var& logits, cons
     // score whole positives: their negatives follow them in the batch).
     double rr[2] = {0, 0};
     const size_t per = size_t(opt_.neg_eval) + 1, kept = local.src.size() / per;
-    if (kept > 0) {
-      const float* z = mine.data();
-      for (size_t j = 0; j < kept; ++j)
-        rr[0] += one_vs_many_reciprocal_rank(z[j], z + kept + j * (per - 1), int64_t(per - 1),
-                                             kLogitTie);
-      rr[1] = double(kept);
-    }
+    if (kept > 0) rr[0] = reciprocal_ranks(mine.data(), kept, per - 1), rr[1] = double(kept);
     comm_.allreduce_sum(rr, 2);
     acc.tgb_rr += rr[0];
     acc.tgb_positives += rr[1];
@@ -381,12 +452,13 @@ LinkMetrics LinkPredictionTrainer::finish_eval(EvalSums& acc) const {
   return m;
 }
 
-LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
+LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end, const std::vector<Var>* from) {
   if (plan_) return evaluate_snapshots(begin, end);
   NoGradGuard no_grad;
   model_.reset_state();
+  if (from) model_.load_state(*from);
   EvalSums acc;
-  for (int s = 0; s < end; ++s) {
+  for (int s = from ? begin : 0; s < end; ++s) {
     ForwardContext ctx{*graphs_[size_t(s)], false, opt_.seed, 0};
     const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
     Var h = model_.step(ctx, x);
@@ -409,6 +481,10 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end) {
       continue;
     }
     if (!has_targets_[size_t(s)]) continue;
+    if (fused_eval()) {
+      add_fused_eval_step(acc, s, h.value());
+      continue;
+    }
     const Batch local = local_batch(s, opt_.neg_eval, kEvalSalt);
     Var logits = eval_logits(ctx, h, local, comm_.size() == 1);
     add_eval_step(acc, logits, local);
@@ -523,11 +599,36 @@ LinkMetrics to_metrics(const Evaluation& e) {
 }  // namespace
 
 Evaluation LinkPredictionTrainer::validate() {
-  return to_evaluation(evaluate(n_train_, n_train_ + n_val_), opt_);
+  Evaluation e = to_evaluation(evaluate(n_train_, n_train_ + n_val_), opt_);
+  // Every rank holds the same parameters and selection: all decide alike.
+  if (!plan_ && (!after_val_ || e.selection > after_val_->selection)) {
+    auto v = std::make_unique<ValidationState>();
+    if (model_.save_state(&v->state)) {
+      for (auto& [name, p] : params_) v->params.push_back(p->var.value().to(Device::cpu));
+      v->selection = e.selection;
+      after_val_ = std::move(v);
+    }
+  }
+  return e;
+}
+
+bool LinkPredictionTrainer::holds_validated_params() const {
+  // A collective answer: a rank that reran the sequence while another continued would hang.
+  double differ = after_val_ ? 0.0 : 1.0;
+  for (size_t i = 0; after_val_ && differ == 0 && i < params_.size(); ++i) {
+    const Tensor now = params_[i].second->var.value().to(Device::cpu);
+    const Tensor& then = after_val_->params[i];
+    differ = now.numel() != then.numel() ||
+             std::memcmp(now.data(), then.data(), size_t(now.numel()) * sizeof(float)) != 0;
+  }
+  comm_.allreduce_max(&differ, 1);
+  return differ == 0;
 }
 
 Evaluation LinkPredictionTrainer::test() {
-  return to_evaluation(evaluate(n_train_ + n_val_, n_steps_), opt_);
+  const bool resume = !plan_ && holds_validated_params();
+  return to_evaluation(evaluate(n_train_ + n_val_, n_steps_, resume ? &after_val_->state : nullptr),
+                       opt_);
 }
 
 TemporalResult LinkPredictionTrainer::run(const std::function<void(const TemporalEpoch&)>& cb) {
@@ -551,6 +652,7 @@ TemporalResult LinkPredictionTrainer::run(const std::function<void(const Tempora
   res.best_val = to_metrics(r.best_val);
   res.test = to_metrics(r.test);
   res.median_epoch_ms = r.median_epoch_ms;
+  res.test_ms = r.test_ms;
   return res;
 }
 

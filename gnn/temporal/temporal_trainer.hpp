@@ -22,6 +22,7 @@
 #include "dgnn/gnn/temporal/link_eval.hpp"
 #include "dgnn/gnn/temporal/temporal_models.hpp"
 #include "dgnn/gnn/temporal/temporal_snapshot.hpp"
+#include "dgnn/gnn/train/metrics.hpp"
 #include "dgnn/gnn/train/optimizer.hpp"
 #include "dgnn/gnn/train/trainer.hpp"
 #include "dgnn/gnn/train/training_loop.hpp"
@@ -148,6 +149,21 @@ PairBatch tgb_step_pairs(const TemporalGraph& g, int step, int negatives, uint64
                          const std::function<bool(int32_t)>& keep = {},
                          const StepPositives* known = nullptr);
 
+// The loss weights of a link step's pairs: each class half of the whole step's loss.
+struct LinkWeights {
+  float positive, negative;
+};
+LinkWeights link_weights(size_t positives, size_t negatives_each);
+// A link step's pairs as step_pairs (history null) or tgb_step_pairs draw them, without the
+// batch: sized(kept, total) first (the step's distinct positives; all are kept), then
+// visit(j, u, v, drawn) for every positive j on all threads (drawn: its `negatives` draws, valid
+// during the call). Returns the count of positives. What evaluation scores a step from.
+using PositiveVisit = std::function<void(size_t j, int32_t u, int32_t v, const int32_t* drawn)>;
+size_t visit_link_pairs(const TemporalGraph& g, int step, int negatives, uint64_t seed,
+                        uint64_t salt, const EdgeHistory* history,
+                        const std::function<void(size_t kept, size_t total)>& sized,
+                        const PositiveVisit& visit);
+
 // The salt of training epoch `epoch`'s negatives (from 1), as the trainer draws them.
 inline uint64_t train_salt(int epoch) { return uint64_t(epoch) * 0x9e3779b9u + 1; }
 
@@ -173,6 +189,7 @@ struct TemporalResult {
   int best_epoch = 0;
   LinkMetrics best_val, test;  // test with the best-validation parameters
   double median_epoch_ms = 0;
+  double test_ms = 0;  // the test's evaluation
   int train_steps = 0, val_steps = 0, test_steps = 0;
 };
 
@@ -211,10 +228,13 @@ class LinkPredictionTrainer : private TrainingTask {
     std::vector<float> grads;
   };
   std::vector<WindowGradients> epoch_gradients(int epoch);
-  // Metrics over steps [begin, end) after running the sequence from the start.
-  LinkMetrics evaluate(int begin, int end);
+  // Metrics over steps [begin, end) after running the sequence from the start (or, with `from`,
+  // from the state after step begin - 1 that it holds).
+  LinkMetrics evaluate(int begin, int end, const std::vector<Var>* from = nullptr);
 
   int train_steps() const { return n_train_; }
+  // The salt of validation's and test's draws (the tgb protocol draws those its own way).
+  static constexpr uint64_t kEvalSalt = 0xe7a1;
 
   // The test steps' pairs with their scores (logits) and labels, with the current parameters,
   // on rank 0 (empty elsewhere), ordered by step, source, destination: what --predictions
@@ -239,8 +259,6 @@ class LinkPredictionTrainer : private TrainingTask {
   Evaluation test() override;
 
   using Batch = PairBatch;
-  // The salt of validation's and test's draws (the tgb protocol draws those its own way).
-  static constexpr uint64_t kEvalSalt = 0xe7a1;
   Batch batch_for(int step, int negatives, uint64_t salt) const {
     if (history_ && salt == kEvalSalt)
       return tgb_step_pairs(g_, step, negatives, opt_.seed, salt, *history_);
@@ -266,8 +284,22 @@ class LinkPredictionTrainer : private TrainingTask {
     double tgb_positives = 0;
     std::vector<float> all_scores;  // edge classification pools the split's edges
     std::vector<uint8_t> all_labels;
+    // add_fused_eval_step's buffers, reused by every step of the evaluation.
+    std::vector<float> logits, labels;
+    std::vector<int32_t> groups;
+    std::vector<double> loss;  // per positive, with its negatives
+    RankScratch rank;
   };
   void add_eval_step(EvalSums& acc, const Var& logits, const Batch& local);
+  // One process on the CPU, link prediction with sampled negatives: step `step` scored from
+  // every vertex's rows `h` as visit_link_pairs draws it (the pairs batch_for would list), each
+  // positive with its negatives through the factored scorer and its share of the loss, on all
+  // threads, into acc's buffers; no batch is built. The metrics add_eval_step would add.
+  void add_fused_eval_step(EvalSums& acc, int step, const Tensor& h);
+  bool fused_eval() const {
+    return comm_.size() == 1 && opt_.task == TemporalTask::link && !opt_.eval_all_pairs &&
+           device() == Device::cpu;
+  }
   // test_pairs: this rank's scored pairs of step s, appended to `all` on rank 0 in order.
   void gather_pairs(int step, const Var& logits, const Batch& local, std::vector<ScoredPair>* all);
   // eval_all_pairs: the positives of a step (both directions for an undirected graph), and one
@@ -307,6 +339,17 @@ class LinkPredictionTrainer : private TrainingTask {
   std::unique_ptr<const EdgeHistory> history_;  // the tgb protocol's training-span edges
   std::vector<int32_t> end_slot_;  // score(): per vertex, its row among the fetched ends, or -1
   std::unique_ptr<TrainingLoop> loop_;
+  // The vertex strategy's validation leaves the model's state at the end of the validation span:
+  // the best one's (by the loop's rule: the first, then strictly higher selections) is kept with
+  // the parameters it ran with, and the test continues from it instead of rerunning the sequence
+  // from step 0 when the model holds those parameters still (the loop restores the best ones).
+  struct ValidationState {
+    std::vector<Var> state;
+    std::vector<Tensor> params;  // on the host
+    double selection = 0;
+  };
+  std::unique_ptr<ValidationState> after_val_;
+  bool holds_validated_params() const;
 };
 
 }  // namespace dgnn

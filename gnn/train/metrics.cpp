@@ -155,34 +155,23 @@ inline float from_order_key(uint32_t k) {
   return f;
 }
 
-// `v` ascending, by an LSD radix sort of the keys (three passes of 11 bits).
-void radix_sort(std::vector<float>& v) {
-  std::vector<uint32_t> a(v.size()), b(v.size());
+// `v` ascending, by an LSD radix sort of the keys (three passes of 11 bits); a and b: scratch.
+void radix_sort(std::vector<float>& v, std::vector<uint32_t>& a, std::vector<uint32_t>& b) {
+  a.resize(v.size());
+  b.resize(v.size());
   for (size_t i = 0; i < v.size(); ++i) a[i] = order_key(v[i]);
   constexpr int kBits = 11;
   constexpr uint32_t kMask = (1u << kBits) - 1;
+  std::vector<size_t> count(size_t(kMask) + 2);
   for (int pass = 0; pass < 3; ++pass) {
     const int shift = pass * kBits;
-    std::vector<size_t> count(size_t(kMask) + 2, 0);
+    std::fill(count.begin(), count.end(), 0);
     for (uint32_t k : a) ++count[((k >> shift) & kMask) + 1];
     for (size_t d = 1; d < count.size(); ++d) count[d] += count[d - 1];
     for (uint32_t k : a) b[count[(k >> shift) & kMask]++] = k;
     a.swap(b);
   }
   for (size_t i = 0; i < v.size(); ++i) v[i] = from_order_key(a[i]);
-}
-
-// How many of the ascending floats `v` are < x and <= x, compared as doubles (as
-// count_below / count_at_most compare their double copies: the same counts).
-double below_f(const std::vector<float>& v, double x) {
-  return double(
-      std::lower_bound(v.begin(), v.end(), x, [](float a, double b) { return double(a) < b; }) -
-      v.begin());
-}
-double at_most_f(const std::vector<float>& v, double x) {
-  return double(
-      std::upper_bound(v.begin(), v.end(), x, [](double a, float b) { return a < double(b); }) -
-      v.begin());
 }
 
 }  // namespace
@@ -205,26 +194,47 @@ namespace {
 // rank_metrics over n candidates read in place (a label is positive when non-zero).
 template <class Label>
 RankMetrics rank_metrics_of(const float* scores, const Label* labels, const int32_t* group,
-                            size_t n, double tie) {
+                            size_t n, double tie, RankScratch& sc) {
   for (size_t i = 0; i < n; ++i)
     if (std::isnan(scores[i])) throw Error("rank_metrics: score " + std::to_string(i) + " is NaN");
   check_tie("rank_metrics", tie);
-  std::vector<float> neg, pos;
-  for (size_t i = 0; i < n; ++i) (labels[i] ? pos : neg).push_back(scores[i]);
-  radix_sort(neg);
-  radix_sort(pos);
+  std::vector<float>&neg = sc.neg, &pos = sc.pos;
+  size_t n_pos = 0;
+  for (size_t i = 0; i < n; ++i) n_pos += labels[i] != 0;
+  neg.resize(n - n_pos);
+  pos.resize(n_pos);
+  for (size_t i = 0, a = 0, b = 0; i < n; ++i) (labels[i] ? pos[a++] : neg[b++]) = scores[i];
+  radix_sort(neg, sc.keys, sc.keys2);
+  radix_sort(pos, sc.keys, sc.keys2);
   RankMetrics m{kNaN, kNaN, kNaN};
-  // AUC and AP: per positive, in index order, as roc_auc and average_precision add them up.
+  // AUC and AP: each positive's counts (negatives below its interval and at most its top,
+  // positives below it) by one merge of the sorted lists, in score order (an interval's ends
+  // rise with the score: s - tie max(1, |s|) and s + tie max(1, |s|) are monotone for tie <= 1),
+  // then summed per positive in index order, as roc_auc and average_precision add them up.
   if (!pos.empty()) {
+    std::vector<std::pair<float, uint32_t>>& order = sc.order;
+    order.clear();
+    for (size_t i = 0; i < n; ++i)
+      if (labels[i]) order.emplace_back(scores[i], uint32_t(order.size()));
+    std::sort(order.begin(), order.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+    sc.counts.resize(3 * pos.size());
+    double* c = sc.counts.data();
+    size_t below = 0, at_most = 0, pos_below = 0;
+    for (const auto& [score, j] : order) {
+      const double s = score, d = tie_radius(score, tie), lo = s - d, hi = s + d;
+      while (below < neg.size() && double(neg[below]) < lo) ++below;
+      if (at_most < below) at_most = below;
+      while (at_most < neg.size() && double(neg[at_most]) <= hi) ++at_most;
+      while (pos_below < pos.size() && double(pos[pos_below]) < lo) ++pos_below;
+      c[3 * j] = double(below), c[3 * j + 1] = double(at_most), c[3 * j + 2] = double(pos_below);
+    }
     double wins = 0, ap = 0;
     const double all = double(n), p = double(pos.size());
-    for (size_t i = 0; i < n; ++i) {
-      if (!labels[i]) continue;
-      const double s = scores[i], d = tie_radius(scores[i], tie);
-      const double below = below_f(neg, s - d);
-      wins += below + 0.5 * (at_most_f(neg, s + d) - below);
-      const double lo = s - d;
-      ap += (p - below_f(pos, lo)) / (all - (below + below_f(pos, lo)));
+    for (size_t j = 0; j < pos.size(); ++j) {
+      const double bl = c[3 * j], am = c[3 * j + 1], pb = c[3 * j + 2];
+      wins += bl + 0.5 * (am - bl);
+      ap += (p - pb) / (all - (bl + pb));
     }
     if (!neg.empty()) m.auc = wins / (p * double(neg.size()));
     m.map = ap / p;
@@ -240,17 +250,21 @@ RankMetrics rank_metrics_of(const float* scores, const Label* labels, const int3
     DGNN_CHECK(g >= 0, Error, "rank_metrics: group ids must be >= 0, got " + std::to_string(g));
     top = std::max(top, g);
   }
-  std::vector<int64_t> start(size_t(top) + 2, 0);
+  std::vector<int64_t>& start = sc.start;
+  start.assign(size_t(top) + 2, 0);
   for (size_t i = 0; i < n; ++i) ++start[size_t(group[i]) + 1];
   for (size_t g = 1; g < start.size(); ++g) start[g] += start[g - 1];
-  std::vector<std::pair<float, uint8_t>> by_group(n);
+  std::vector<std::pair<float, uint8_t>>& by_group = sc.by_group;
+  by_group.resize(n);
   {
-    std::vector<int64_t> at(start.begin(), start.end() - 1);
+    std::vector<int64_t>& at = sc.at;
+    at.assign(start.begin(), start.end() - 1);
     for (size_t i = 0; i < n; ++i)
       by_group[size_t(at[size_t(group[i])]++)] = {scores[i], uint8_t(labels[i] != 0)};
   }
   const int64_t groups = top + 1;
-  std::vector<double> value(size_t(std::max<int64_t>(groups, 0)), kNaN);
+  std::vector<double>& value = sc.value;
+  value.assign(size_t(std::max<int64_t>(groups, 0)), kNaN);
 #pragma omp parallel
   {
     std::vector<float> ps;
@@ -308,12 +322,14 @@ RankMetrics rank_metrics(const std::vector<float>& scores, const std::vector<uin
                          const std::vector<int32_t>& group, double tie) {
   check_sizes("rank_metrics", "scores", scores, "labels", labels);
   check_sizes("rank_metrics", "scores", scores, "group ids", group);
-  return rank_metrics_of(scores.data(), labels.data(), group.data(), scores.size(), tie);
+  RankScratch scratch;
+  return rank_metrics_of(scores.data(), labels.data(), group.data(), scores.size(), tie, scratch);
 }
 
 RankMetrics rank_metrics(const float* scores, const float* labels, const int32_t* group, size_t n,
-                         double tie) {
-  return rank_metrics_of(scores, labels, group, n, tie);
+                         double tie, RankScratch* scratch) {
+  RankScratch own;
+  return rank_metrics_of(scores, labels, group, n, tie, scratch ? *scratch : own);
 }
 
 F1 binary_f1(const std::vector<uint8_t>& pred, const std::vector<uint8_t>& labels) {

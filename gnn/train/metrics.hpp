@@ -8,6 +8,7 @@
 // shows up in the log instead of stopping a training run.
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace dgnn {
@@ -72,9 +73,19 @@ struct RankMetrics {
 };
 RankMetrics rank_metrics(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
                          const std::vector<int32_t>& group, double tie = 0);
+// Buffers rank_metrics may keep between calls (an evaluation's steps of millions of candidates
+// each reuse them instead of clearing fresh pages every step).
+struct RankScratch {
+  std::vector<float> neg, pos;
+  std::vector<uint32_t> keys, keys2;
+  std::vector<std::pair<float, uint32_t>> order;
+  std::vector<double> counts, value;
+  std::vector<int64_t> start, at;
+  std::vector<std::pair<float, uint8_t>> by_group;
+};
 // The same over n candidates read in place (labels: non-zero is positive), no copies.
 RankMetrics rank_metrics(const float* scores, const float* labels, const int32_t* group, size_t n,
-                         double tie = 0);
+                         double tie = 0, RankScratch* scratch = nullptr);
 
 // Precision, recall and F1 of the positive class. A ratio with a zero denominator is 0, as in
 // scikit-learn's default (zero_division), so a model that predicts no positives scores 0.

@@ -201,6 +201,7 @@ TrainResult Trainer::run(const std::function<void(const EpochStats&)>& on_epoch)
   res.final_loss = r.final_loss;
   res.stopped_early = r.stopped_early;
   res.median_epoch_ms = r.median_epoch_ms;
+  res.test_ms = r.test_ms;
   res.median_compute_ms = r.median_compute_ms;
   res.median_comm_ms = r.median_comm_ms;
   res.median_wait_ms = r.median_wait_ms;

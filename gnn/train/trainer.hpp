@@ -52,6 +52,7 @@ struct TrainResult {
   double test_acc = 0;  // with the best-validation parameters
   double final_loss = 0;
   double median_epoch_ms = 0;
+  double test_ms = 0;  // the test's evaluation
   // Medians over epochs of the split (ms) and bytes sent per epoch (sum over ranks).
   double median_compute_ms = 0, median_comm_ms = 0, median_wait_ms = 0;
   int64_t bytes_per_epoch = 0;

@@ -243,7 +243,9 @@ LoopResult TrainingLoop::run(const std::function<void(const EpochRecord&)>& on_e
     for (size_t i = 0; i < params.size(); ++i)
       params[i].second->var.value() = best_params_[i].clone();
   }
+  Timer tt;
   res.test = task_.test();
+  res.test_ms = tt.ms();
   res.best_epoch = best_epoch_;
   res.best_val = best_val_;
   res.median_epoch_ms = median(times);

@@ -104,6 +104,7 @@ struct LoopResult {
   // Medians over this invocation's epochs.
   double median_epoch_ms = 0, median_compute_ms = 0, median_comm_ms = 0, median_wait_ms = 0;
   int64_t bytes_per_epoch = 0;  // the last epoch's, summed over ranks
+  double test_ms = 0;           // the test's evaluation
 };
 
 // Median of a list (0 when empty).

@@ -10,6 +10,7 @@
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
+#include "dgnn/gnn/core/loss.hpp"
 #include "dgnn/gnn/temporal/link_eval.hpp"
 #include "dgnn/gnn/temporal/temporal_trainer.hpp"
 #include "dgnn/gnn/train/metrics.hpp"
@@ -266,4 +267,87 @@ TEST_CASE("trainer with --neg-eval all: the metrics are the mean over steps of a
   TemporalOptions edge = opt;
   edge.task = TemporalTask::edge;
   CHECK_THROWS_WITH(temporal_split(g, edge), Catch::Matchers::Contains("--neg-eval all"));
+}
+
+TEST_CASE(
+    "sampled evaluation without a batch equals scoring the batch; the test continues from "
+    "validation's state as a rerun would") {
+  EvolvingSbmConfig cfg;
+  cfg.vertices = 90;
+  cfg.snapshots = 12;  // 11 steps: 7 train, 1 validation, 3 test
+  cfg.classes = 3;
+  cfg.avg_degree = 4;
+  cfg.homophily = 0.9;
+  cfg.feature_dim = 6;
+  cfg.seed = 4;
+  const EvolvingSbm sbm = generate_evolving_sbm(cfg);
+  const TemporalGraph g = sbm.to_temporal();
+  int64_t dim = 0;
+  std::vector<Var> features = snapshot_features(g, sbm.features, cfg.feature_dim, &dim);
+  std::vector<std::unique_ptr<GraphView>> views;
+  for (int t = 0; t < g.num_snapshots(); ++t)
+    views.push_back(std::make_unique<GraphView>(g.snapshot(t)));
+  for (TemporalKind kind : {TemporalKind::evolvegcn_o, TemporalKind::evolvegcn_h,
+                            TemporalKind::gcrn, TemporalKind::tgcn})
+    for (EvalProtocol protocol : {EvalProtocol::evolvegcn, EvalProtocol::tgb}) {
+      INFO(temporal_kind_name(kind) << (protocol == EvalProtocol::tgb ? " tgb" : " evolvegcn"));
+      auto model = make_temporal_model(kind, {dim, 8, 8});
+      PairClassifier head(model->out_dim(), 8, 1);
+      model->reset_parameters(1);
+      head.reset_parameters(2);
+      TemporalOptions opt;
+      opt.epochs = 5;
+      opt.bptt = 3;
+      opt.neg_eval = 7;
+      opt.lr = 0.05f;  // large steps: the best validation is seldom the last epoch's
+      opt.eval_protocol = protocol;
+      SelfCommunicator comm;
+      LinkPredictionTrainer trainer(*model, head, g, views, features, comm, opt);
+      const TemporalResult r = trainer.run();
+      const int begin = r.train_steps + r.val_steps, end = begin + r.test_steps;
+      // A rerun of the whole sequence with the parameters the test used: the same bits.
+      const LinkMetrics again = trainer.evaluate(begin, end);
+      CHECK(again.auc == r.test.auc);
+      CHECK(again.map == r.test.map);
+      CHECK(again.mrr == r.test.mrr);
+      CHECK(again.loss == r.test.loss);
+
+      // The reference: the batch the trainer draws, scored by PairClassifier, the loss by
+      // bce_with_logits and the metrics by rank_metrics, averaged over the test steps.
+      NoGradGuard no_grad;
+      std::unique_ptr<EdgeHistory> history;
+      if (protocol == EvalProtocol::tgb)
+        history = std::make_unique<EdgeHistory>(edge_history(g, r.train_steps));
+      model->reset_state();
+      double auc = 0, map = 0, mrr = 0, loss = 0, rr = 0, positives = 0;
+      int steps = 0;
+      for (int s = 0; s < end; ++s) {
+        ForwardContext ctx{*views[size_t(s)], false, 0, 0};
+        Var h = model->step(ctx, features.size() == 1 ? features[0] : features[size_t(s)]);
+        if (s < begin) continue;
+        const uint64_t salt = LinkPredictionTrainer::kEvalSalt;
+        const PairBatch b =
+            history ? tgb_step_pairs(g, s, opt.neg_eval, opt.seed, salt, *history)
+                    : step_pairs(g, TemporalTask::link, s, opt.neg_eval, opt.seed, salt);
+        REQUIRE(!b.src.empty());
+        Var logits = head.score(ctx, h, b.src, b.dst);
+        loss += bce_with_logits(logits, b.target, 1.0, b.weight).value().item();
+        const Tensor z = logits.value().to(Device::cpu);
+        const RankMetrics m =
+            rank_metrics(z.data(), b.target.data(), b.src.data(), b.src.size(), kLogitTie);
+        auc += m.auc, map += m.map, mrr += m.mrr, ++steps;
+        const size_t per = size_t(opt.neg_eval) + 1, kept = b.src.size() / per;
+        for (size_t j = 0; j < kept; ++j)
+          rr += one_vs_many_reciprocal_rank(z.data()[j], z.data() + kept + j * (per - 1),
+                                            int64_t(per - 1), kLogitTie);
+        positives += double(kept);
+      }
+      REQUIRE(steps == r.test_steps);
+      // The factored scorer sums in another order than the pair MLP: equal to float rounding.
+      CHECK(r.test.auc == Approx(auc / steps).margin(1e-6));
+      CHECK(r.test.map == Approx(map / steps).margin(1e-6));
+      CHECK(r.test.mrr ==
+            Approx(protocol == EvalProtocol::tgb ? rr / positives : mrr / steps).margin(1e-6));
+      CHECK(r.test.loss == Approx(loss / steps).margin(1e-6));
+    }
 }
