@@ -419,6 +419,24 @@ void pair_mlp_forward(Device dev, const PairMlp& p, MatView logits) {
                  pair_mlp_forward_composed(dev, p, logits));
 }
 
+void factored_pair_logits(Device dev, ConstMatView h, ConstMatView b, const float* m,
+                          const float* au, const float* w2, float b2, const int32_t* v, int64_t k,
+                          float* out) {
+  check_count("factored_pair_logits", k);
+  if (b.rows != h.rows)
+    mismatch("factored_pair_logits", "b", shape(b), "one row per row of h", shape(h.rows, b.cols),
+             "h and b are tables over the same vertices");
+  if (k == 0) return;
+  if (dev != Device::cpu) no_backend(dev, "factored_pair_logits");
+  cpu::factored_pair_logits(h, b, m, au, w2, b2, v, k, out);
+}
+
+double softplus_sum(Device dev, const float* x, int64_t n, float sign) {
+  check_count("softplus_sum", n);
+  if (dev != Device::cpu) no_backend(dev, "softplus_sum");
+  return cpu::softplus_sum(x, n, sign);
+}
+
 void pair_mlp_backward(Device dev, const PairMlp& p, ConstMatView dlogits, MatView dhu, MatView dhv,
                        MatView dw1, float* db1, MatView dw2, float* db2) {
   const char* fn = "pair_mlp_backward";

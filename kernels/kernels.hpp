@@ -123,6 +123,21 @@ void pair_mlp_forward(Device dev, const PairMlp& p, MatView logits);
 void pair_mlp_backward(Device dev, const PairMlp& p, ConstMatView dlogits, MatView dhu, MatView dhv,
                        MatView dw1, float* db1, MatView dw2, float* db2);
 
+// The same MLP with one output, factored for scoring many candidates v of one source u (link
+// evaluation: a positive and its sampled negatives, or every vertex): from per-vertex rows
+// h (N x D, the embeddings) and b = h W1b (N x H), and u's own terms au = h_u W1a + b1 (H) and
+// m = diag(h_u) W1c (D x H, row-major),
+//   out[i] = w2 . relu(au + b[v_i] + h[v_i] m) + b2   for i < k  (v null: v_i = i).
+// Each pair's arithmetic is the same wherever it stands and whatever k: a pair always scores
+// alike. Host only (DeviceError elsewhere): the GPU scores batches with pair_mlp_forward.
+void factored_pair_logits(Device dev, ConstMatView h, ConstMatView b, const float* m,
+                          const float* au, const float* w2, float b2, const int32_t* v, int64_t k,
+                          float* out);
+// sum_i softplus(sign * x_i) = sum_i log(1 + exp(sign * x_i)), accumulated in double in a fixed
+// order: binary cross-entropy of logits x against target 0 (sign 1) or 1 (sign -1). Each term
+// to about 1e-7 relative (vectorised exp and log1p, not libm's). Host only.
+double softplus_sum(Device dev, const float* x, int64_t n, float sign);
+
 // ---- dropout -----------------------------------------------------------------------------
 // The mask, shared by every backend so that their masks agree bit for bit. One 64-bit hash
 // per (row, 4 columns) gives four 16-bit uniforms: 4x cheaper than a hash per element, and

@@ -492,30 +492,6 @@ FactoredPairs PairClassifier::factor(const Tensor& h) {
   return f;
 }
 
-namespace {
-
-// The logits of `rows` pairs (u, v) from their uv pre-activations z (rows x hid), u's term au and
-// each v's term (bv(r)): w2 . relu(z + au + bv) + b2, in one fixed order.
-template <class RowB>
-void finish_logits(const float* z, int64_t rows, int64_t hid, const float* au, RowB bv,
-                   const std::vector<float>& w2, float b2, float* out) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* zr = z + r * hid;
-    const float* b = bv(r);
-    // Eight partial sums (independent chains the compiler can keep in vector registers);
-    // the same order for every pair, so a pair always gets the same score.
-    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-    int64_t c = 0;
-    for (; c + 8 <= hid; c += 8)
-      for (int l = 0; l < 8; ++l)
-        acc[l] += w2[size_t(c + l)] * std::max(zr[c + l] + au[c + l] + b[c + l], 0.f);
-    for (; c < hid; ++c) acc[0] += w2[size_t(c)] * std::max(zr[c] + au[c] + b[c], 0.f);
-    out[r] = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + b2;
-  }
-}
-
-}  // namespace
-
 void FactoredPairs::source_weights(int32_t u, float* m) const {
   const int64_t e = h.cols(), hid = a.cols();
   const float* hu = h.data() + int64_t(u) * e;
@@ -524,44 +500,16 @@ void FactoredPairs::source_weights(int32_t u, float* m) const {
 }
 
 void FactoredPairs::score_row(int32_t u, float* out, std::vector<float>& scratch) const {
-  const int64_t n = h.rows(), e = h.cols(), hid = a.cols();
-  // Blocks of targets small enough that their pre-activations stay in cache.
-  constexpr int64_t kBlock = 256;
-  scratch.resize(size_t(e * hid + kBlock * hid));
-  float* m = scratch.data();  // diag(h_u) W_uv
-  float* z = m + e * hid;     // (h_v * h_u) W_uv for a block of v
-  source_weights(u, m);
-  const float* au = a.data() + int64_t(u) * hid;
-  for (int64_t v0 = 0; v0 < n; v0 += kBlock) {
-    const int64_t rows = std::min(kBlock, n - v0);
-    kernels::gemm(Device::cpu, false, false, 1.f, ConstMatView(h.data() + v0 * e, rows, e, e),
-                  ConstMatView(m, e, hid, hid), 0.f, MatView{z, rows, hid, hid});
-    finish_logits(
-        z, rows, hid, au, [&](int64_t r) { return b.data() + (v0 + r) * hid; }, w2, b2, out + v0);
-  }
+  score_list(u, nullptr, h.rows(), out, scratch);
 }
 
 void FactoredPairs::score_list(int32_t u, const int32_t* v, int64_t k, float* out,
                                std::vector<float>& scratch) const {
   const int64_t e = h.cols(), hid = a.cols();
-  constexpr int64_t kBlock = 128;
-  scratch.resize(size_t(e * hid + kBlock * hid + kBlock * e));
-  float* m = scratch.data();         // diag(h_u) W_uv
-  float* z = m + e * hid;            // (h_v * h_u) W_uv for a block of candidates
-  float* rows_v = z + kBlock * hid;  // their embeddings, gathered
-  source_weights(u, m);
-  const float* au = a.data() + int64_t(u) * hid;
-  for (int64_t i0 = 0; i0 < k; i0 += kBlock) {
-    const int64_t rows = std::min(kBlock, k - i0);
-    for (int64_t r = 0; r < rows; ++r)
-      std::copy(h.data() + int64_t(v[i0 + r]) * e, h.data() + int64_t(v[i0 + r] + 1) * e,
-                rows_v + r * e);
-    kernels::gemm(Device::cpu, false, false, 1.f, ConstMatView(rows_v, rows, e, e),
-                  ConstMatView(m, e, hid, hid), 0.f, MatView{z, rows, hid, hid});
-    finish_logits(
-        z, rows, hid, au, [&](int64_t r) { return b.data() + int64_t(v[i0 + r]) * hid; }, w2, b2,
-        out + i0);
-  }
+  scratch.resize(size_t(e * hid));
+  source_weights(u, scratch.data());
+  kernels::factored_pair_logits(Device::cpu, h.view(), b.view(), scratch.data(),
+                                a.data() + int64_t(u) * hid, w2.data(), b2, v, k, out);
 }
 
 }  // namespace dgnn

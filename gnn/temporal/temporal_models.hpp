@@ -71,7 +71,8 @@ struct FactoredPairs {
   // out[v] = the logit of pair (u, v) for every v < n; deterministic. scratch: resized as needed.
   void score_row(int32_t u, float* out, std::vector<float>& scratch) const;
   // out[i] = the logit of pair (u, v[i]) for i < k: u's candidates alone (a positive and its
-  // sampled negatives), their rows gathered; the same arithmetic as score_row.
+  // sampled negatives); v null: the rows 0..k-1. One kernel (kernels::factored_pair_logits) for
+  // both: a pair scores alike in a row, in a list, or alone.
   void score_list(int32_t u, const int32_t* v, int64_t k, float* out,
                   std::vector<float>& scratch) const;
   // m (emb x hidden) = diag(h_u) W_uv: what the pairs of source u multiply their h_v by.

@@ -168,12 +168,17 @@ namespace {
 // undirected graph those into it), as sorted (u, v) keys: a positive's draws all test one
 // source's short run of them (found once per positive), which stays in cache where a hash
 // table's probes did not.
+}  // namespace
+
 struct StepSetup {
   StepPositives found;                   // when no positives were known
   const StepPositives* known = nullptr;  // the caller's, if any
   std::vector<uint64_t> linked;          // (u << 32 | v), both directions when undirected
   const StepPositives& positives() const { return known ? *known : found; }
 };
+
+namespace {
+
 
 // Whether w is linked to u in the step (or is u), from the run of u's links, found when u
 // changes. One per thread.
@@ -189,7 +194,13 @@ class LinkCursor {
       end_ = std::lower_bound(begin_, end, lo + (uint64_t(1) << 32));
       u_ = u;
     }
-    return std::binary_search(begin_, end_, uint64_t(uint32_t(u)) << 32 | uint32_t(w));
+    const uint64_t key = uint64_t(uint32_t(u)) << 32 | uint32_t(w);
+    // A typical run is a few links: a scan without branches beats a binary search's
+    // mispredicted ones (most draws are not linked).
+    if (end_ - begin_ > 32) return std::binary_search(begin_, end_, key);
+    bool found = false;
+    for (const uint64_t* p = begin_; p != end_; ++p) found |= *p == key;
+    return found;
   }
 
  private:
@@ -356,18 +367,87 @@ PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int ne
   return pairs_with(g, step, negatives, st, uniform_draws(g, st, step, seed, salt));
 }
 
-size_t visit_link_pairs(const TemporalGraph& g, int step, int negatives, uint64_t seed,
-                        uint64_t salt, const EdgeHistory* history,
-                        const std::function<void(size_t kept, size_t total)>& sized,
-                        const PositiveVisit& visit) {
-  const StepSetup st = step_setup(g, step, {}, nullptr);
+// A step's setup and its positives grouped by source: sources ascending, each source's
+// positives in ordinal order (a counting sort).
+struct LinkStepPlan {
+  StepSetup st;
+  std::vector<uint32_t> start, order;
+  std::vector<int32_t> sources;
+};
+
+std::shared_ptr<const LinkStepPlan> plan_link_step(const TemporalGraph& g, int step) {
+  auto plan = std::make_shared<LinkStepPlan>();
+  plan->st = step_setup(g, step, {}, nullptr);
+  const SnapshotEvents& ev = g.events[size_t(step + 1)];
+  const StepPositives& known = plan->st.positives();
+  const size_t kept = known.event.size();
+  std::vector<uint32_t>& start = plan->start;
+  start.assign(size_t(g.num_vertices) + 1, 0);
+  plan->order.resize(kept);
+  for (size_t j = 0; j < kept; ++j) ++start[size_t(ev.src[known.event[j]]) + 1];
+  for (size_t u = 1; u < start.size(); ++u) start[u] += start[u - 1];
+  for (size_t u = 0; u + 1 < start.size(); ++u)
+    if (start[u + 1] > start[u]) plan->sources.push_back(int32_t(u));
+  std::vector<uint32_t> at(start.begin(), start.end() - 1);
+  for (size_t j = 0; j < kept; ++j)
+    plan->order[at[size_t(ev.src[known.event[j]])]++] = uint32_t(j);
+  return plan;
+}
+
+namespace {
+
+// visit(u, count, js, vs, drawn) per source of the plan on all threads, each with a draw of its
+// own from make_draw() (draws depend only on the positive and k: the same as
+// for_each_positive's, on any thread count).
+template <class MakeDraw>
+void for_each_source(const TemporalGraph& g, int step, int negatives, const LinkStepPlan& plan,
+                     MakeDraw&& make_draw, const SourceVisit& visit) {
+  const SnapshotEvents& ev = g.events[size_t(step + 1)];
+  const StepPositives& known = plan.st.positives();
+  const size_t per = size_t(negatives);
+#pragma omp parallel if (known.event.size() * per > 100000)
+  {
+    auto draw = make_draw();
+    std::vector<int32_t> vs, drawn;
+#pragma omp for schedule(dynamic, 16)
+    for (int64_t si = 0; si < int64_t(plan.sources.size()); ++si) {
+      const int32_t u = plan.sources[size_t(si)];
+      const uint32_t* js = plan.order.data() + plan.start[size_t(u)];
+      const size_t count = plan.start[size_t(u) + 1] - plan.start[size_t(u)];
+      vs.resize(count);
+      drawn.resize(count * per);
+      for (size_t c = 0; c < count; ++c) {
+        const uint32_t e = known.event[js[c]];
+        const uint64_t i = known.index[js[c]];
+        vs[c] = ev.dst[e];
+        for (size_t k = 0; k < per; ++k) drawn[c * per + k] = draw(u, i, int(k));
+      }
+      visit(u, count, js, vs.data(), drawn.data());
+    }
+  }
+}
+
+}  // namespace
+
+size_t visit_link_sources(const TemporalGraph& g, int step, int negatives, uint64_t seed,
+                          uint64_t salt, const EdgeHistory* history, const PositivesFound& found,
+                          const SourceVisit& visit, const LinkStepPlan* plan) {
+  std::shared_ptr<const LinkStepPlan> own;
+  if (!plan) plan = (own = plan_link_step(g, step)).get();
+  const StepSetup& st = plan->st;
   const StepPositives& known = st.positives();
-  sized(known.event.size(), known.total);
+  const SnapshotEvents& ev = g.events[size_t(step + 1)];
+  {
+    std::vector<int32_t> src(known.event.size()), dst(known.event.size());
+    for (size_t j = 0; j < known.event.size(); ++j)
+      src[j] = ev.src[known.event[j]], dst[j] = ev.dst[known.event[j]];
+    found(src, dst, known.total);
+  }
   if (history)
-    for_each_positive(g, step, negatives, st,
-                      tgb_draws(g, st, step, negatives, seed, salt, *history), visit);
+    for_each_source(g, step, negatives, *plan,
+                    tgb_draws(g, st, step, negatives, seed, salt, *history), visit);
   else
-    for_each_positive(g, step, negatives, st, uniform_draws(g, st, step, seed, salt), visit);
+    for_each_source(g, step, negatives, *plan, uniform_draws(g, st, step, seed, salt), visit);
   return known.event.size();
 }
 

@@ -290,54 +290,90 @@ inline double bce_term(float x, bool positive, float weight) {
 
 void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const Tensor& h) {
   const FactoredPairs f = head_.factor(h);
-  const size_t k = size_t(opt_.neg_eval), per = k + 1;
-  size_t kept = 0;
-  LinkWeights w{};
+  const size_t k = size_t(opt_.neg_eval);
+  const bool tgb = history_ != nullptr;
   const size_t threads = static_cast<size_t>(omp_get_max_threads());
-  std::vector<std::vector<int32_t>> cand(threads, std::vector<int32_t>(per));
-  std::vector<std::vector<float>> scores(threads, std::vector<float>(per)), scratch(threads);
-  float* z = nullptr;
-  int32_t* gr = nullptr;
-  visit_link_pairs(
+  LinkWeights w{};
+  std::unique_ptr<RankCounter> counter;
+  // Per positive j: its score, its loss term and (tgb) its reciprocal rank, summed in j order
+  // afterwards (the same on any thread count); per source: its MRR group value.
+  std::vector<float>& pos = acc.logits;
+  std::vector<double>& loss = acc.loss;
+  std::vector<double>& rr = acc.rr;
+  std::vector<double>& group = acc.group;
+  std::vector<RankCounter::Part>& parts = acc.parts;
+  std::vector<uint8_t> nan(threads, 0);
+  if (eval_plans_.size() < size_t(n_steps_)) eval_plans_.resize(size_t(n_steps_));
+  std::shared_ptr<const LinkStepPlan>& plan = eval_plans_[size_t(step)];
+  if (!plan) plan = plan_link_step(g_, step);
+  const size_t kept = visit_link_sources(
       g_, step, opt_.neg_eval, opt_.seed, kEvalSalt, history_.get(),
-      [&](size_t n_kept, size_t total) {
-        kept = n_kept;
+      [&](const std::vector<int32_t>& src, const std::vector<int32_t>& dst, size_t total) {
+        const size_t n = src.size();
         w = link_weights(total, k);
-        acc.logits.resize(kept * per);
-        acc.groups.resize(kept * per);
-        acc.loss.resize(kept);
-        z = acc.logits.data();
-        gr = acc.groups.data();
+        pos.resize(n);
+        loss.resize(n);
+        rr.assign(tgb ? n : 0, 0.0);
+        group.assign(size_t(g_.num_vertices), std::numeric_limits<double>::quiet_NaN());
+        // The positives first: their scores place every candidate's count.
+#pragma omp parallel
+        {
+          std::vector<float> scratch;
+#pragma omp for schedule(static)
+          for (int64_t j = 0; j < int64_t(n); ++j)
+            f.score_list(src[size_t(j)], &dst[size_t(j)], 1, &pos[size_t(j)], scratch);
+        }
+        counter = std::make_unique<RankCounter>(pos.data(), n, kLogitTie);
+        parts.resize(threads);
+        for (auto& part : parts) part.clear();
       },
-      [&](size_t j, int32_t u, int32_t v, const int32_t* drawn) {
+      [&](int32_t u, size_t count, const uint32_t* js, const int32_t* vs, const int32_t* drawn) {
+        (void)vs;
         const size_t t = size_t(omp_get_thread_num());
-        int32_t* c = cand[t].data();
-        float* sc = scores[t].data();
-        c[0] = v;
-        std::copy(drawn, drawn + k, c + 1);
-        f.score_list(u, c, int64_t(per), sc, scratch[t]);
-        z[j] = sc[0];
-        gr[j] = u;
-        std::copy(sc + 1, sc + per, z + kept + j * k);
-        std::fill_n(gr + kept + j * k, k, u);
-        double l = bce_term(sc[0], true, w.positive);
-        for (size_t i = 1; i < per; ++i) l += bce_term(sc[i], false, w.negative);
-        acc.loss[j] = l;
-      });
-  double loss = 0;
-  for (size_t j = 0; j < kept; ++j) loss += acc.loss[j];
-  acc.m.loss += kept > 0 ? double(float(loss)) : 0.0;  // bce_with_logits returns a float
+        thread_local std::vector<float> neg, mine, scratch;
+        thread_local GroupRankScratch gs;
+        neg.resize(count * k);
+        f.score_list(u, drawn, int64_t(count * k), neg.data(), scratch);
+        if (!counter->add(neg.data(), neg.size(), parts[t])) {
+          nan[t] = 1;
+          return;
+        }
+        mine.resize(count);
+        for (size_t c = 0; c < count; ++c) {
+          const size_t j = js[c];
+          const float* nj = neg.data() + c * k;
+          mine[c] = pos[j];
+          loss[j] = double(w.positive) * kernels::softplus_sum(Device::cpu, &pos[j], 1, -1.f) +
+                    double(w.negative) * kernels::softplus_sum(Device::cpu, nj, int64_t(k), 1.f);
+          if (tgb) rr[j] = one_vs_many_reciprocal_rank(pos[j], nj, int64_t(k), kLogitTie);
+        }
+        group[size_t(u)] =
+            group_reciprocal_rank(mine.data(), count, neg.data(), neg.size(), kLogitTie, gs);
+      },
+      plan.get());
+  if (std::count(nan.begin(), nan.end(), uint8_t(1)) > 0)
+    throw Error("link evaluation: a pair scored NaN at step " + std::to_string(step) +
+                " (the model diverged)");
   ++acc.counted;
-  const size_t n = kept * per;
-  acc.labels.assign(n, 0.f);
-  std::fill_n(acc.labels.begin(), kept, 1.f);
-  const RankMetrics r = rank_metrics(acc.logits.data(), acc.labels.data(), acc.groups.data(), n,
-                                     kLogitTie, &acc.rank);
-  acc.m.auc += r.auc;
-  acc.m.map += r.map;
-  acc.m.mrr += r.mrr;
-  if (history_ && kept > 0) {
-    acc.tgb_rr += reciprocal_ranks(acc.logits.data(), kept, k);
+  if (kept == 0) {
+    const double nan_v = std::numeric_limits<double>::quiet_NaN();
+    acc.m.auc += nan_v, acc.m.map += nan_v, acc.m.mrr += nan_v;
+    return;
+  }
+  double l = 0;
+  for (size_t j = 0; j < kept; ++j) l += loss[j];
+  acc.m.loss += double(float(l));  // bce_with_logits returns a float
+  const auto [auc, map] = counter->finish(parts);
+  acc.m.auc += auc;
+  acc.m.map += map;
+  // MRR: the mean over sources with positives, in ascending id (rank_metrics' group order).
+  double mrr = 0;
+  int64_t groups = 0;
+  for (double v : group)
+    if (!std::isnan(v)) mrr += v, ++groups;
+  acc.m.mrr += mrr / double(groups);
+  if (tgb) {
+    for (size_t j = 0; j < kept; ++j) acc.tgb_rr += rr[j];
     acc.tgb_positives += double(kept);
   }
 }

@@ -155,14 +155,23 @@ struct LinkWeights {
 };
 LinkWeights link_weights(size_t positives, size_t negatives_each);
 // A link step's pairs as step_pairs (history null) or tgb_step_pairs draw them, without the
-// batch: sized(kept, total) first (the step's distinct positives; all are kept), then
-// visit(j, u, v, drawn) for every positive j on all threads (drawn: its `negatives` draws, valid
-// during the call). Returns the count of positives. What evaluation scores a step from.
-using PositiveVisit = std::function<void(size_t j, int32_t u, int32_t v, const int32_t* drawn)>;
-size_t visit_link_pairs(const TemporalGraph& g, int step, int negatives, uint64_t seed,
-                        uint64_t salt, const EdgeHistory* history,
-                        const std::function<void(size_t kept, size_t total)>& sized,
-                        const PositiveVisit& visit);
+// batch, grouped by source vertex: what evaluation streams a step from: found(src, dst,
+// total) first (the step's distinct positives, all kept, by ordinal j), then visit(u, count, js,
+// vs, drawn) once per source u with positives, on all threads: js its positives' ordinals
+// (ascending), vs their destinations, drawn their `negatives` draws each (count x negatives,
+// positive by positive), valid during the call. Returns the count of positives.
+using PositivesFound = std::function<void(const std::vector<int32_t>& src,
+                                          const std::vector<int32_t>& dst, size_t total)>;
+using SourceVisit = std::function<void(int32_t u, size_t count, const uint32_t* js,
+                                       const int32_t* vs, const int32_t* drawn)>;
+// plan: plan_link_step(g, step), what the call derives from the step's edges alone (its
+// positives, the links draws avoid, the positives by source), kept to be reused by every
+// evaluation of the step; null: made for this call.
+struct LinkStepPlan;
+std::shared_ptr<const LinkStepPlan> plan_link_step(const TemporalGraph& g, int step);
+size_t visit_link_sources(const TemporalGraph& g, int step, int negatives, uint64_t seed,
+                          uint64_t salt, const EdgeHistory* history, const PositivesFound& found,
+                          const SourceVisit& visit, const LinkStepPlan* plan = nullptr);
 
 // The salt of training epoch `epoch`'s negatives (from 1), as the trainer draws them.
 inline uint64_t train_salt(int epoch) { return uint64_t(epoch) * 0x9e3779b9u + 1; }
@@ -285,16 +294,19 @@ class LinkPredictionTrainer : private TrainingTask {
     std::vector<float> all_scores;  // edge classification pools the split's edges
     std::vector<uint8_t> all_labels;
     // add_fused_eval_step's buffers, reused by every step of the evaluation.
-    std::vector<float> logits, labels;
-    std::vector<int32_t> groups;
-    std::vector<double> loss;  // per positive, with its negatives
-    RankScratch rank;
+    std::vector<float> logits;              // per positive: its score
+    std::vector<double> loss, rr;           // per positive, with its negatives
+    std::vector<double> group;              // per source: its MRR value (NaN: no positive)
+    std::vector<RankCounter::Part> parts;   // per thread: its candidates for RankCounter
   };
   void add_eval_step(EvalSums& acc, const Var& logits, const Batch& local);
   // One process on the CPU, link prediction with sampled negatives: step `step` scored from
-  // every vertex's rows `h` as visit_link_pairs draws it (the pairs batch_for would list), each
-  // positive with its negatives through the factored scorer and its share of the loss, on all
-  // threads, into acc's buffers; no batch is built. The metrics add_eval_step would add.
+  // every vertex's rows `h` as visit_link_sources draws it (the pairs batch_for would list):
+  // the positives first, then source by source on all threads each positive's negatives through
+  // the factored scorer, counted into RankCounter (AUC, AP) and the source's MRR group as they
+  // are scored, with their share of the loss. No batch and no list of the step's scores is
+  // built, and nothing is sorted but each source's few positives. The metrics add_eval_step
+  // would add (the same counts).
   void add_fused_eval_step(EvalSums& acc, int step, const Tensor& h);
   bool fused_eval() const {
     return comm_.size() == 1 && opt_.task == TemporalTask::link && !opt_.eval_all_pairs &&
@@ -337,6 +349,8 @@ class LinkPredictionTrainer : private TrainingTask {
   // local_batch(): per link step, this rank's distinct positives (found on first use).
   mutable std::vector<std::unique_ptr<const StepPositives>> positives_;
   std::unique_ptr<const EdgeHistory> history_;  // the tgb protocol's training-span edges
+  // add_fused_eval_step(): per link step, its plan_link_step (made on first use).
+  std::vector<std::shared_ptr<const LinkStepPlan>> eval_plans_;
   std::vector<int32_t> end_slot_;  // score(): per vertex, its row among the fetched ends, or -1
   std::unique_ptr<TrainingLoop> loop_;
   // The vertex strategy's validation leaves the model's state at the end of the validation span:

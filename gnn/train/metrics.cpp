@@ -155,22 +155,41 @@ inline float from_order_key(uint32_t k) {
   return f;
 }
 
-// `v` ascending, by an LSD radix sort of the keys (three passes of 11 bits); a and b: scratch.
-void radix_sort(std::vector<float>& v, std::vector<uint32_t>& a, std::vector<uint32_t>& b) {
-  a.resize(v.size());
-  b.resize(v.size());
-  for (size_t i = 0; i < v.size(); ++i) a[i] = order_key(v[i]);
-  constexpr int kBits = 11;
-  constexpr uint32_t kMask = (1u << kBits) - 1;
-  std::vector<size_t> count(size_t(kMask) + 2);
+// Order keys ascending by an LSD radix sort (three passes of 11 bits); b: scratch. `hist`: the
+// three digits' counts, when the caller made them as it wrote the keys (else counted here).
+constexpr int kRadixBits = 11;
+constexpr uint32_t kRadixMask = (1u << kRadixBits) - 1;
+void radix_sort_keys(std::vector<uint32_t>& a, std::vector<uint32_t>& b,
+                     const uint32_t* hist = nullptr) {
+  b.resize(a.size());
+  std::vector<size_t> count(3 * (size_t(kRadixMask) + 1), 0);
+  if (hist)
+    std::copy(hist, hist + count.size(), count.begin());
+  else
+    for (uint32_t k : a)
+      for (int pass = 0; pass < 3; ++pass)
+        ++count[size_t(pass) * (kRadixMask + 1) + ((k >> (pass * kRadixBits)) & kRadixMask)];
   for (int pass = 0; pass < 3; ++pass) {
-    const int shift = pass * kBits;
-    std::fill(count.begin(), count.end(), 0);
-    for (uint32_t k : a) ++count[((k >> shift) & kMask) + 1];
-    for (size_t d = 1; d < count.size(); ++d) count[d] += count[d - 1];
-    for (uint32_t k : a) b[count[(k >> shift) & kMask]++] = k;
+    size_t* c = count.data() + size_t(pass) * (kRadixMask + 1);
+    // A digit every key shares moves nothing.
+    if (std::find(c, c + kRadixMask + 1, a.size()) != c + kRadixMask + 1) continue;
+    size_t sum = 0;
+    for (size_t d = 0; d <= kRadixMask; ++d) {
+      const size_t n = c[d];
+      c[d] = sum;
+      sum += n;
+    }
+    const int shift = pass * kRadixBits;
+    for (uint32_t k : a) b[c[(k >> shift) & kRadixMask]++] = k;
     a.swap(b);
   }
+}
+
+// `v` ascending, by radix_sort_keys; a and b: scratch.
+void radix_sort(std::vector<float>& v, std::vector<uint32_t>& a, std::vector<uint32_t>& b) {
+  a.resize(v.size());
+  for (size_t i = 0; i < v.size(); ++i) a[i] = order_key(v[i]);
+  radix_sort_keys(a, b);
   for (size_t i = 0; i < v.size(); ++i) v[i] = from_order_key(a[i]);
 }
 
@@ -267,45 +286,17 @@ RankMetrics rank_metrics_of(const float* scores, const Label* labels, const int3
   value.assign(size_t(std::max<int64_t>(groups, 0)), kNaN);
 #pragma omp parallel
   {
-    std::vector<float> ps;
-    std::vector<double> lo, hi;
-    std::vector<int64_t> at_most, below;
+    std::vector<float> ps, ns;
+    GroupRankScratch gs;
 #pragma omp for schedule(dynamic, 64)
     for (int64_t g = 0; g < groups; ++g) {
       const auto* b = by_group.data() + start[size_t(g)];
       const auto* e = by_group.data() + start[size_t(g) + 1];
       ps.clear();
-      for (const auto* c = b; c != e; ++c)
-        if (c->second) ps.push_back(c->first);
+      ns.clear();
+      for (const auto* c = b; c != e; ++c) (c->second ? ps : ns).push_back(c->first);
       if (ps.empty()) continue;
-      std::sort(ps.begin(), ps.end());
-      const size_t k = ps.size();
-      lo.resize(k);
-      hi.resize(k);
-      for (size_t j = 0; j < k; ++j) {
-        const double sc = ps[j], d = tie_radius(ps[j], tie);
-        lo[j] = sc - d;
-        hi[j] = sc + d;
-      }
-      at_most.assign(k + 1, 0);
-      below.assign(k + 1, 0);
-      for (const auto* c = b; c != e; ++c) {
-        const double x = c->first;
-        // x <= hi[j] for j from the first hi >= x on; x < lo[j] from the first lo > x on.
-        ++at_most[size_t(std::lower_bound(hi.begin(), hi.end(), x) - hi.begin())];
-        ++below[size_t(std::upper_bound(lo.begin(), lo.end(), x) - lo.begin())];
-      }
-      const double size = double(e - b);
-      double rr = 0;
-      int64_t am = 0, bl = 0;
-      for (size_t j = 0; j < k; ++j) {
-        am += at_most[j];
-        bl += below[j];
-        const double above = size - double(am);
-        const double tied = double(am) - double(bl);  // itself included
-        rr += 1.0 / (above + (tied + 1.0) / 2.0);
-      }
-      value[size_t(g)] = rr / double(k);
+      value[size_t(g)] = group_reciprocal_rank(ps.data(), ps.size(), ns.data(), ns.size(), tie, gs);
     }
   }
   double sum = 0;
@@ -317,6 +308,181 @@ RankMetrics rank_metrics_of(const float* scores, const Label* labels, const int3
 }
 
 }  // namespace
+
+double group_reciprocal_rank(float* pos, size_t k, const float* neg, size_t m, double tie,
+                             GroupRankScratch& s) {
+  if (k == 0) return kNaN;
+  std::sort(pos, pos + k);
+  s.lo.resize(k);
+  s.hi.resize(k);
+  for (size_t j = 0; j < k; ++j) {
+    const double sc = pos[j], d = tie_radius(pos[j], tie);
+    s.lo[j] = sc - d;
+    s.hi[j] = sc + d;
+  }
+  // For positive j (ascending): the candidates (the positives too) at most hi[j], and those
+  // below lo[j]. The counts mean_reciprocal_rank takes from its sorted run.
+  s.at_most.assign(k, 0);
+  s.below.assign(k, 0);
+  if (k <= 8) {
+    // A source's few positives: every candidate against each interval, without branches.
+    for (size_t j = 0; j < k; ++j) {
+      const double lo = s.lo[j], hi = s.hi[j];
+      int64_t am = 0, bl = 0;
+      for (size_t i = 0; i < k; ++i) am += double(pos[i]) <= hi, bl += double(pos[i]) < lo;
+      for (size_t i = 0; i < m; ++i) am += double(neg[i]) <= hi, bl += double(neg[i]) < lo;
+      s.at_most[j] = am;
+      s.below[j] = bl;
+    }
+  } else {
+    // Each candidate placed among the interval ends by binary search (lo and hi rise with the
+    // score): x <= hi[j] for j from the first hi >= x on, x < lo[j] from the first lo > x on.
+    std::vector<int64_t> am(k + 1, 0), bl(k + 1, 0);
+    auto place = [&](double x) {
+      ++am[size_t(std::lower_bound(s.hi.begin(), s.hi.end(), x) - s.hi.begin())];
+      ++bl[size_t(std::upper_bound(s.lo.begin(), s.lo.end(), x) - s.lo.begin())];
+    };
+    for (size_t j = 0; j < k; ++j) place(pos[j]);
+    for (size_t j = 0; j < m; ++j) place(neg[j]);
+    int64_t a = 0, b = 0;
+    for (size_t j = 0; j < k; ++j) s.at_most[j] = a += am[j], s.below[j] = b += bl[j];
+  }
+  const double size = double(k + m);
+  double rr = 0;
+  for (size_t j = 0; j < k; ++j) {
+    const double above = size - double(s.at_most[j]);
+    const double tied = double(s.at_most[j]) - double(s.below[j]);  // itself included
+    rr += 1.0 / (above + (tied + 1.0) / 2.0);
+  }
+  return rr / double(k);
+}
+
+RankCounter::RankCounter(const float* pos, size_t p, double tie) {
+  check_tie("RankCounter", tie);
+  lo_.resize(p);
+  hi_.resize(p);
+  order_.resize(p);
+  for (size_t i = 0; i < p; ++i) {
+    DGNN_CHECK(!std::isnan(pos[i]), Error,
+               "RankCounter: positive " + std::to_string(i) + " scores NaN");
+    const double d = tie_radius(pos[i], tie);
+    lo_[i] = double(pos[i]) - d;
+    hi_[i] = double(pos[i]) + d;
+    order_[i] = uint32_t(i);
+  }
+  std::sort(order_.begin(), order_.end(),
+            [pos](uint32_t a, uint32_t b) { return pos[a] < pos[b] || (pos[a] == pos[b] && a < b); });
+  pos_sorted_.resize(p);
+  std::vector<double> lo(p), hi(p);
+  for (size_t r = 0; r < p; ++r) {
+    pos_sorted_[r] = pos[order_[r]];
+    lo[r] = lo_[order_[r]];
+    hi[r] = hi_[order_[r]];
+  }
+  // The ends rise with the score (tie <= 1), so in score order both lists are sorted already:
+  // one merge. (Checked: a list rounding put out of order is sorted first.)
+  if (!std::is_sorted(lo.begin(), lo.end())) std::sort(lo.begin(), lo.end());
+  if (!std::is_sorted(hi.begin(), hi.end())) std::sort(hi.begin(), hi.end());
+  ends_.resize(2 * p);
+  std::merge(lo.begin(), lo.end(), hi.begin(), hi.end(), ends_.begin());
+  for (double& e : ends_) e += 0.0;  // -0 as +0 (equal; unique() then keeps one)
+  ends_.erase(std::unique(ends_.begin(), ends_.end()), ends_.end());
+}
+
+bool RankCounter::add(const float* x, size_t n, Part& part) const {
+  for (size_t i = 0; i < n; ++i)
+    if (std::isnan(x[i])) return false;
+  const size_t at = part.keys.size();
+  part.keys.resize(at + n);
+  part.hist.resize(3 * (size_t(kRadixMask) + 1), 0);
+  uint32_t* h = part.hist.data();
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t k = order_key(x[i] + 0.f);  // -0 as +0: equal values, one key
+    part.keys[at + i] = k;
+    ++h[k & kRadixMask];
+    ++h[(kRadixMask + 1) + ((k >> kRadixBits) & kRadixMask)];
+    ++h[2 * (kRadixMask + 1) + (k >> (2 * kRadixBits))];
+  }
+  return true;
+}
+
+std::pair<double, double> RankCounter::finish(std::vector<Part>& parts) const {
+  const size_t m = ends_.size(), p = lo_.size();
+  // Per end j: the candidates strictly between ends j - 1 and j (gap[j]; gap[m]: above the last)
+  // and those at it (eq[j]). Each part is sorted and merged with the ends on a thread of its own.
+  std::vector<std::vector<int64_t>> eq(parts.size(), std::vector<int64_t>(m, 0)),
+      gap(parts.size(), std::vector<int64_t>(m + 1, 0));
+  // The merge compares keys, not doubles: for a float x and an end e, e < x exactly when the
+  // largest float <= e is below x, and x == e only when e is a float. (add() keys -0 as +0, and
+  // the ends are never -0, so the keys' order is the values' order.)
+  std::vector<uint32_t> floor_key(m);
+  std::vector<uint8_t> exact(m);
+  for (size_t j = 0; j < m; ++j) {
+    float f = float(ends_[j]);
+    if (double(f) > ends_[j]) f = std::nextafter(f, -std::numeric_limits<float>::infinity());
+    floor_key[j] = order_key(f + 0.f);
+    exact[j] = double(f) == ends_[j];
+  }
+  auto merge = [&](const uint32_t* k, size_t n, int64_t* e, int64_t* g) {
+    size_t j = 0;  // the first end at or above the current candidate
+    for (size_t i = 0; i < n; ++i) {
+      while (j < m && floor_key[j] < k[i]) ++j;
+      if (j < m && exact[j] && floor_key[j] == k[i])
+        ++e[j];
+      else
+        ++g[j];
+    }
+  };
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t r = 0; r < int64_t(parts.size()); ++r) {
+    Part& part = parts[size_t(r)];
+    radix_sort_keys(part.keys, part.tmp, part.hist.empty() ? nullptr : part.hist.data());
+    merge(part.keys.data(), part.keys.size(), eq[size_t(r)].data(), gap[size_t(r)].data());
+  }
+  if (p == 0) return {kNaN, kNaN};
+  std::vector<int64_t> e_all(m, 0), g_all(m + 1, 0);
+  {
+    std::vector<uint32_t> keys(p);
+    for (size_t i = 0; i < p; ++i) keys[i] = order_key(float(pos_sorted_[i]) + 0.f);
+    merge(keys.data(), p, e_all.data(), g_all.data());  // the positives are candidates too
+  }
+  for (size_t r = 0; r < parts.size(); ++r) {
+    for (size_t j = 0; j < m; ++j) e_all[j] += eq[r][j];
+    for (size_t j = 0; j <= m; ++j) g_all[j] += gap[r][j];
+  }
+  // below[j]: candidates (positives included) strictly below end j.
+  std::vector<int64_t> below(m + 1, 0);
+  int64_t acc = 0;
+  for (size_t j = 0; j < m; ++j) {
+    below[j] = acc + g_all[j];
+    acc = below[j] + e_all[j];
+  }
+  const int64_t total = acc + g_all[m];
+  // Each positive's counts, found in score order by pointers that move with it (and back, should
+  // rounding make an end fall where the score rose); its terms are then summed in index order.
+  const double np = double(p), neg = double(total) - np;
+  std::vector<double> win_term(p), ap_term(p);
+  size_t l = 0, h = 0, pb = 0, pa = 0;
+  auto seek = [](const std::vector<double>& v, size_t& at, auto before) {
+    while (at > 0 && !before(v[at - 1])) --at;
+    while (at < v.size() && before(v[at])) ++at;
+  };
+  for (size_t r = 0; r < p; ++r) {
+    const size_t i = order_[r];
+    const double lo = lo_[i], hi = hi_[i];
+    seek(ends_, l, [lo](double e) { return e < lo; });        // l: the end equal to lo
+    seek(ends_, h, [hi](double e) { return e < hi; });        // h: the end equal to hi
+    seek(pos_sorted_, pb, [lo](double x) { return x < lo; });  // positives below lo
+    seek(pos_sorted_, pa, [hi](double x) { return x <= hi; }); // positives at most hi
+    const double c_below = double(below[l]), c_at_most = double(below[h] + e_all[h]);
+    const double bl = c_below - double(pb), am = c_at_most - double(pa);  // negatives
+    win_term[i] = bl + 0.5 * (am - bl);
+    ap_term[i] = (np - double(pb)) / (double(total) - c_below);
+  }
+  double wins = 0, ap = 0;
+  for (size_t i = 0; i < p; ++i) wins += win_term[i], ap += ap_term[i];
+  return {neg > 0 ? wins / (np * neg) : kNaN, ap / np};
+}
 
 RankMetrics rank_metrics(const std::vector<float>& scores, const std::vector<uint8_t>& labels,
                          const std::vector<int32_t>& group, double tie) {

@@ -87,6 +87,42 @@ struct RankScratch {
 RankMetrics rank_metrics(const float* scores, const float* labels, const int32_t* group, size_t n,
                          double tie = 0, RankScratch* scratch = nullptr);
 
+// One group's value of mean_reciprocal_rank: the mean over the positives pos[0, k) of 1 / rank
+// among the group's candidates, which are those positives and neg[0, m); NaN when k is 0. The
+// counts mean_reciprocal_rank takes, summed in its order. Sorts pos in place.
+struct GroupRankScratch {
+  std::vector<double> lo, hi;
+  std::vector<int64_t> at_most, below;
+};
+double group_reciprocal_rank(float* pos, size_t k, const float* neg, size_t m, double tie,
+                             GroupRankScratch& scratch);
+
+// ROC-AUC and average precision of a candidate list too long to hold as (score, label, group)
+// rows (link evaluation: millions of sampled negatives a step), collected as it streams by.
+// Made from the positives' scores, in the order their terms are to be summed; every other
+// candidate is added once, from any thread, each thread into a Part of its own. finish() gives
+// {roc_auc, average_precision} of the positives and the added candidates as one list, as
+// rank_metrics computes them: the same counts, summed over the positives in order. A candidate
+// costs 4 bytes (its order key) and a place in a radix sort, done per part in parallel, then
+// one merge with the positives' tie-interval ends. NaN where undefined (no positive; AUC with no
+// negative).
+class RankCounter {
+ public:
+  RankCounter(const float* pos, size_t p, double tie);  // Error when a positive is NaN
+  struct Part {
+    std::vector<uint32_t> keys, tmp, hist;  // hist: the radix sort's digit counts
+    void clear() { keys.clear(), hist.clear(); }
+  };
+  // False when a score is NaN (nothing of x is added then).
+  bool add(const float* x, size_t n, Part& part) const;
+  // Sorts the parts' keys (clear() them before they are used again).
+  std::pair<double, double> finish(std::vector<Part>& parts) const;
+
+ private:
+  std::vector<double> lo_, hi_, ends_, pos_sorted_;
+  std::vector<uint32_t> order_;  // the positives by ascending score
+};
+
 // Precision, recall and F1 of the positive class. A ratio with a zero denominator is 0, as in
 // scikit-learn's default (zero_division), so a model that predicts no positives scores 0.
 struct F1 {

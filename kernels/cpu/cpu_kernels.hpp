@@ -46,6 +46,9 @@ void scatter_rows(ConstMatView src, const int32_t* idx, int64_t n, MatView dst);
 void pair_mlp_forward(const PairMlp& p, MatView logits);
 void pair_mlp_backward(const PairMlp& p, ConstMatView dlogits, MatView dhu, MatView dhv,
                        MatView dw1, float* db1, MatView dw2, float* db2);
+void factored_pair_logits(ConstMatView h, ConstMatView b, const float* m, const float* au,
+                          const float* w2, float b2, const int32_t* v, int64_t k, float* out);
+double softplus_sum(const float* x, int64_t n, float sign);
 
 void dropout(ConstMatView x, float p, uint64_t key, const int64_t* row_ids, MatView y,
              uint8_t* mask);

@@ -267,6 +267,60 @@ TEST_CASE("rank_metrics equals roc_auc, average_precision and mean_reciprocal_ra
   CHECK_THROWS_AS(rank_metrics({1, 2}, {1, 0}, {0, -1}), Error);
 }
 
+TEST_CASE("RankCounter and group_reciprocal_rank stream what roc_auc, average_precision and "
+          "mean_reciprocal_rank compute, bit for bit",
+          "[gnn][metrics]") {
+  Rng rng(17);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int trial = 0; trial < 60; ++trial) {
+    const size_t n = trial == 0 ? 0 : rng.below(trial < 50 ? 300 : 20000);
+    std::vector<float> s(n);
+    std::vector<uint8_t> y(n);
+    const int levels = trial % 3 == 0 ? 4 : trial % 3 == 1 ? 60 : 1 << 20;
+    for (size_t i = 0; i < n; ++i) {
+      s[i] = (float(rng.below(uint64_t(levels))) - float(levels / 2)) / float(levels) * 8.f;
+      if (rng.uniform() < 0.02f) s[i] = rng.uniform() < 0.5f ? -0.0f : 0.0f;
+      if (rng.uniform() < 0.01f) s[i] = rng.uniform() < 0.5f ? -inf : inf;
+      y[i] = rng.uniform() < (trial % 7 == 0 ? 0.0f : trial % 7 == 1 ? 1.0f : 0.2f);
+    }
+    std::vector<float> pos, neg;
+    for (size_t i = 0; i < n; ++i) (y[i] ? pos : neg).push_back(s[i]);
+    for (double tie : {0.0, kLogitTie, 0.1}) {
+      INFO("trial " << trial << ", n = " << n << ", tie " << tie);
+      // The negatives over 1 to 3 parts, added in pieces.
+      const RankCounter counter(pos.data(), pos.size(), tie);
+      std::vector<RankCounter::Part> parts(size_t(1 + trial % 3));
+      for (size_t at = 0; at < neg.size();) {
+        const size_t len = std::min(neg.size() - at, size_t(1 + rng.below(50)));
+        REQUIRE(counter.add(neg.data() + at, len, parts[rng.below(parts.size())]));
+        at += len;
+      }
+      const auto [auc, map] = counter.finish(parts);
+      CHECK(same(auc, roc_auc(s, y, tie)));
+      CHECK(same(map, average_precision(s, y, tie)));
+      // One group: the positives and the negatives (small and large positive counts).
+      const std::vector<int32_t> one(n, 0);
+      std::vector<float> p = pos;
+      GroupRankScratch gs;
+      CHECK(same(group_reciprocal_rank(p.data(), p.size(), neg.data(), neg.size(), tie, gs),
+                 mean_reciprocal_rank(s, y, one, tie)));
+      if (pos.size() > 3) {
+        std::vector<float> few(pos.begin(), pos.begin() + 3), s3 = few;
+        std::vector<uint8_t> y3(3, 1);
+        s3.insert(s3.end(), neg.begin(), neg.end());
+        y3.resize(s3.size(), 0);
+        CHECK(same(group_reciprocal_rank(few.data(), 3, neg.data(), neg.size(), tie, gs),
+                   mean_reciprocal_rank(s3, y3, std::vector<int32_t>(s3.size(), 0), tie)));
+      }
+    }
+  }
+  const float nan = NAN, one = 1.f;
+  CHECK_THROWS_AS(RankCounter(&nan, 1, 0.0), Error);
+  const RankCounter c(&one, 1, 0.0);
+  RankCounter::Part part;
+  CHECK_FALSE(c.add(&nan, 1, part));
+}
+
 TEST_CASE("one_vs_many_reciprocal_rank: TGB's mean of optimistic and pessimistic ranks",
           "[gnn][metrics]") {
   const std::vector<float> neg{0.7f, 0.5f, 0.2f, 0.5f};
