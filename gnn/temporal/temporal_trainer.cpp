@@ -294,7 +294,6 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
   const bool tgb = history_ != nullptr;
   const size_t threads = static_cast<size_t>(omp_get_max_threads());
   LinkWeights w{};
-  std::unique_ptr<RankCounter> counter;
   // Per positive j: its score, its loss term and (tgb) its reciprocal rank, summed in j order
   // afterwards (the same on any thread count); per source: its MRR group value.
   std::vector<float>& pos = acc.logits;
@@ -308,47 +307,43 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
   if (!plan) plan = plan_link_step(g_, step);
   const size_t kept = visit_link_sources(
       g_, step, opt_.neg_eval, opt_.seed, kEvalSalt, history_.get(),
-      [&](const std::vector<int32_t>& src, const std::vector<int32_t>& dst, size_t total) {
+      [&](const std::vector<int32_t>& src, const std::vector<int32_t>&, size_t total) {
         const size_t n = src.size();
         w = link_weights(total, k);
         pos.resize(n);
         loss.resize(n);
         rr.assign(tgb ? n : 0, 0.0);
         group.assign(size_t(g_.num_vertices), std::numeric_limits<double>::quiet_NaN());
-        // The positives first: their scores place every candidate's count.
-#pragma omp parallel
-        {
-          std::vector<float> scratch;
-#pragma omp for schedule(static)
-          for (int64_t j = 0; j < int64_t(n); ++j)
-            f.score_list(src[size_t(j)], &dst[size_t(j)], 1, &pos[size_t(j)], scratch);
-        }
-        counter = std::make_unique<RankCounter>(pos.data(), n, kLogitTie);
         parts.resize(threads);
         for (auto& part : parts) part.clear();
       },
       [&](int32_t u, size_t count, const uint32_t* js, const int32_t* vs, const int32_t* drawn) {
-        (void)vs;
         const size_t t = size_t(omp_get_thread_num());
-        thread_local std::vector<float> neg, mine, scratch;
+        thread_local std::vector<int32_t> cand;
+        thread_local std::vector<float> score, mine, scratch;
         thread_local GroupRankScratch gs;
-        neg.resize(count * k);
-        f.score_list(u, drawn, int64_t(count * k), neg.data(), scratch);
-        if (!counter->add(neg.data(), neg.size(), parts[t])) {
+        // The source's positives, then their negatives: one list (a pair scores alike anywhere).
+        cand.assign(vs, vs + count);
+        cand.insert(cand.end(), drawn, drawn + count * k);
+        score.resize(cand.size());
+        f.score_list(u, cand.data(), int64_t(cand.size()), score.data(), scratch);
+        const float* neg = score.data() + count;
+        bool finite = true;
+        for (size_t c = 0; c < count; ++c) finite &= !std::isnan(score[c]);
+        if (!finite || !RankCounter::add(neg, count * k, parts[t])) {
           nan[t] = 1;
           return;
         }
-        mine.resize(count);
+        mine.assign(score.data(), score.data() + count);
         for (size_t c = 0; c < count; ++c) {
           const size_t j = js[c];
-          const float* nj = neg.data() + c * k;
-          mine[c] = pos[j];
-          loss[j] = double(w.positive) * kernels::softplus_sum(Device::cpu, &pos[j], 1, -1.f) +
+          const float* nj = neg + c * k;
+          pos[j] = score[c];
+          loss[j] = double(w.positive) * kernels::softplus_sum(Device::cpu, &score[c], 1, -1.f) +
                     double(w.negative) * kernels::softplus_sum(Device::cpu, nj, int64_t(k), 1.f);
-          if (tgb) rr[j] = one_vs_many_reciprocal_rank(pos[j], nj, int64_t(k), kLogitTie);
+          if (tgb) rr[j] = one_vs_many_reciprocal_rank(score[c], nj, int64_t(k), kLogitTie);
         }
-        group[size_t(u)] =
-            group_reciprocal_rank(mine.data(), count, neg.data(), neg.size(), kLogitTie, gs);
+        group[size_t(u)] = group_reciprocal_rank(mine.data(), count, neg, count * k, kLogitTie, gs);
       },
       plan.get());
   if (std::count(nan.begin(), nan.end(), uint8_t(1)) > 0)
@@ -363,7 +358,8 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
   double l = 0;
   for (size_t j = 0; j < kept; ++j) l += loss[j];
   acc.m.loss += double(float(l));  // bce_with_logits returns a float
-  const auto [auc, map] = counter->finish(parts);
+  // AUC and AP: the positives (in ordinal order) place the negatives the threads collected.
+  const auto [auc, map] = RankCounter(pos.data(), kept, kLogitTie).finish(parts);
   acc.m.auc += auc;
   acc.m.map += map;
   // MRR: the mean over sources with positives, in ascending id (rank_metrics' group order).

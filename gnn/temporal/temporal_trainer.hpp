@@ -302,9 +302,9 @@ class LinkPredictionTrainer : private TrainingTask {
   void add_eval_step(EvalSums& acc, const Var& logits, const Batch& local);
   // One process on the CPU, link prediction with sampled negatives: step `step` scored from
   // every vertex's rows `h` as visit_link_sources draws it (the pairs batch_for would list):
-  // the positives first, then source by source on all threads each positive's negatives through
-  // the factored scorer, counted into RankCounter (AUC, AP) and the source's MRR group as they
-  // are scored, with their share of the loss. No batch and no list of the step's scores is
+  // source by source on all threads, its positives and their negatives through the factored
+  // scorer, the source's MRR group, the TGB ranks and the loss from them at once, the negatives
+  // kept as 4-byte keys for RankCounter (AUC, AP) after the visit. No batch and no list of the step's scores is
   // built, and nothing is sorted but each source's few positives. The metrics add_eval_step
   // would add (the same counts).
   void add_fused_eval_step(EvalSums& acc, int step, const Tensor& h);

@@ -389,7 +389,7 @@ RankCounter::RankCounter(const float* pos, size_t p, double tie) {
   ends_.erase(std::unique(ends_.begin(), ends_.end()), ends_.end());
 }
 
-bool RankCounter::add(const float* x, size_t n, Part& part) const {
+bool RankCounter::add(const float* x, size_t n, Part& part) {
   for (size_t i = 0; i < n; ++i)
     if (std::isnan(x[i])) return false;
   const size_t at = part.keys.size();

@@ -100,12 +100,12 @@ double group_reciprocal_rank(float* pos, size_t k, const float* neg, size_t m, d
 // ROC-AUC and average precision of a candidate list too long to hold as (score, label, group)
 // rows (link evaluation: millions of sampled negatives a step), collected as it streams by.
 // Made from the positives' scores, in the order their terms are to be summed; every other
-// candidate is added once, from any thread, each thread into a Part of its own. finish() gives
-// {roc_auc, average_precision} of the positives and the added candidates as one list, as
-// rank_metrics computes them: the same counts, summed over the positives in order. A candidate
-// costs 4 bytes (its order key) and a place in a radix sort, done per part in parallel, then
-// one merge with the positives' tie-interval ends. NaN where undefined (no positive; AUC with no
-// negative).
+// candidate is added once (before or after), from any thread, each thread into a Part of its
+// own. finish() gives {roc_auc, average_precision} of the positives and the added candidates
+// as one list, as rank_metrics computes them: the same counts, summed over the positives in
+// order. A candidate costs 4 bytes (its order key) and a place in a radix sort, done per part
+// in parallel, then one merge with the positives' tie-interval ends. NaN where undefined (no
+// positive; AUC with no negative).
 class RankCounter {
  public:
   RankCounter(const float* pos, size_t p, double tie);  // Error when a positive is NaN
@@ -113,8 +113,9 @@ class RankCounter {
     std::vector<uint32_t> keys, tmp, hist;  // hist: the radix sort's digit counts
     void clear() { keys.clear(), hist.clear(); }
   };
-  // False when a score is NaN (nothing of x is added then).
-  bool add(const float* x, size_t n, Part& part) const;
+  // False when a score is NaN (nothing of x is added then). Needs no counter: the candidates
+  // may be collected before the positives are known.
+  static bool add(const float* x, size_t n, Part& part);
   // Sorts the parts' keys (clear() them before they are used again).
   std::pair<double, double> finish(std::vector<Part>& parts) const;
 
