@@ -230,24 +230,34 @@ TEST_CASE("with the logit tolerance, a few ulps of rounding leave the metrics un
 // The same bits, or both NaN.
 bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 
+// Trial `trial` of a random case: scores of both signs, signed zeros, infinities, few levels
+// (ties) or many (ulps apart); no positive, all positive or a fifth; few groups or many.
+struct TiedCase {
+  std::vector<float> s;
+  std::vector<uint8_t> y;
+  std::vector<int32_t> g;
+};
+TiedCase tied_case(Rng& rng, int trial) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const size_t n = trial == 0 ? 0 : rng.below(trial < 50 ? 300 : 20000);
+  TiedCase c{std::vector<float>(n), std::vector<uint8_t>(n), std::vector<int32_t>(n)};
+  const int levels = trial % 3 == 0 ? 4 : trial % 3 == 1 ? 60 : 1 << 20;
+  for (size_t i = 0; i < n; ++i) {
+    c.s[i] = (float(rng.below(uint64_t(levels))) - float(levels / 2)) / float(levels) * 8.f;
+    if (rng.uniform() < 0.02f) c.s[i] = rng.uniform() < 0.5f ? -0.0f : 0.0f;
+    if (rng.uniform() < 0.01f) c.s[i] = rng.uniform() < 0.5f ? -inf : inf;
+    c.y[i] = rng.uniform() < (trial % 7 == 0 ? 0.0f : trial % 7 == 1 ? 1.0f : 0.2f);
+    c.g[i] = int32_t(rng.below(trial % 2 ? 5 : 400));
+  }
+  return c;
+}
+
 TEST_CASE("rank_metrics equals roc_auc, average_precision and mean_reciprocal_rank bit for bit",
           "[gnn][metrics]") {
   Rng rng(11);
-  const float inf = std::numeric_limits<float>::infinity();
   for (int trial = 0; trial < 60; ++trial) {
-    const size_t n = trial == 0 ? 0 : rng.below(trial < 50 ? 300 : 20000);
-    std::vector<float> s(n);
-    std::vector<uint8_t> y(n);
-    std::vector<int32_t> g(n);
-    const int levels = trial % 3 == 0 ? 4 : trial % 3 == 1 ? 60 : 1 << 20;
-    for (size_t i = 0; i < n; ++i) {
-      // Both signs, signed zeros, infinities, few levels (ties) or many (ulps apart).
-      s[i] = (float(rng.below(uint64_t(levels))) - float(levels / 2)) / float(levels) * 8.f;
-      if (rng.uniform() < 0.02f) s[i] = rng.uniform() < 0.5f ? -0.0f : 0.0f;
-      if (rng.uniform() < 0.01f) s[i] = rng.uniform() < 0.5f ? -inf : inf;
-      y[i] = rng.uniform() < (trial % 7 == 0 ? 0.0f : trial % 7 == 1 ? 1.0f : 0.2f);
-      g[i] = int32_t(rng.below(trial % 2 ? 5 : 400));
-    }
+    const auto [s, y, g] = tied_case(rng, trial);
+    const size_t n = s.size();
     for (double tie : {0.0, kLogitTie, 0.1}) {
       INFO("trial " << trial << ", n = " << n << ", tie " << tie);
       const RankMetrics r = rank_metrics(s, y, g, tie);
@@ -271,18 +281,9 @@ TEST_CASE("RankCounter and group_reciprocal_rank stream what roc_auc, average_pr
           "mean_reciprocal_rank compute, bit for bit",
           "[gnn][metrics]") {
   Rng rng(17);
-  const float inf = std::numeric_limits<float>::infinity();
   for (int trial = 0; trial < 60; ++trial) {
-    const size_t n = trial == 0 ? 0 : rng.below(trial < 50 ? 300 : 20000);
-    std::vector<float> s(n);
-    std::vector<uint8_t> y(n);
-    const int levels = trial % 3 == 0 ? 4 : trial % 3 == 1 ? 60 : 1 << 20;
-    for (size_t i = 0; i < n; ++i) {
-      s[i] = (float(rng.below(uint64_t(levels))) - float(levels / 2)) / float(levels) * 8.f;
-      if (rng.uniform() < 0.02f) s[i] = rng.uniform() < 0.5f ? -0.0f : 0.0f;
-      if (rng.uniform() < 0.01f) s[i] = rng.uniform() < 0.5f ? -inf : inf;
-      y[i] = rng.uniform() < (trial % 7 == 0 ? 0.0f : trial % 7 == 1 ? 1.0f : 0.2f);
-    }
+    const auto [s, y, g] = tied_case(rng, trial);
+    const size_t n = s.size();
     std::vector<float> pos, neg;
     for (size_t i = 0; i < n; ++i) (y[i] ? pos : neg).push_back(s[i]);
     for (double tie : {0.0, kLogitTie, 0.1}) {
