@@ -161,15 +161,12 @@ StepPositives step_positives(const TemporalGraph& g, int step,
   return collect_positives(g, step, keep, edges);
 }
 
-namespace {
-
 // What a step's draws start from: the positives it scores, and the step's edges the draws avoid
 // (all of them, or with `known` only those a kept vertex's draws can meet: its own, and on an
 // undirected graph those into it), as sorted (u, v) keys: a positive's draws all test one
 // source's short run of them (found once per positive), which stays in cache where a hash
-// table's probes did not.
-}  // namespace
-
+// table's probes did not. Outside the anonymous namespace: LinkStepPlan (declared in the
+// header) holds one.
 struct StepSetup {
   StepPositives found;                   // when no positives were known
   const StepPositives* known = nullptr;  // the caller's, if any
@@ -178,7 +175,6 @@ struct StepSetup {
 };
 
 namespace {
-
 
 // Whether w is linked to u in the step (or is u), from the run of u's links, found when u
 // changes. One per thread.
@@ -430,19 +426,14 @@ void for_each_source(const TemporalGraph& g, int step, int negatives, const Link
 }  // namespace
 
 size_t visit_link_sources(const TemporalGraph& g, int step, int negatives, uint64_t seed,
-                          uint64_t salt, const EdgeHistory* history, const PositivesFound& found,
+                          uint64_t salt, const EdgeHistory* history,
+                          const std::function<void(size_t kept, size_t total)>& sized,
                           const SourceVisit& visit, const LinkStepPlan* plan) {
   std::shared_ptr<const LinkStepPlan> own;
   if (!plan) plan = (own = plan_link_step(g, step)).get();
   const StepSetup& st = plan->st;
   const StepPositives& known = st.positives();
-  const SnapshotEvents& ev = g.events[size_t(step + 1)];
-  {
-    std::vector<int32_t> src(known.event.size()), dst(known.event.size());
-    for (size_t j = 0; j < known.event.size(); ++j)
-      src[j] = ev.src[known.event[j]], dst[j] = ev.dst[known.event[j]];
-    found(src, dst, known.total);
-  }
+  sized(known.event.size(), known.total);
   if (history)
     for_each_source(g, step, negatives, *plan,
                     tgb_draws(g, st, step, negatives, seed, salt, *history), visit);

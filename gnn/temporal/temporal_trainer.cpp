@@ -279,13 +279,6 @@ double reciprocal_ranks(const float* z, size_t kept, size_t k) {
   return rr;
 }
 
-// bce_with_logits' term of one pair (target 0 or 1), in double as it sums them.
-inline double bce_term(float x, bool positive, float weight) {
-  const double xi = x;
-  return double(weight) *
-         (std::max(xi, 0.0) - (positive ? xi : 0.0) + std::log1p(std::exp(-std::fabs(xi))));
-}
-
 }  // namespace
 
 void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const Tensor& h) {
@@ -307,8 +300,7 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
   if (!plan) plan = plan_link_step(g_, step);
   const size_t kept = visit_link_sources(
       g_, step, opt_.neg_eval, opt_.seed, kEvalSalt, history_.get(),
-      [&](const std::vector<int32_t>& src, const std::vector<int32_t>&, size_t total) {
-        const size_t n = src.size();
+      [&](size_t n, size_t total) {
         w = link_weights(total, k);
         pos.resize(n);
         loss.resize(n);

@@ -155,13 +155,11 @@ struct LinkWeights {
 };
 LinkWeights link_weights(size_t positives, size_t negatives_each);
 // A link step's pairs as step_pairs (history null) or tgb_step_pairs draw them, without the
-// batch, grouped by source vertex: what evaluation streams a step from: found(src, dst,
-// total) first (the step's distinct positives, all kept, by ordinal j), then visit(u, count, js,
-// vs, drawn) once per source u with positives, on all threads: js its positives' ordinals
+// batch, grouped by source vertex: what evaluation streams a step from: sized(kept, total)
+// first (the step's distinct positives; all are kept, numbered j from 0), then visit(u, count,
+// js, vs, drawn) once per source u with positives, on all threads: js its positives' ordinals
 // (ascending), vs their destinations, drawn their `negatives` draws each (count x negatives,
 // positive by positive), valid during the call. Returns the count of positives.
-using PositivesFound = std::function<void(const std::vector<int32_t>& src,
-                                          const std::vector<int32_t>& dst, size_t total)>;
 using SourceVisit = std::function<void(int32_t u, size_t count, const uint32_t* js,
                                        const int32_t* vs, const int32_t* drawn)>;
 // plan: plan_link_step(g, step), what the call derives from the step's edges alone (its
@@ -170,7 +168,8 @@ using SourceVisit = std::function<void(int32_t u, size_t count, const uint32_t* 
 struct LinkStepPlan;
 std::shared_ptr<const LinkStepPlan> plan_link_step(const TemporalGraph& g, int step);
 size_t visit_link_sources(const TemporalGraph& g, int step, int negatives, uint64_t seed,
-                          uint64_t salt, const EdgeHistory* history, const PositivesFound& found,
+                          uint64_t salt, const EdgeHistory* history,
+                          const std::function<void(size_t kept, size_t total)>& sized,
                           const SourceVisit& visit, const LinkStepPlan* plan = nullptr);
 
 // The salt of training epoch `epoch`'s negatives (from 1), as the trainer draws them.
