@@ -44,6 +44,15 @@ void Var::undefined() {
 Var::Var(Tensor value, bool requires_grad) : node_(std::make_shared<Node>()) {
   node_->value = std::move(value);
   node_->requires_grad = requires_grad;
+  hold();
+}
+
+void Var::let_go() noexcept {
+  if (!node_) return;
+  Node& n = *node_;
+  if (n.handles.fetch_sub(1, std::memory_order_acq_rel) == 1 && n.backward && !n.value_read)
+    n.value.drop_storage();
+  node_.reset();
 }
 
 void Var::backward() {
@@ -97,9 +106,10 @@ void Var::zero_grad() {
 }
 
 Var make_op(Tensor value, std::vector<Var> inputs, std::function<void(Node&)> backward,
-            const char* op) {
+            const char* op, Reads reads) {
   Var out;
   out.node_ = std::make_shared<Node>();
+  out.hold();
   out.node_->value = std::move(value);
   out.node_->op = op;
   bool any = false;
@@ -108,8 +118,13 @@ Var make_op(Tensor value, std::vector<Var> inputs, std::function<void(Node&)> ba
   if (!g_grad_enabled || !any || !backward) return out;
   out.node_->requires_grad = true;
   out.node_->backward = std::move(backward);
+  out.node_->value_read = reads.output;
   out.node_->inputs.reserve(inputs.size());
-  for (Var& v : inputs) out.node_->inputs.push_back(v.node_);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Var& v = inputs[i];
+    if (v.node_ && (i >= 64 || (reads.inputs >> i & 1))) v.node_->value_read = true;
+    out.node_->inputs.push_back(v.node_);
+  }
   return out;
 }
 

@@ -376,7 +376,7 @@ Var aggregate(const GraphView& g, const Var& x, Norm norm) {
                         kernels::spmm(d, at, gy, gx, acc);
                       });
       },
-      "aggregate");
+      "aggregate", Reads::nothing());
 }
 
 namespace {

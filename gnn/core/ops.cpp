@@ -87,13 +87,21 @@ Var unary_op(const char* name, kernels::Unary op, const Var& x, float alpha) {
   const Device dev = x.device();
   Tensor y = Tensor::uninitialized(x.rows(), x.cols(), dev);
   kernels::unary(dev, op, x.value().data(), y.data(), y.numel(), alpha);
+  // The derivative reads x (leaky_relu), y (sigmoid, tanh, exp; relu's x > 0 is its y > 0, so
+  // relu reads y in x's place) or neither (neg): the tape keeps only that.
+  const bool reads_x = op == kernels::Unary::leaky_relu;
+  const bool reads_y = op != kernels::Unary::leaky_relu && op != kernels::Unary::neg;
   return make_op(
       std::move(y), {x},
       [op, alpha](Node& n) {
-        kernels::unary_backward(n.value.device(), op, value_of(n, 0).data(), n.value.data(),
-                                n.grad.data(), grad_of(n, 0).data(), n.value.numel(), alpha, true);
+        const float* xv = op == kernels::Unary::relu           ? n.value.data()
+                          : op == kernels::Unary::leaky_relu ? value_of(n, 0).data()
+                                                             : nullptr;
+        const float* yv = op == kernels::Unary::relu ? nullptr : n.value.data();
+        kernels::unary_backward(n.value.device(), op, xv, yv, n.grad.data(), grad_of(n, 0).data(),
+                                n.value.numel(), alpha, true);
       },
-      name);
+      name, Reads{reads_y, reads_x ? 1u : 0u});
 }
 
 // Adds the scalar g to every element of t (the backward of sum and mean).
@@ -120,7 +128,7 @@ Var matmul(const Var& a, const Var& b) {
         if (wants(n, 1))  // dB += A^T dC
           kernels::gemm(dev, true, false, 1.f, value_of(n, 0).view(), g, 1.f, grad_of(n, 1).view());
       },
-      "matmul");
+      "matmul", Reads::inputs_only((b.requires_grad() ? 1u : 0u) | (a.requires_grad() ? 2u : 0u)));
 }
 
 Var add(const Var& a, const Var& b) {
@@ -135,7 +143,7 @@ Var add(const Var& a, const Var& b) {
           if (wants(n, i))
             kernels::axpby(dev, n.grad.numel(), 1.f, n.grad.data(), 1.f, grad_of(n, i).data());
       },
-      "add");
+      "add", Reads::nothing());
 }
 
 Var sub(const Var& a, const Var& b) {
@@ -151,7 +159,7 @@ Var sub(const Var& a, const Var& b) {
             kernels::axpby(dev, n.grad.numel(), i == 0 ? 1.f : -1.f, n.grad.data(), 1.f,
                            grad_of(n, i).data());
       },
-      "sub");
+      "sub", Reads::nothing());
 }
 
 Var mul(const Var& a, const Var& b) {
@@ -180,7 +188,7 @@ Var scale(const Var& x, float s) {
       [dev, s](Node& n) {
         kernels::axpby(dev, n.grad.numel(), s, n.grad.data(), 1.f, grad_of(n, 0).data());
       },
-      "scale");
+      "scale", Reads::nothing());
 }
 
 Var scale_by(const Var& x, const Var& s) {
@@ -223,7 +231,7 @@ Var add_bias(const Var& x, const Var& bias) {
         if (wants(n, 1))
           kernels::column_sum(dev, std::as_const(n.grad).view(), grad_of(n, 1).data(), true);
       },
-      "add_bias");
+      "add_bias", Reads::nothing());
 }
 
 Var relu(const Var& x) { return unary_op("relu", kernels::Unary::relu, x, 0.f); }
@@ -261,7 +269,7 @@ Var concat_cols(const std::vector<Var>& xs) {
           begin += w;
         }
       },
-      "concat_cols");
+      "concat_cols", Reads::nothing());  // (input shapes only)
 }
 
 Var slice_cols(const Var& x, int64_t begin, int64_t end) {
@@ -279,7 +287,7 @@ Var slice_cols(const Var& x, int64_t begin, int64_t end) {
         kernels::copy_view(dev, std::as_const(n.grad).view(), cols_of(gx, begin, n.grad.cols()),
                            true);
       },
-      "slice_cols");
+      "slice_cols", Reads::nothing());
 }
 
 Var slice_rows(const Var& x, int64_t begin, int64_t end) {

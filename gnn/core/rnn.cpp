@@ -65,7 +65,7 @@ LstmOut lstm_cell(const Var& gates, const Var& c_prev) {
         kernels::lstm_cell_backward(dev, value_view(n, 0), value_view(n, 1), cols_of(g, 0, hid),
                                     cols_of(g, hid, hid), grad_view(n, 0), grad_view(n, 1), true);
       },
-      "lstm_cell");
+      "lstm_cell", Reads::inputs_only(0b11));
   return {slice_cols(both, 0, hid), slice_cols(both, hid, 2 * hid)};
 }
 
@@ -86,7 +86,7 @@ Var gru_cell(const Var& xg, const Var& hg, const Var& h_prev) {
                                    std::as_const(n.grad).view(), grad_view(n, 0), grad_view(n, 1),
                                    grad_view(n, 2), true);
       },
-      "gru_cell");
+      "gru_cell", Reads::inputs_only(0b111));
 }
 
 }  // namespace dgnn

@@ -55,6 +55,9 @@ class Tensor {
   }
 
   void zero();
+  // Frees the storage and keeps the shape and device (data() is null afterwards): the tape drops
+  // a value nothing will read again this way, and its gradient still knows its shape.
+  void drop_storage() { data_.reset(); }
   // Element 0 read on the host, wherever the tensor lives (a loss, a count).
   float item() const;
 

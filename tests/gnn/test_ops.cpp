@@ -166,6 +166,38 @@ TEST_CASE("autograd: backward releases the intermediate graph", "[gnn][autograd]
   CHECK_THROWS_AS(loss.backward(), Error);  // the tape is gone
 }
 
+TEST_CASE("autograd: the tape drops values no backward reads once no Var holds them",
+          "[gnn][autograd]") {
+  const Var x(make(2, 2, {1, -2, 3, -4}), true), w(make(2, 2, {1, 2, -1, 1}), true);
+  const Var bias(make(1, 2, {0.5f, -0.5f}), true);
+  std::weak_ptr<Node> product, biased, rectified;
+  Var loss, kept;
+  {
+    const Var p = matmul(x, w);    // read by nobody's backward (add_bias reads no values)
+    const Var b = add_bias(p, bias);  // relu reads its own output, not its input
+    const Var r = relu(b);
+    kept = r;                      // still held: stays
+    loss = sum(mul(r, r));         // mul reads r
+    product = p.node(), biased = b.node(), rectified = r.node();
+    CHECK(product.lock()->value.data());  // held by p here
+  }
+  REQUIRE_FALSE(product.expired());
+  CHECK_FALSE(product.lock()->value.data());  // dropped, shape kept
+  CHECK(product.lock()->value.rows() == 2);
+  CHECK_FALSE(biased.lock()->value.data());
+  CHECK(rectified.lock()->value.data());
+  CHECK(host(kept.value()) == std::vector<float>{3.5f, 0, 7.5f, 1.5f});
+  loss.backward();
+  // G = 2 r [r > 0] = [7 0; 15 3]: dw = x^T G, dx = G w^T, db = G's column sums.
+  CHECK(host(w.grad()) == std::vector<float>{52, 9, -74, -12});
+  CHECK(host(x.grad()) == std::vector<float>{7, -7, 21, -12});
+  CHECK(host(bias.grad()) == std::vector<float>{22, 3});
+  // Without a tape nothing is dropped: the value is the caller's.
+  NoGradGuard no_grad;
+  const Var q = add_bias(matmul(x, w), bias);
+  CHECK(host(q.value()) == std::vector<float>{3.5f, -0.5f, 7.5f, 1.5f});
+}
+
 TEST_CASE("autograd: deep tapes neither recurse in backward nor in destruction",
           "[gnn][autograd]") {
   const Var x(Tensor::filled(1, 1, 1.f), true);
