@@ -11,6 +11,16 @@
 #include <cmath>
 #include <cstdint>
 
+// A loop compiled once per x86-64 ISA level (AVX-512, AVX2 + FMA, baseline), the loader
+// picking the machine's: the default build targets baseline x86-64 (SSE2, no FMA). GCC outlines
+// an OpenMP region's body before it clones, so the cloned function is the one a parallel loop
+// calls per block, never one that opens the region. Each clone is deterministic on its own.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define DGNN_ISA_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define DGNN_ISA_CLONES
+#endif
+
 namespace dgnn::kernels::cpu {
 
 // e^x for x <= 0 (the cells only take exponentials of -|x|), Cody-Waite range reduction to

@@ -24,12 +24,6 @@ constexpr int kLanes = 16;  // one chunk of the hidden layer
 constexpr int kBlock = 4;   // candidates scored together
 constexpr int kAhead = 8;   // candidates ahead whose rows are prefetched
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define DGNN_ISA_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define DGNN_ISA_CLONES
-#endif
-
 // 16 floats as one value: GCC's vector extension, lowered to whatever registers the clone has
 // (one zmm, two ymm, four xmm). Arrays of them indexed by unrolled constants stay in registers
 // where plain float arrays were spilled to the stack.
