@@ -404,21 +404,22 @@ void for_each_source(const TemporalGraph& g, int step, int negatives, const Link
 #pragma omp parallel if (known.event.size() * per > 100000)
   {
     auto draw = make_draw();
-    std::vector<int32_t> vs, drawn;
+    std::vector<int32_t> cand;  // the positives' destinations, then their draws
 #pragma omp for schedule(dynamic, 16)
     for (int64_t si = 0; si < int64_t(plan.sources.size()); ++si) {
       const int32_t u = plan.sources[size_t(si)];
       const uint32_t* js = plan.order.data() + plan.start[size_t(u)];
       const size_t count = plan.start[size_t(u) + 1] - plan.start[size_t(u)];
-      vs.resize(count);
-      drawn.resize(count * per);
+      cand.resize(count * (1 + per));
+      int32_t* vs = cand.data();
+      int32_t* drawn = vs + count;
       for (size_t c = 0; c < count; ++c) {
         const uint32_t e = known.event[js[c]];
         const uint64_t i = known.index[js[c]];
         vs[c] = ev.dst[e];
         for (size_t k = 0; k < per; ++k) drawn[c * per + k] = draw(u, i, int(k));
       }
-      visit(u, count, js, vs.data(), drawn.data());
+      visit(u, count, js, vs, drawn);
     }
   }
 }

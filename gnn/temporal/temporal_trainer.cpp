@@ -309,16 +309,14 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
         parts.resize(threads);
         for (auto& part : parts) part.clear();
       },
-      [&](int32_t u, size_t count, const uint32_t* js, const int32_t* vs, const int32_t* drawn) {
+      [&](int32_t u, size_t count, const uint32_t* js, const int32_t* vs, const int32_t*) {
         const size_t t = size_t(omp_get_thread_num());
-        thread_local std::vector<int32_t> cand;
         thread_local std::vector<float> score, mine, scratch;
         thread_local GroupRankScratch gs;
-        // The source's positives, then their negatives: one list (a pair scores alike anywhere).
-        cand.assign(vs, vs + count);
-        cand.insert(cand.end(), drawn, drawn + count * k);
-        score.resize(cand.size());
-        f.score_list(u, cand.data(), int64_t(cand.size()), score.data(), scratch);
+        // The source's positives, then their negatives (drawn follows vs): one list (a pair
+        // scores alike anywhere).
+        score.resize(count * (1 + k));
+        f.score_list(u, vs, int64_t(score.size()), score.data(), scratch);
         const float* neg = score.data() + count;
         bool finite = true;
         for (size_t c = 0; c < count; ++c) finite &= !std::isnan(score[c]);

@@ -159,7 +159,8 @@ LinkWeights link_weights(size_t positives, size_t negatives_each);
 // first (the step's distinct positives; all are kept, numbered j from 0), then visit(u, count,
 // js, vs, drawn) once per source u with positives, on all threads: js its positives' ordinals
 // (ascending), vs their destinations, drawn their `negatives` draws each (count x negatives,
-// positive by positive), valid during the call. Returns the count of positives.
+// positive by positive; drawn follows vs in memory, drawn == vs + count, so the candidates are
+// one list), valid during the call. Returns the count of positives.
 using SourceVisit = std::function<void(int32_t u, size_t count, const uint32_t* js,
                                        const int32_t* vs, const int32_t* drawn)>;
 // plan: plan_link_step(g, step), what the call derives from the step's edges alone (its

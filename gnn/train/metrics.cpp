@@ -155,23 +155,28 @@ inline float from_order_key(uint32_t k) {
   return f;
 }
 
-// Order keys ascending by an LSD radix sort (three passes of 11 bits); b: scratch. `hist`: the
-// three digits' counts, when the caller made them as it wrote the keys (else counted here).
-constexpr int kRadixBits = 11;
+// Values ascending by their bits [first, last) (an LSD radix sort, stable, in passes of 8 bits
+// from bit `first` up: 256 buckets a pass scatter faster than 2048 here); b: scratch. `hist`: the passes' digit counts, pass by pass, when the
+// caller made them as it wrote the values (else counted here).
+constexpr int kRadixBits = 8;
 constexpr uint32_t kRadixMask = (1u << kRadixBits) - 1;
-void radix_sort_keys(std::vector<uint32_t>& a, std::vector<uint32_t>& b,
+constexpr int radix_passes(int first, int last) { return (last - first + kRadixBits - 1) / kRadixBits; }
+template <class T>
+void radix_sort_bits(std::vector<T>& a, std::vector<T>& b, int first, int last,
                      const uint32_t* hist = nullptr) {
+  const int passes = radix_passes(first, last);
   b.resize(a.size());
-  std::vector<size_t> count(3 * (size_t(kRadixMask) + 1), 0);
+  std::vector<size_t> count(size_t(passes) * (kRadixMask + 1), 0);
   if (hist)
     std::copy(hist, hist + count.size(), count.begin());
   else
-    for (uint32_t k : a)
-      for (int pass = 0; pass < 3; ++pass)
-        ++count[size_t(pass) * (kRadixMask + 1) + ((k >> (pass * kRadixBits)) & kRadixMask)];
-  for (int pass = 0; pass < 3; ++pass) {
+    for (T v : a)
+      for (int pass = 0; pass < passes; ++pass)
+        ++count[size_t(pass) * (kRadixMask + 1) +
+                size_t((v >> (first + pass * kRadixBits)) & kRadixMask)];
+  for (int pass = 0; pass < passes; ++pass) {
     size_t* c = count.data() + size_t(pass) * (kRadixMask + 1);
-    // A digit every key shares moves nothing.
+    // A digit every value shares moves nothing.
     if (std::find(c, c + kRadixMask + 1, a.size()) != c + kRadixMask + 1) continue;
     size_t sum = 0;
     for (size_t d = 0; d <= kRadixMask; ++d) {
@@ -179,11 +184,19 @@ void radix_sort_keys(std::vector<uint32_t>& a, std::vector<uint32_t>& b,
       c[d] = sum;
       sum += n;
     }
-    const int shift = pass * kRadixBits;
-    for (uint32_t k : a) b[c[(k >> shift) & kRadixMask]++] = k;
+    const int shift = first + pass * kRadixBits;
+    for (T v : a) b[c[size_t((v >> shift) & kRadixMask)]++] = v;
     a.swap(b);
   }
 }
+
+void radix_sort_keys(std::vector<uint32_t>& a, std::vector<uint32_t>& b) {
+  radix_sort_bits(a, b, 0, 32);
+}
+
+// RankCounter sorts the candidates' keys by their top 22 bits only (three passes, not four): the
+// merge compares a key with the few ends that share its prefix.
+constexpr int kPrefixShift = 10;
 
 // `v` ascending, by radix_sort_keys; a and b: scratch.
 void radix_sort(std::vector<float>& v, std::vector<uint32_t>& a, std::vector<uint32_t>& b) {
@@ -359,6 +372,8 @@ double group_reciprocal_rank(float* pos, size_t k, const float* neg, size_t m, d
 
 RankCounter::RankCounter(const float* pos, size_t p, double tie) {
   check_tie("RankCounter", tie);
+  DGNN_CHECK(p <= std::numeric_limits<uint32_t>::max(), Error,
+             "RankCounter: more than 2^32 - 1 positives");
   lo_.resize(p);
   hi_.resize(p);
   order_.resize(p);
@@ -368,10 +383,13 @@ RankCounter::RankCounter(const float* pos, size_t p, double tie) {
     const double d = tie_radius(pos[i], tie);
     lo_[i] = double(pos[i]) - d;
     hi_[i] = double(pos[i]) + d;
-    order_[i] = uint32_t(i);
   }
-  std::sort(order_.begin(), order_.end(),
-            [pos](uint32_t a, uint32_t b) { return pos[a] < pos[b] || (pos[a] == pos[b] && a < b); });
+  // By ascending score, equal scores (-0 and +0 too) by index: (key, index) pairs radix-sorted
+  // by key, stably, from index order.
+  std::vector<uint64_t> by(p), tmp;
+  for (size_t i = 0; i < p; ++i) by[i] = uint64_t(order_key(pos[i] + 0.f)) << 32 | i;
+  radix_sort_bits(by, tmp, 32, 64);  // by key, stably
+  for (size_t r = 0; r < p; ++r) order_[r] = uint32_t(by[r]);
   pos_sorted_.resize(p);
   std::vector<double> lo(p), hi(p);
   for (size_t r = 0; r < p; ++r) {
@@ -394,14 +412,15 @@ bool RankCounter::add(const float* x, size_t n, Part& part) {
     if (std::isnan(x[i])) return false;
   const size_t at = part.keys.size();
   part.keys.resize(at + n);
+  static_assert(radix_passes(kPrefixShift, 32) == 3);
   part.hist.resize(3 * (size_t(kRadixMask) + 1), 0);
   uint32_t* h = part.hist.data();
   for (size_t i = 0; i < n; ++i) {
     const uint32_t k = order_key(x[i] + 0.f);  // -0 as +0: equal values, one key
     part.keys[at + i] = k;
-    ++h[k & kRadixMask];
-    ++h[(kRadixMask + 1) + ((k >> kRadixBits) & kRadixMask)];
-    ++h[2 * (kRadixMask + 1) + (k >> (2 * kRadixBits))];
+    ++h[(k >> kPrefixShift) & kRadixMask];
+    ++h[(kRadixMask + 1) + ((k >> (kPrefixShift + kRadixBits)) & kRadixMask)];
+    ++h[2 * (kRadixMask + 1) + (k >> (kPrefixShift + 2 * kRadixBits))];
   }
   return true;
 }
@@ -423,20 +442,35 @@ std::pair<double, double> RankCounter::finish(std::vector<Part>& parts) const {
     floor_key[j] = order_key(f + 0.f);
     exact[j] = double(f) == ends_[j];
   }
+  // k: ascending by k >> kPrefixShift (in any order within a prefix).
+  // Run by run of one prefix: a run no end shares goes whole below the next end.
   auto merge = [&](const uint32_t* k, size_t n, int64_t* e, int64_t* g) {
-    size_t j = 0;  // the first end at or above the current candidate
-    for (size_t i = 0; i < n; ++i) {
-      while (j < m && floor_key[j] < k[i]) ++j;
-      if (j < m && exact[j] && floor_key[j] == k[i])
-        ++e[j];
-      else
-        ++g[j];
+    size_t j = 0;  // the first end whose prefix is not below the run's
+    for (size_t i = 0; i < n;) {
+      const uint32_t prefix = k[i] >> kPrefixShift;
+      size_t r = i + 1;
+      while (r < n && (k[r] >> kPrefixShift) == prefix) ++r;
+      while (j < m && (floor_key[j] >> kPrefixShift) < prefix) ++j;
+      if (j == m || (floor_key[j] >> kPrefixShift) != prefix) {
+        g[j] += int64_t(r - i);
+      } else {
+        for (; i < r; ++i) {
+          size_t t = j;  // the first end at or above the candidate
+          while (t < m && floor_key[t] < k[i]) ++t;
+          if (t < m && exact[t] && floor_key[t] == k[i])
+            ++e[t];
+          else
+            ++g[t];
+        }
+      }
+      i = r;
     }
   };
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t r = 0; r < int64_t(parts.size()); ++r) {
     Part& part = parts[size_t(r)];
-    radix_sort_keys(part.keys, part.tmp, part.hist.empty() ? nullptr : part.hist.data());
+    radix_sort_bits(part.keys, part.tmp, kPrefixShift, 32,
+                    part.hist.empty() ? nullptr : part.hist.data());
     merge(part.keys.data(), part.keys.size(), eq[size_t(r)].data(), gap[size_t(r)].data());
   }
   if (p == 0) return {kNaN, kNaN};
