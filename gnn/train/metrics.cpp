@@ -156,11 +156,14 @@ inline float from_order_key(uint32_t k) {
 }
 
 // Values ascending by their bits [first, last) (an LSD radix sort, stable, in passes of 8 bits
-// from bit `first` up: 256 buckets a pass scatter faster than 2048 here); b: scratch. `hist`: the passes' digit counts, pass by pass, when the
-// caller made them as it wrote the values (else counted here).
+// from bit `first` up: 256 buckets a pass scatter faster than 2048 here); b: scratch. `hist`:
+// the passes' digit counts, pass by pass, when the caller made them as it wrote the values
+// (else counted here).
 constexpr int kRadixBits = 8;
 constexpr uint32_t kRadixMask = (1u << kRadixBits) - 1;
-constexpr int radix_passes(int first, int last) { return (last - first + kRadixBits - 1) / kRadixBits; }
+constexpr int radix_passes(int first, int last) {
+  return (last - first + kRadixBits - 1) / kRadixBits;
+}
 template <class T>
 void radix_sort_bits(std::vector<T>& a, std::vector<T>& b, int first, int last,
                      const uint32_t* hist = nullptr) {
@@ -193,10 +196,6 @@ void radix_sort_bits(std::vector<T>& a, std::vector<T>& b, int first, int last,
 void radix_sort_keys(std::vector<uint32_t>& a, std::vector<uint32_t>& b) {
   radix_sort_bits(a, b, 0, 32);
 }
-
-// RankCounter sorts the candidates' keys by their top 22 bits only (three passes, not four): the
-// merge compares a key with the few ends that share its prefix.
-constexpr int kPrefixShift = 10;
 
 // `v` ascending, by radix_sort_keys; a and b: scratch.
 void radix_sort(std::vector<float>& v, std::vector<uint32_t>& a, std::vector<uint32_t>& b) {
@@ -412,15 +411,16 @@ bool RankCounter::add(const float* x, size_t n, Part& part) {
     if (std::isnan(x[i])) return false;
   const size_t at = part.keys.size();
   part.keys.resize(at + n);
-  static_assert(radix_passes(kPrefixShift, 32) == 3);
-  part.hist.resize(3 * (size_t(kRadixMask) + 1), 0);
+  static_assert(radix_passes(0, 32) == 4);
+  part.hist.resize(4 * (size_t(kRadixMask) + 1), 0);
   uint32_t* h = part.hist.data();
   for (size_t i = 0; i < n; ++i) {
     const uint32_t k = order_key(x[i] + 0.f);  // -0 as +0: equal values, one key
     part.keys[at + i] = k;
-    ++h[(k >> kPrefixShift) & kRadixMask];
-    ++h[(kRadixMask + 1) + ((k >> (kPrefixShift + kRadixBits)) & kRadixMask)];
-    ++h[2 * (kRadixMask + 1) + (k >> (kPrefixShift + 2 * kRadixBits))];
+    ++h[k & kRadixMask];
+    ++h[(kRadixMask + 1) + ((k >> kRadixBits) & kRadixMask)];
+    ++h[2 * (kRadixMask + 1) + ((k >> (2 * kRadixBits)) & kRadixMask)];
+    ++h[3 * (kRadixMask + 1) + (k >> (3 * kRadixBits))];
   }
   return true;
 }
@@ -442,35 +442,20 @@ std::pair<double, double> RankCounter::finish(std::vector<Part>& parts) const {
     floor_key[j] = order_key(f + 0.f);
     exact[j] = double(f) == ends_[j];
   }
-  // k: ascending by k >> kPrefixShift (in any order within a prefix).
-  // Run by run of one prefix: a run no end shares goes whole below the next end.
   auto merge = [&](const uint32_t* k, size_t n, int64_t* e, int64_t* g) {
-    size_t j = 0;  // the first end whose prefix is not below the run's
-    for (size_t i = 0; i < n;) {
-      const uint32_t prefix = k[i] >> kPrefixShift;
-      size_t r = i + 1;
-      while (r < n && (k[r] >> kPrefixShift) == prefix) ++r;
-      while (j < m && (floor_key[j] >> kPrefixShift) < prefix) ++j;
-      if (j == m || (floor_key[j] >> kPrefixShift) != prefix) {
-        g[j] += int64_t(r - i);
-      } else {
-        for (; i < r; ++i) {
-          size_t t = j;  // the first end at or above the candidate
-          while (t < m && floor_key[t] < k[i]) ++t;
-          if (t < m && exact[t] && floor_key[t] == k[i])
-            ++e[t];
-          else
-            ++g[t];
-        }
-      }
-      i = r;
+    size_t j = 0;  // the first end at or above the current candidate
+    for (size_t i = 0; i < n; ++i) {
+      while (j < m && floor_key[j] < k[i]) ++j;
+      if (j < m && exact[j] && floor_key[j] == k[i])
+        ++e[j];
+      else
+        ++g[j];
     }
   };
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t r = 0; r < int64_t(parts.size()); ++r) {
     Part& part = parts[size_t(r)];
-    radix_sort_bits(part.keys, part.tmp, kPrefixShift, 32,
-                    part.hist.empty() ? nullptr : part.hist.data());
+    radix_sort_bits(part.keys, part.tmp, 0, 32, part.hist.empty() ? nullptr : part.hist.data());
     merge(part.keys.data(), part.keys.size(), eq[size_t(r)].data(), gap[size_t(r)].data());
   }
   if (p == 0) return {kNaN, kNaN};

@@ -16,7 +16,8 @@
 // an OpenMP region's body before it clones, so the cloned function is the one a parallel loop
 // calls per block, never one that opens the region. Each clone is deterministic on its own.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define DGNN_ISA_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define DGNN_ISA_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define DGNN_ISA_CLONES
 #endif
