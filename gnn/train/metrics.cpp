@@ -9,6 +9,7 @@
 #include <string>
 
 #include "dgnn/common/error.hpp"
+#include "dgnn/common/radix_sort.hpp"
 
 namespace dgnn {
 
@@ -153,44 +154,6 @@ inline float from_order_key(uint32_t k) {
   float f;
   std::memcpy(&f, &u, sizeof f);
   return f;
-}
-
-// Values ascending by their bits [first, last) (an LSD radix sort, stable, in passes of 8 bits
-// from bit `first` up: 256 buckets a pass scatter faster than 2048 here); b: scratch. `hist`:
-// the passes' digit counts, pass by pass, when the caller made them as it wrote the values
-// (else counted here).
-constexpr int kRadixBits = 8;
-constexpr uint32_t kRadixMask = (1u << kRadixBits) - 1;
-constexpr int radix_passes(int first, int last) {
-  return (last - first + kRadixBits - 1) / kRadixBits;
-}
-template <class T>
-void radix_sort_bits(std::vector<T>& a, std::vector<T>& b, int first, int last,
-                     const uint32_t* hist = nullptr) {
-  const int passes = radix_passes(first, last);
-  b.resize(a.size());
-  std::vector<size_t> count(size_t(passes) * (kRadixMask + 1), 0);
-  if (hist)
-    std::copy(hist, hist + count.size(), count.begin());
-  else
-    for (T v : a)
-      for (int pass = 0; pass < passes; ++pass)
-        ++count[size_t(pass) * (kRadixMask + 1) +
-                size_t((v >> (first + pass * kRadixBits)) & kRadixMask)];
-  for (int pass = 0; pass < passes; ++pass) {
-    size_t* c = count.data() + size_t(pass) * (kRadixMask + 1);
-    // A digit every value shares moves nothing.
-    if (std::find(c, c + kRadixMask + 1, a.size()) != c + kRadixMask + 1) continue;
-    size_t sum = 0;
-    for (size_t d = 0; d <= kRadixMask; ++d) {
-      const size_t n = c[d];
-      c[d] = sum;
-      sum += n;
-    }
-    const int shift = first + pass * kRadixBits;
-    for (T v : a) b[c[size_t((v >> shift) & kRadixMask)]++] = v;
-    a.swap(b);
-  }
 }
 
 void radix_sort_keys(std::vector<uint32_t>& a, std::vector<uint32_t>& b) {
