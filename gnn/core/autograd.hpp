@@ -44,7 +44,6 @@ struct Reads {
   bool output = true;
   uint64_t inputs = ~uint64_t(0);
   static Reads nothing() { return {false, 0}; }
-  static Reads output_only() { return {true, 0}; }
   static Reads inputs_only(uint64_t mask) { return {false, mask}; }
 };
 
