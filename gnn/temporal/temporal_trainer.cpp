@@ -311,7 +311,7 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
       },
       [&](int32_t u, size_t count, const uint32_t* js, const int32_t* vs, const int32_t*) {
         const size_t t = size_t(omp_get_thread_num());
-        thread_local std::vector<float> score, mine, scratch;
+        thread_local std::vector<float> score, scratch;
         thread_local GroupRankScratch gs;
         // The source's positives, then their negatives (drawn follows vs): one list (a pair
         // scores alike anywhere).
@@ -324,7 +324,6 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
           nan[t] = 1;
           return;
         }
-        mine.assign(score.data(), score.data() + count);
         for (size_t c = 0; c < count; ++c) {
           const size_t j = js[c];
           const float* nj = neg + c * k;
@@ -333,7 +332,8 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
                     double(w.negative) * kernels::softplus_sum(Device::cpu, nj, int64_t(k), 1.f);
           if (tgb) rr[j] = one_vs_many_reciprocal_rank(score[c], nj, int64_t(k), kLogitTie);
         }
-        group[size_t(u)] = group_reciprocal_rank(mine.data(), count, neg, count * k, kLogitTie, gs);
+        // Last: it sorts the positives' scores in place (the negatives after them stay).
+        group[size_t(u)] = group_reciprocal_rank(score.data(), count, neg, count * k, kLogitTie, gs);
       },
       plan.get());
   if (std::count(nan.begin(), nan.end(), uint8_t(1)) > 0)

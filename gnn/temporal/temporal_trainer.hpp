@@ -304,9 +304,9 @@ class LinkPredictionTrainer : private TrainingTask {
   // every vertex's rows `h` as visit_link_sources draws it (the pairs batch_for would list):
   // source by source on all threads, its positives and their negatives through the factored
   // scorer, the source's MRR group, the TGB ranks and the loss from them at once, the negatives
-  // kept as 4-byte keys for RankCounter (AUC, AP) after the visit. No batch and no list of the step's scores is
-  // built, and nothing is sorted but each source's few positives. The metrics add_eval_step
-  // would add (the same counts).
+  // kept as 4-byte keys that RankCounter radix-sorts per thread after the visit (AUC, AP). No
+  // batch and no list of the step's pair scores is built. The metrics add_eval_step would add
+  // (the same counts).
   void add_fused_eval_step(EvalSums& acc, int step, const Tensor& h);
   bool fused_eval() const {
     return comm_.size() == 1 && opt_.task == TemporalTask::link && !opt_.eval_all_pairs &&

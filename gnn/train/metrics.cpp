@@ -156,15 +156,11 @@ inline float from_order_key(uint32_t k) {
   return f;
 }
 
-void radix_sort_keys(std::vector<uint32_t>& a, std::vector<uint32_t>& b) {
-  radix_sort_bits(a, b, 0, 32);
-}
-
-// `v` ascending, by radix_sort_keys; a and b: scratch.
+// `v` ascending, by a radix sort of its order keys; a and b: scratch.
 void radix_sort(std::vector<float>& v, std::vector<uint32_t>& a, std::vector<uint32_t>& b) {
   a.resize(v.size());
   for (size_t i = 0; i < v.size(); ++i) a[i] = order_key(v[i]);
-  radix_sort_keys(a, b);
+  radix_sort_bits(a, b, 0, 32);
   for (size_t i = 0; i < v.size(); ++i) v[i] = from_order_key(a[i]);
 }
 
@@ -297,10 +293,10 @@ double group_reciprocal_rank(float* pos, size_t k, const float* neg, size_t m, d
   }
   // For positive j (ascending): the candidates (the positives too) at most hi[j], and those
   // below lo[j]. The counts mean_reciprocal_rank takes from its sorted run.
-  s.at_most.assign(k, 0);
-  s.below.assign(k, 0);
   if (k <= 8) {
     // A source's few positives: every candidate against each interval, without branches.
+    s.at_most.resize(k);
+    s.below.resize(k);
     for (size_t j = 0; j < k; ++j) {
       const double lo = s.lo[j], hi = s.hi[j];
       int64_t am = 0, bl = 0;
@@ -311,16 +307,17 @@ double group_reciprocal_rank(float* pos, size_t k, const float* neg, size_t m, d
     }
   } else {
     // Each candidate placed among the interval ends by binary search (lo and hi rise with the
-    // score): x <= hi[j] for j from the first hi >= x on, x < lo[j] from the first lo > x on.
-    std::vector<int64_t> am(k + 1, 0), bl(k + 1, 0);
+    // score): x <= hi[j] for j from the first hi >= x on, x < lo[j] from the first lo > x on;
+    // counted per place (k + 1 of them), then summed up in place.
+    s.at_most.assign(k + 1, 0);
+    s.below.assign(k + 1, 0);
     auto place = [&](double x) {
-      ++am[size_t(std::lower_bound(s.hi.begin(), s.hi.end(), x) - s.hi.begin())];
-      ++bl[size_t(std::upper_bound(s.lo.begin(), s.lo.end(), x) - s.lo.begin())];
+      ++s.at_most[size_t(std::lower_bound(s.hi.begin(), s.hi.end(), x) - s.hi.begin())];
+      ++s.below[size_t(std::upper_bound(s.lo.begin(), s.lo.end(), x) - s.lo.begin())];
     };
     for (size_t j = 0; j < k; ++j) place(pos[j]);
     for (size_t j = 0; j < m; ++j) place(neg[j]);
-    int64_t a = 0, b = 0;
-    for (size_t j = 0; j < k; ++j) s.at_most[j] = a += am[j], s.below[j] = b += bl[j];
+    for (size_t j = 1; j < k; ++j) s.at_most[j] += s.at_most[j - 1], s.below[j] += s.below[j - 1];
   }
   const double size = double(k + m);
   double rr = 0;
