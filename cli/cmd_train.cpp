@@ -15,6 +15,7 @@
 #include "dgnn/cli/commands.hpp"
 #include "dgnn/cli/options.hpp"
 #include "dgnn/cli/train_args.hpp"
+#include "dgnn/graph/signals.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/timer.hpp"
@@ -538,10 +539,19 @@ void register_train(CLI::App& app) {
   add_snapshot_options(cmd, a->snapshots);
   cmd->add_option("--task", a->task,
                   "Temporal task: link (prediction of the next snapshot's edges), edge "
-                  "(classification by weight sign) or node (vertex labels, from the embeddings "
-                  "after the last snapshot)")
-      ->check(CLI::IsMember({"link", "edge", "node"}))
+                  "(classification by weight sign), node (vertex labels, from the embeddings "
+                  "after the last snapshot) or forecast (each vertex's signal --horizon steps "
+                  "ahead from its last --lags: a PyG-Temporal .json, or signals.npy)")
+      ->check(CLI::IsMember({"link", "edge", "node", "forecast"}))
       ->capture_default_str();
+  cmd->add_option("--lags", a->lags, "--task forecast: past steps of the signal a vertex sees")
+      ->capture_default_str();
+  cmd->add_option("--horizon", a->horizon,
+                  "--task forecast: steps ahead of the last lag that are predicted")
+      ->capture_default_str();
+  cmd->add_option("--signals", a->signals,
+                  "--task forecast: the signal, .npy [steps, vertices] or [steps, vertices, "
+                  "channels] (default: signals.npy of the dataset folder)");
   cmd->add_option("--strategy", a->strategy,
                   "Temporal, several ranks: vertex (one partition, halo per snapshot, state stays "
                   "with its owner) or snapshot")
@@ -578,6 +588,26 @@ void register_train(CLI::App& app) {
     if (a->parts < 0 || (a->parts == 0 && cmd->get_option("--parts")->count() > 0))
       throw OptionError("--parts must be the MPI rank count (at least 1), got " +
                         std::to_string(a->parts));
+    if (a->task != "forecast")
+      refuse({"--lags", "--horizon", "--signals"}, "for --task forecast only");
+    if (a->task == "forecast") {
+      if (a->batch_size_given || a->fanouts_given)
+        throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
+                          ": mini-batch training is for static node classification");
+      refuse({"--dropout", "--partition", "--no-overlap", "--replace", "--no-prefetch",
+              "--train-ids", "--val-ids", "--test-ids", "--generate-features", "--feature-dim",
+              "--labels", "--num-classes", "--neg-train", "--neg-eval", "--eval-protocol"},
+             "not used by --task forecast");
+      if (is_signal_json(a->data.graph))
+        refuse({"--signals", "--time-col", "--weight-col", "--src-col", "--dst-col",
+                "--snapshot-seconds", "--snapshots"},
+               "a PyG-Temporal .json names its edges and signal itself");
+      run_train_forecast(*a);
+      return;
+    }
+    if (is_signal_json(a->data.graph))
+      throw OptionError("--graph " + a->data.graph +
+                        ": a PyG-Temporal signal file; train on it with --task forecast");
     if (is_temporal_input(a->data.graph, a->data.edges, a->snapshots)) {
       if (a->batch_size_given || a->fanouts_given)
         throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +

@@ -93,6 +93,36 @@ void write_embeddings(const std::string& path, const Tensor& rows, const std::ve
   ids_out.commit();
 }
 
+void write_forecasts(const std::string& path, const std::vector<float>& mine,
+                     const std::vector<int64_t>& ids, int64_t samples, int64_t channels,
+                     Communicator& comm) {
+  const int64_t rows = int64_t(ids.size());
+  DGNN_CHECK(int64_t(mine.size()) == samples * rows * channels, ShapeError,
+             "write_forecasts: samples x rows x channels values");
+  // Vertex-major on the wire (each rank's rows with all their samples), ids beside them.
+  std::vector<float> by_row(mine.size());
+  for (int64_t i = 0; i < samples; ++i)
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy_n(mine.begin() + (i * rows + r) * channels, channels,
+                  by_row.begin() + (r * samples + i) * channels);
+  const std::vector<int64_t> all_ids = gather_to_root(comm, ids);
+  const std::vector<float> all = gather_to_root(comm, by_row);
+  if (comm.rank() != 0) return;
+  const int64_t n = int64_t(all_ids.size());
+  std::vector<float> out(all.size());
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t v = all_ids[size_t(k)];
+    DGNN_CHECK(v >= 0 && v < n, ShapeError, "write_forecasts: ids must be 0..N-1");
+    for (int64_t i = 0; i < samples; ++i)
+      std::copy_n(all.begin() + (k * samples + i) * channels, channels,
+                  out.begin() + (i * n + v) * channels);
+  }
+  if (channels == 1)
+    write_npy(path, out.data(), std::vector<int64_t>{samples, n});
+  else
+    write_npy(path, out.data(), std::vector<int64_t>{samples, n, channels});
+}
+
 void write_pair_predictions(const std::string& path,
                             const std::vector<LinkPredictionTrainer::ScoredPair>& pairs,
                             const std::vector<int64_t>& original_ids, bool link) {

@@ -47,6 +47,9 @@ struct TrainArgs {
   // Temporal (snapshot) training: used when the input has a time column.
   SnapshotOptions snapshots;
   std::string task = "link";
+  int lags = 4;              // --task forecast: past steps a vertex sees
+  int horizon = 1;           // ... and how far ahead its target is
+  std::string signals;       // --signals FILE.npy (else signals.npy in the dataset folder)
   std::string strategy = "vertex";  // vertex | snapshot (distributed temporal training)  // link (prediction) on temporal graphs
   int bptt = 0;
   int neg_train = 5;
@@ -119,6 +122,14 @@ void write_class_predictions(const std::string& path, const Tensor& logits,
 void write_embeddings(const std::string& path, const Tensor& rows, const std::vector<int64_t>& ids,
                       Communicator& comm);
 std::string embeddings_ids_path(const std::string& path);  // E.npy -> E.ids.txt
+// --predictions for --task forecast: this rank's test forecasts (samples x rows x channels, rows
+// named by `ids`, the vertices 0..N-1 over all ranks) as one .npy on rank 0: [samples, N], or
+// [samples, N, F] for several channels. Collective.
+void write_forecasts(const std::string& path, const std::vector<float>& mine,
+                     const std::vector<int64_t>& ids, int64_t samples, int64_t channels,
+                     Communicator& comm);
+// --task forecast: a signal on every vertex at every step (gnn/temporal/forecast.hpp).
+void run_train_forecast(TrainArgs& a);
 // --predictions for link / edge tasks: the test pairs (rank 0's, from
 // LinkPredictionTrainer::test_pairs) as "step src dst label score", a header line first.
 void write_pair_predictions(const std::string& path,

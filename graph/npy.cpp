@@ -82,7 +82,8 @@ bool is_npy_file(const std::string& path) {
   return b.compare(0, 6, "\x93NUMPY") == 0;
 }
 
-NpyMatrix read_npy(const std::string& path) {
+NpyMatrix read_npy(const std::string& path, int max_dims) {
+  DGNN_CHECK(max_dims >= 1 && max_dims <= 3, Error, "read_npy: max_dims must be 1..3");
   // A features.npy.gz, or a pipe: inflated (or read to its end) into memory and read from
   // there. A plain file is read in place, so the matrix is the only copy in memory. A pipe is
   // never opened here (a FIFO closed early would lose its writer): read_file reads it.
@@ -145,18 +146,30 @@ NpyMatrix read_npy(const std::string& path) {
   if (order != "False")
     throw bad("expected C order (fortran_order False), header says " +
               (order.empty() ? std::string("nothing") : order));
-  if (shape.empty() || shape.size() > 2 || shape[0] < 0)
-    throw bad("expected a 1-D or 2-D shape, header says " + dict_value(header, "shape"));
+  const std::string dims_text[] = {"", "1-D", "1-D or 2-D", "1-D, 2-D or 3-D"};
+  if (shape.empty() || int(shape.size()) > max_dims || shape[0] < 0)
+    throw bad("expected a " + dims_text[max_dims] + " shape, header says " +
+              dict_value(header, "shape"));
   NpyMatrix m;
+  m.shape = shape;
   m.rows = shape[0];
-  m.cols = shape.size() == 2 ? shape[1] : 1;
+  m.cols = 1;
+  std::string shape_text = std::to_string(shape[0]);
+  for (size_t d = 1; d < shape.size(); ++d) shape_text += " x " + std::to_string(shape[d]);
+  if (shape.size() == 1) shape_text += " x 1";
   const int64_t data_bytes = file_size - prefix - header_len;
-  const std::string shape_text = std::to_string(m.rows) + " x " + std::to_string(m.cols);
-  // rows * cols * item computed only once it is known to fit: a header can say anything.
+  // The product computed only once it is known to fit: a header can say anything.
+  auto too_large = [&] {
+    return bad("shape " + shape_text + " is too large: its data would exceed 2^63 bytes, the " +
+               "file has " + std::to_string(data_bytes));
+  };
+  for (size_t d = 1; d < shape.size(); ++d) {
+    if (shape[d] != 0 && m.cols > std::numeric_limits<int64_t>::max() / item / shape[d])
+      throw too_large();
+    m.cols *= shape[d];
+  }
   if (m.cols != 0 && m.rows > std::numeric_limits<int64_t>::max() / item / m.cols)
-    throw bad("shape " + shape_text +
-              " is too large: its data would exceed 2^63 bytes, the file has " +
-              std::to_string(data_bytes));
+    throw too_large();
   const int64_t count64 = m.rows * m.cols, need = count64 * item;
   if (need > data_bytes)
     throw bad("truncated data: shape " + shape_text + " needs " + std::to_string(need) +
@@ -179,8 +192,15 @@ NpyMatrix read_npy(const std::string& path) {
 }
 
 void write_npy(const std::string& path, const float* data, int64_t rows, int64_t cols) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
-                       std::to_string(rows) + ", " + std::to_string(cols) + "), }";
+  write_npy(path, data, std::vector<int64_t>{rows, cols});
+}
+
+void write_npy(const std::string& path, const float* data, const std::vector<int64_t>& shape) {
+  std::string dims;
+  int64_t count64 = 1;
+  for (int64_t d : shape) dims += std::to_string(d) + ", ", count64 *= d;
+  if (shape.size() > 1) dims.resize(dims.size() - 1);  // (n,) for one dimension, else (a, b)
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
   // NumPy pads the header so the data starts on a 64-byte boundary, ending in '\n'.
   const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
   header.append(total - 10 - header.size() - 1, ' ');
@@ -195,7 +215,7 @@ void write_npy(const std::string& path, const float* data, int64_t rows, int64_t
                                  0,
                                  (unsigned char)(header.size() & 0xff),
                                  (unsigned char)(header.size() >> 8)};
-  const size_t count = size_t(rows * cols);
+  const size_t count = size_t(count64);
   // Streamed, not built in memory: a feature matrix can be most of the memory in use.
   AtomicFile out(path);
   std::fwrite(pre, 1, 10, out.get());

@@ -1,5 +1,5 @@
 #pragma once
-// NumPy .npy files (version 1/2 headers): 2-D float32 / float64 C-order arrays.
+// NumPy .npy files (version 1/2/3 headers): float32 / float64 C-order arrays, 1-D to 3-D.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,15 +10,21 @@ struct NpyMatrix {
   int64_t rows = 0;
   int64_t cols = 0;
   std::vector<float> data;  // converted to float32, row-major
+  // The array's own shape (rows = shape[0], cols = the product of the others; a 1-D array has
+  // one entry).
+  std::vector<int64_t> shape;
 };
 
 // True for a path named *.npy or *.npy.gz, or a pipe whose bytes start with the .npy magic.
 bool is_npy_file(const std::string& path);
 
-// Reads a 1-D (n -> n x 1) or 2-D '<f4' or '<f8' array, C order, plain or gzipped, from a file or a
-// pipe. InputError for anything else (names the file and what the header said).
-NpyMatrix read_npy(const std::string& path);
+// Reads a '<f4' or '<f8' array of 1 (n -> n x 1) to `max_dims` dimensions (at most 3), C order,
+// plain or gzipped, from a file or a pipe. InputError for anything else (names the file and what
+// the header said).
+NpyMatrix read_npy(const std::string& path, int max_dims = 2);
 // Writes a '<f4' 2-D array (atomically: temp file then rename).
 void write_npy(const std::string& path, const float* data, int64_t rows, int64_t cols);
+// Writes a '<f4' array of any shape (atomically).
+void write_npy(const std::string& path, const float* data, const std::vector<int64_t>& shape);
 
 }  // namespace dgnn

@@ -634,17 +634,16 @@ std::optional<TemporalLayout> read_temporal_layout(const std::string& path) {
 }
 
 TemporalGraph load_temporal(const std::string& path, const EdgeListOptions& opt,
-                            const SnapshotOptions& snap) {
+                            const SnapshotOptions& snap, int64_t min_vertices) {
   std::string file = path;
   EdgeListOptions o = opt;
   SnapshotOptions s = snap;
-  int64_t min_vertices = 0;
   std::error_code ec;
   if (auto lay = read_temporal_layout(path)) {
     file = lay->edges;
     if (o.time_col < 0) o.time_col = lay->time_col;
     if (s.seconds == 0 && s.count == 0) s.seconds = lay->seconds;
-    min_vertices = lay->vertices;
+    min_vertices = std::max(min_vertices, lay->vertices);
   } else if (fs::is_directory(path, ec)) {
     file = find_edges_file(path);
   }

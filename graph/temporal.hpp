@@ -139,8 +139,9 @@ TemporalGraph build_temporal(const EdgeList& edges, const EdgeListOptions& opt,
 // `path` may be a dataset directory: its edges.txt (.csv, .gz) and, when present, snapshots.txt
 // (TemporalLayout), whose time column, bucket length and vertex count apply unless opt / snap
 // set their own.
+// `min_vertices`: as build_temporal's (the larger of it and snapshots.txt's count applies).
 TemporalGraph load_temporal(const std::string& path, const EdgeListOptions& opt,
-                            const SnapshotOptions& snap);
+                            const SnapshotOptions& snap, int64_t min_vertices = 0);
 
 // Throws OptionError (naming the command-line flag) unless exactly one of seconds / count is set,
 // both are finite and positive, and window >= 1.

@@ -1,0 +1,258 @@
+// `dgnn train --task forecast`: a signal on every vertex at every step (PyG-Temporal's JSON, or a
+// dataset folder with signals.npy), each vertex's signal `--horizon` steps ahead predicted from
+// its last `--lags` (gnn/temporal/forecast.hpp).
+#include <omp.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "dgnn/cli/options.hpp"
+#include "dgnn/cli/train_args.hpp"
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/gnn/temporal/forecast.hpp"
+#include "dgnn/gnn/temporal/temporal_dist.hpp"
+#include "dgnn/gnn/temporal/temporal_run.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "dgnn/graph/signals.hpp"
+
+namespace dgnn::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The signal file a dataset folder or --signals names ("" when neither does).
+std::string signal_file(const TrainArgs& a) {
+  if (!a.signals.empty()) return a.signals;
+  std::error_code ec;
+  if (fs::is_directory(a.data.graph, ec))
+    for (const char* name : {"signals.npy", "signals.npy.gz"})
+      if (fs::exists(fs::path(a.data.graph) / name)) return (fs::path(a.data.graph) / name).string();
+  return "";
+}
+
+// The graph and its signal, as the options name them (rank 0 reads).
+SignalSeries read_series(const TrainArgs& a) {
+  if (is_signal_json(a.data.graph)) return read_signal_json(a.data.graph);
+  const std::string npy = signal_file(a);
+  if (npy.empty())
+    throw OptionError("--task forecast needs a signal on the vertices: --graph FILE.json "
+                      "(PyG-Temporal's layout), a dataset folder with signals.npy, or --signals "
+                      "FILE.npy ([steps, vertices] or [steps, vertices, channels])");
+  NpyMatrix m = read_signal_npy(npy);
+  const int64_t n = m.shape[1];
+  // Ids 0..N-1 are the signal's columns: vertices even without an edge.
+  TemporalGraph g;
+  if (is_temporal_input(a.data.graph, a.data.edges, a.snapshots)) {
+    g = load_temporal(a.data.graph, a.data.edges, a.snapshots, n);
+  } else {
+    std::error_code ec;
+    const std::string file =
+        fs::is_directory(a.data.graph, ec) ? find_edges_file(a.data.graph) : a.data.graph;
+    g = static_as_temporal(read_edge_list(file, a.data.edges), a.data.edges, file, n);
+  }
+  return attach_signals(std::move(g), std::move(m), npy);
+}
+
+}  // namespace
+
+void run_train_forecast(TrainArgs& a) {
+  if (a.data.graph.empty())
+    throw OptionError("--task forecast needs --graph: a PyG-Temporal JSON file (e.g. "
+                      "datasets/chickenpox/chickenpox.json.gz) or a dataset folder with "
+                      "signals.npy (dgnn generate diffusion makes one)");
+  if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
+  if (a.layers < 1) throw OptionError("--layers must be >= 1");
+  if (a.strategy != "vertex")
+    throw OptionError("--task forecast --strategy " + a.strategy +
+                      ": forecasting runs with the vertex strategy for now (each rank its "
+                      "vertices at every step)");
+  if (!a.embeddings.empty())
+    throw OptionError("--embeddings: not written by --task forecast (--predictions writes the "
+                      "test forecasts)");
+  set_threads(a.threads);
+  check_outputs(a, {{"--log-json", a.log_json},
+                    {"--predictions", a.predictions},
+                    {"--save", a.train.save}});
+  ForecastOptions opt;
+  static_cast<TrainOptions&>(opt) = a.train;  // epochs, optimiser, checkpoints, patience
+  opt.lags = a.lags;
+  opt.horizon = a.horizon;
+  opt.bptt = a.bptt;
+  if (a.step_fracs_given) {
+    opt.train_frac = a.data.train_frac;
+    opt.val_frac = a.data.val_frac;
+  }
+  forecast_split(1 << 30, opt);  // the options alone, before anything is read
+  // The model: a temporal one, or static layers applied per step.
+  const std::string model_name = a.model.empty() ? "tgcn" : a.model;
+  const bool temporal_model = model_name == "evolvegcn-o" || model_name == "evolvegcn-h" ||
+                              model_name == "gcrn" || model_name == "tgcn";
+  Communicator& comm = world();
+  check_parts(a, comm);
+  if (comm.size() > 1 && model_name == "evolvegcn-h")
+    throw OptionError("--model evolvegcn-h runs on one rank for now: its top-k summary over all "
+                      "vertices is not distributed yet (evolvegcn-o, gcrn and tgcn are)");
+  std::unique_ptr<DeviceComm> device_link;
+  const Device dev = train_device(a, comm, &device_link);
+
+  // Rank 0 reads the graph and the signal; the graph goes out as every temporal graph does, the
+  // signal in one broadcast.
+  SignalSeries series;
+  LoadedTemporal in = load_temporal_on_ranks(
+      [&] {
+        series = read_series(a);
+        return std::move(series.graph);
+      },
+      comm,
+      [](const LoadedTemporal&) {
+        return std::function<bool(int, int)>([](int, int) { return true; });
+      });
+  const TemporalGraph& g = in.g;
+  int64_t shape[2] = {series.steps, series.channels};
+  comm.broadcast(shape, sizeof shape, 0);
+  series.steps = shape[0];
+  series.channels = shape[1];
+  series.values.resize(size_t(shape[0] * g.num_vertices * shape[1]));
+  comm.broadcast(series.values.data(), int64_t(series.values.size() * sizeof(float)), 0);
+  std::string signal_source = series.source;
+  series.source.clear();
+  // SignalSeries keeps its graph; the trainer reads g (series.graph was moved out).
+  series.graph.num_vertices = g.num_vertices;
+  const ForecastSplit split = forecast_split(series.steps, opt);
+
+  std::string feature_file;
+  int64_t static_dim = 0;
+  const std::vector<float> statics = read_static_features(a, g, &static_dim, &feature_file);
+
+  std::vector<std::unique_ptr<GraphView>> whole;
+  std::unique_ptr<TemporalRank> rank_data;
+  std::vector<int64_t> owned;
+  if (comm.size() == 1) {
+    SnapshotCursor cur(g);
+    do whole.push_back(std::make_unique<GraphView>(cur.current(), dev));
+    while (cur.next());
+    for (int64_t v = 0; v < g.num_vertices; ++v) owned.push_back(v);
+  } else {
+    rank_data = vertex_partition_rank(g, {}, temporal_partition_options(a), comm, dev);
+    owned = rank_data->owned;
+  }
+  std::vector<const GraphView*> views;
+  for (const auto& v : rank_data ? rank_data->graphs : whole) views.push_back(v.get());
+  const ForecastData data = forecast_rows(series, owned, statics, static_dim);
+  std::vector<float>().swap(series.values);  // each rank keeps its rows only
+
+  std::vector<int64_t> dims{forecast_input_dim(data, opt.lags)};
+  for (int i = 0; i < a.layers; ++i) dims.push_back(a.hidden);
+  std::unique_ptr<TemporalModel> model;
+  if (temporal_model) {
+    model = make_temporal_model(parse_temporal_kind(model_name), dims);
+  } else if (const LayerSpec* spec = find_registered_layer(model_name)) {
+    model = make_per_step_model(spec->factory, dims);
+  } else {
+    model = make_per_step_model(builtin_layer(parse_model_kind(model_name)), dims);
+  }
+  model->reset_parameters(a.train.seed);
+  if (dev != Device::cpu) model->to(dev);
+
+  nlohmann::json settings = {{"graph", a.data.graph},
+                             {"signals", signal_source},
+                             {"model", model_name},
+                             {"task", "forecast"},
+                             {"lags", opt.lags},
+                             {"horizon", opt.horizon},
+                             {"steps", series.steps},
+                             {"channels", series.channels},
+                             {"snapshots", g.num_snapshots()},
+                             {"layers", a.layers},
+                             {"hidden", a.hidden},
+                             {"optimizer", a.train.optimizer},
+                             {"lr", a.train.lr},
+                             {"weight_decay", a.train.weight_decay},
+                             {"epochs", a.train.epochs},
+                             {"bptt", a.bptt},
+                             {"train_frac", opt.train_frac},
+                             {"val_frac", opt.val_frac},
+                             {"seed", a.train.seed},
+                             {"ranks", comm.size()},
+                             {"strategy", a.strategy},
+                             {"device", a.device},
+                             {"partitioner", a.partitioner},
+                             {"threads", omp_get_max_threads()}};
+  if (std::string id = checkpoint_data_id(a, comm, true); !id.empty()) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, ":forecast:lags=%d:horizon=%d", opt.lags, opt.horizon);
+    settings["data"] = id + buf;
+  }
+  opt.meta_json = settings.dump();
+  ForecastTrainer trainer(*model, views, data, comm, opt, dev);
+  const bool root = comm.rank() == 0;
+  if (!a.quiet && root) {
+    std::printf(
+        "signal: %lld vertices, %lld steps x %lld channel%s (%s), %s graph of %d snapshot%s; "
+        "lags %d, horizon %d: %lld samples, train/val/test %lld/%lld/%lld (loaded in %.0f ms)\n",
+        (long long)g.num_vertices, (long long)series.steps, (long long)series.channels,
+        series.channels == 1 ? "" : "s", signal_source.c_str(),
+        g.num_snapshots() == 1 ? "a static" : "a temporal", g.num_snapshots(),
+        g.num_snapshots() == 1 ? "" : "s", opt.lags, opt.horizon, (long long)split.samples,
+        (long long)split.train, (long long)split.val, (long long)split.test, in.ms);
+    if (comm.size() > 1) std::printf("%s\n", describe_moves(in.moves, comm.size()).c_str());
+  }
+  std::unique_ptr<LineLog> log;
+  if (root && !a.log_json.empty()) log = std::make_unique<LineLog>(a.log_json);
+  const ForecastResult res = trainer.run([&](const ForecastEpoch& s) {
+    if (!a.quiet && root) {
+      std::printf("epoch %4d  loss %.4f  train mse %.4f  val mse %.4f mae %.4f  %7.1f ms", s.epoch,
+                  s.loss, s.train_mse, s.val.mse, s.val.mae, s.time_ms);
+      if (comm.size() > 1)
+        std::printf("  (compute %.1f comm %.1f wait %.1f, sent %.2f MB)", s.compute_ms, s.comm_ms,
+                    s.wait_ms, double(s.bytes_sent) / 1e6);
+      std::printf("\n");
+    }
+    if (log) {
+      nlohmann::json j = {{"epoch", s.epoch},       {"loss", s.loss},         {"train_mse", s.train_mse},
+                          {"val_mse", s.val.mse},   {"val_mae", s.val.mae},   {"val_rmse", s.val.rmse},
+                          {"val_mape", s.val.mape}, {"eval_ms", s.eval_ms}};
+      j.update(split_json(s));
+      log->line(j.dump());
+    }
+  });
+  // The model holds the tested (best-validation) parameters.
+  if (!a.predictions.empty())
+    write_forecasts(a.predictions, trainer.test_forecasts(), owned, split.test, series.channels,
+                    comm);
+  if (!root) return;
+  if (res.stopped_early)
+    std::printf("stopped at epoch %d: no better validation MSE for %d epochs (--patience)\n",
+                res.last_epoch, a.train.patience);
+  std::printf(
+      "test mse %.4f mae %.4f rmse %.4f mape %.2f%%  (predict 0: mse %.4f mae %.4f; last value: "
+      "mse %.4f mae %.4f)  best val mse %.4f at epoch %d, median epoch %.1f ms\n",
+      res.test.mse, res.test.mae, res.test.rmse, res.test.mape, res.test_zero.mse,
+      res.test_zero.mae, res.test_last.mse, res.test_last.mae, res.best_val.mse, res.best_epoch,
+      res.median_epoch_ms);
+  if (log) {
+    auto metrics = [](const ForecastMetrics& m) {
+      return nlohmann::json{{"mse", m.mse}, {"mae", m.mae}, {"rmse", m.rmse}, {"mape", m.mape}};
+    };
+    nlohmann::json j = {{"final", true},
+                        {"test_mse", res.test.mse},
+                        {"test_mae", res.test.mae},
+                        {"test_rmse", res.test.rmse},
+                        {"test_mape", res.test.mape},
+                        {"naive_zero", metrics(res.test_zero)},
+                        {"naive_last", metrics(res.test_last)},
+                        {"best_val_mse", res.best_val.mse},
+                        {"best_epoch", res.best_epoch},
+                        {"epochs", res.last_epoch},
+                        {"stopped_early", res.stopped_early},
+                        {"median_epoch_ms", res.median_epoch_ms},
+                        {"test_ms", res.test_ms},
+                        {"samples", {{"train", split.train}, {"val", split.val}, {"test", split.test}}},
+                        {"settings", settings}};
+    log->line(j.dump());
+  }
+}
+
+}  // namespace dgnn::cli
