@@ -11,6 +11,7 @@
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/format.hpp"
 #include "dgnn/common/timer.hpp"
+#include "dgnn/datasets/diffusion.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
 #include "dgnn/datasets/sbm.hpp"
 
@@ -176,6 +177,70 @@ void add_evolving_sbm(CLI::App* gen) {
   });
 }
 
+struct DiffusionArgs {
+  DiffusionConfig cfg;
+  std::string out;
+  bool force = false;
+};
+
+void add_diffusion(CLI::App* gen) {
+  auto args = std::make_shared<DiffusionArgs>();
+  DiffusionConfig& c = args->cfg;
+  CLI::App* cmd = gen->add_subcommand(
+      "diffusion",
+      "Forecasting data: a noisy diffusion on a planted-partition graph, each community driven "
+      "by a seasonal signal of its own phase; edges.txt and signals.npy [steps, vertices] for "
+      "`dgnn train --task forecast`");
+  cmd->add_option("--vertices,-n", c.vertices, "Number of vertices")
+      ->check(CLI::Range(int64_t(2), int64_t(std::numeric_limits<int32_t>::max())))
+      ->capture_default_str();
+  cmd->add_option("--steps,-t", c.steps, "Number of time steps of the signal")
+      ->check(CLI::Range(int64_t(2), int64_t(1) << 24))
+      ->capture_default_str();
+  cmd->add_option("--classes,-c", c.classes, "Number of communities (each its own phase)")
+      ->check(positive())
+      ->capture_default_str();
+  cmd->add_option("--avg-degree,-d", c.avg_degree, "Average degree: 2 * undirected edges / vertices")
+      ->check(positive())
+      ->capture_default_str();
+  cmd->add_option("--homophily", c.homophily, "Fraction of edges inside one community")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--persistence", c.persistence, "Share of a vertex's value kept at each step")
+      ->check(CLI::Range(0.0, 0.999))
+      ->capture_default_str();
+  cmd->add_option("--mixing", c.mixing, "Of that, the share taken from the neighbours' mean")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--drive", c.drive, "Amplitude of the seasonal drive")
+      ->check(non_negative())
+      ->capture_default_str();
+  cmd->add_option("--period", c.period, "Steps per season")
+      ->check(CLI::Range(2, 1 << 24))
+      ->capture_default_str();
+  cmd->add_option("--noise", c.noise, "Standard deviation of each step's per-vertex noise")
+      ->check(non_negative())
+      ->capture_default_str();
+  cmd->add_option("--seed,-s", c.seed, "Random seed: the same seed gives the same files")
+      ->check(non_negative())
+      ->capture_default_str();
+  cmd->add_flag("--force", args->force,
+                "Replace an --out folder of dataset files that dgnn did not generate");
+  cmd->add_option("--out,-o", args->out,
+                  "Output dataset directory (created; a dataset dgnn generated there is "
+                  "replaced, another folder is refused)")
+      ->required();
+  cmd->callback([args] {
+    Timer timer;
+    const DiffusionDataset ds = generate_diffusion(args->cfg);
+    ds.write_dataset_dir(args->out, args->force);
+    std::printf("diffusion: %lld vertices, %lld edges, %lld steps, %d communities -> %s in %.2f s\n",
+                (long long)args->cfg.vertices, (long long)ds.src.size(),
+                (long long)args->cfg.steps, args->cfg.classes, args->out.c_str(),
+                timer.ms() / 1000);
+  });
+}
+
 }  // namespace
 
 void register_generate(CLI::App& app) {
@@ -183,6 +248,7 @@ void register_generate(CLI::App& app) {
       app.add_subcommand("generate", "Write a synthetic dataset directory (see the generators)");
   add_sbm(gen);
   add_evolving_sbm(gen);
+  add_diffusion(gen);
   // Runs after the chosen generator's callback; with none chosen, say which exist.
   gen->callback([gen] {
     if (!gen->get_subcommands().empty()) return;

@@ -16,7 +16,7 @@ namespace {
 
 const char* const kDatasetFiles[] = {"edges.txt",     "features.npy",  "labels.txt",
                                      "train.txt",     "val.txt",       "test.txt",
-                                     "snapshots.txt", kGeneratedMarker};
+                                     "snapshots.txt", "signals.npy",   kGeneratedMarker};
 
 }  // namespace
 

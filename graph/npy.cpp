@@ -199,7 +199,8 @@ void write_npy(const std::string& path, const float* data, const std::vector<int
   std::string dims;
   int64_t count64 = 1;
   for (int64_t d : shape) dims += std::to_string(d) + ", ", count64 *= d;
-  if (shape.size() > 1) dims.resize(dims.size() - 1);  // (n,) for one dimension, else (a, b)
+  // (n,) for one dimension, else (a, b).
+  if (!dims.empty()) dims.resize(dims.size() - (shape.size() > 1 ? 2 : 1));
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
   // NumPy pads the header so the data starts on a 64-byte boundary, ending in '\n'.
   const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;

@@ -175,26 +175,54 @@ Var ForecastTrainer::sample_loss(const Var& pred, int64_t i) {
   return scale(sum(mul(diff, diff)), float(1.0 / n));
 }
 
+std::vector<int64_t> ForecastTrainer::windows() const {
+  const int64_t window = opt_.bptt > 0 ? opt_.bptt : split_.train;
+  std::vector<int64_t> b;
+  for (int64_t start = 0; start < split_.train; start += window) b.push_back(start);
+  b.push_back(split_.train);
+  return b;
+}
+
+double ForecastTrainer::window_gradients(int epoch, int64_t start, int64_t end) {
+  optimizer_->zero_grad();
+  Var loss;
+  for (int64_t i = start; i < end; ++i) {
+    Var l = sample_loss(forecast(i, true, uint64_t(epoch) * uint64_t(split_.samples) + i), i);
+    loss = loss.defined() ? add(loss, l) : l;
+  }
+  double value = loss.value().to(Device::cpu).item();
+  scale(loss, 1.f / float(end - start)).backward();
+  allreduce_gradients(comm_, params_, flat_, &value);
+  return value;
+}
+
 double ForecastTrainer::train_epoch(int epoch) {
   model_.reset_state();
-  const int64_t window = opt_.bptt > 0 ? opt_.bptt : split_.train;
+  const std::vector<int64_t> b = windows();
   double total = 0;
-  for (int64_t start = 0; start < split_.train; start += window) {
-    const int64_t end = std::min(split_.train, start + window);
-    optimizer_->zero_grad();
-    Var loss;
-    for (int64_t i = start; i < end; ++i) {
-      Var l = sample_loss(forecast(i, true, uint64_t(epoch) * uint64_t(split_.samples) + i), i);
-      loss = loss.defined() ? add(loss, l) : l;
-    }
-    double value = loss.value().to(Device::cpu).item();
-    scale(loss, 1.f / float(end - start)).backward();
-    allreduce_gradients(comm_, params_, flat_, &value);
-    total += value;
+  for (size_t w = 0; w + 1 < b.size(); ++w) {
+    total += window_gradients(epoch, b[w], b[w + 1]);
     optimizer_->step();
     model_.detach_state();
   }
   return total / double(split_.train);
+}
+
+std::vector<ForecastTrainer::WindowGradients> ForecastTrainer::epoch_gradients(int epoch) {
+  model_.reset_state();
+  const std::vector<int64_t> b = windows();
+  std::vector<WindowGradients> out(b.size() - 1);
+  for (size_t w = 0; w + 1 < b.size(); ++w) {
+    out[w].loss = window_gradients(epoch, b[w], b[w + 1]);
+    out[w].samples = b[w + 1] - b[w];
+    for (auto& [name, p] : params_) {
+      const Tensor g = p->var.node()->grad_buffer().to(Device::cpu);
+      out[w].grads.insert(out[w].grads.end(), g.data(), g.data() + g.numel());
+    }
+    model_.detach_state();
+  }
+  model_.reset_state();
+  return out;
 }
 
 void ForecastTrainer::run_samples(int64_t begin, int64_t end,

@@ -126,6 +126,20 @@ class ForecastTrainer : private TrainingTask {
   // Metrics of the model over samples [begin, end) with the current parameters (the sequence
   // runs from its start). Collective.
   ForecastMetrics evaluate(int64_t begin, int64_t end);
+  // Per training window of `epoch`, from a fresh state and without updating: the window's loss
+  // (summed over its samples) and every parameter's gradient of its mean (summed over ranks,
+  // flattened in parameters() order): what an optimiser step would apply after that window.
+  // Collective.
+  struct WindowGradients {
+    double loss = 0;
+    int64_t samples = 0;
+    std::vector<float> grads;
+  };
+  std::vector<WindowGradients> epoch_gradients(int epoch);
+  // The trained parameters as checkpoints name them (the model's, then the head's).
+  const std::vector<std::pair<std::string, Parameter*>>& named_parameters() const {
+    return params_;
+  }
   Linear& head() { return head_; }
 
  private:
@@ -136,6 +150,11 @@ class ForecastTrainer : private TrainingTask {
   bool has_validation() const override { return split_.val > 0; }
 
   struct Sums;
+  // The training windows' bounds, from 0 to the training samples.
+  std::vector<int64_t> windows() const;
+  // Forward and backward over samples [start, end) from the model's current state, gradients
+  // summed over ranks; returns the window's loss summed over its samples (and ranks).
+  double window_gradients(int epoch, int64_t start, int64_t end);
   // Sample i's forecast (rows x channels) from the model's current state; advances it.
   Var forecast(int64_t i, bool training, uint64_t key);
   // Sample i's loss (its squared errors summed over this rank's rows, over all vertices and

@@ -47,6 +47,28 @@ TEST_CASE("npy: float32 round trip through write_npy", "[npy]") {
   CHECK(r.data == m);
 }
 
+TEST_CASE("npy: 1-D and 3-D arrays (signals [T, N, F]) round trip with their shape", "[npy]") {
+  TempDir tmp;
+  std::vector<float> v(24);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float(i) * 0.5f;
+  const std::string f3 = tmp.path("s.npy"), f1 = tmp.path("v.npy");
+  write_npy(f3, v.data(), std::vector<int64_t>{2, 3, 4});
+  write_npy(f1, v.data(), std::vector<int64_t>{24});
+  CHECK_THAT(bytes_of(f3), Contains("'shape': (2, 3, 4), }"));
+  CHECK_THAT(bytes_of(f1), Contains("'shape': (24,), }"));
+  const NpyMatrix m = read_npy(f3, 3);
+  CHECK(m.shape == std::vector<int64_t>{2, 3, 4});
+  CHECK(m.rows == 2);
+  CHECK(m.cols == 12);
+  CHECK(m.data == v);
+  const NpyMatrix one = read_npy(f1);
+  CHECK(one.shape == std::vector<int64_t>{24});
+  CHECK(one.cols == 1);
+  // A feature matrix stays 2-D: the default refuses three dimensions, naming them.
+  CHECK_THAT(error_of<InputError>([&] { read_npy(f3); }),
+             Contains("s.npy: expected a 1-D or 2-D shape, header says (2, 3, 4)"));
+}
+
 TEST_CASE("npy: gzipped and piped files read as the plain file", "[npy]") {
   TempDir tmp;
   const std::vector<float> v = {1.5f, -2.0f, 3.25f, 0.0f, 7.0f, 8.5f};

@@ -15,7 +15,10 @@ runs with each of the graph's partitioners, and directed variants run where the 
 
 GRAPH is bitcoin-alpha or collegemsg (the copies in datasets/, at the bucket sizes of the
 EvolveGCN paper) or awkward (a folder written here: empty snapshots and steps, steps with one
-edge, vertices with no edge at all, a step whose edges are all positive, ids with a gap).
+edge, vertices with no edge at all, a step whose edges are all positive, ids with a gap), or,
+for forecasting (--task forecast), chickenpox (PyG-Temporal's file in datasets/, 4 lags as its
+loader) and awkward-signal (the awkward folder's snapshots with a two-channel signal on every
+vertex, edgeless ones too, static features, and a horizon of 2).
 Every failing case is listed; the exit status is the number of failures (capped at 100).
 """
 import json
@@ -31,6 +34,7 @@ DATA = os.path.join(REPO, "datasets")
 MODELS = ["gcrn", "tgcn", "evolvegcn-o", "evolvegcn-h"]
 VERTEX_MODELS = ["gcrn", "tgcn", "evolvegcn-o"]  # EvolveGCN-H's top-k spans all vertices
 TGB_MODELS = ["gcrn", "evolvegcn-o"]
+FORECAST_GRAPHS = ["chickenpox", "awkward-signal"]
 COMMON = ["--epochs", "2", "--bptt", "4", "--hidden", "8", "--seed", "3", "--threads", "1",
           "--quiet"]
 
@@ -81,6 +85,32 @@ def write_awkward(folder):
             f.write("%d %d\n" % (v, -1 if v % 7 == 3 else (v * 5) % 3))
 
 
+def write_npy(path, shape, values):
+    """A float32 C-order .npy (no NumPy needed)."""
+    import struct
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
+        ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else ""))
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack("<%df" % len(values), *values))
+
+
+def write_awkward_signal(folder):
+    """The awkward folder (30 snapshots over 45 vertices, empty ones, edgeless vertices) with a
+    [30, 45, 2] signal, rough and seeded, and 3 static features per vertex."""
+    write_awkward(folder)
+    rnd = random.Random(11)
+    values = []
+    for t in range(31):
+        for v in range(45):
+            values += [round(rnd.gauss(0, 1) + (v % 5) * 0.3, 4), round((t % 6) * 0.2 - v * 0.01, 4)]
+    # The awkward edges span 31 buckets (0..30).
+    write_npy(os.path.join(folder, "signals.npy"), [31, 45, 2], values)
+    feats = [round(rnd.uniform(-1, 1), 4) for _ in range(45 * 3)]
+    write_npy(os.path.join(folder, "features.npy"), [45, 3], feats)
+
+
 def graph_args(name, work):
     """The graph's arguments, whether its weights are signed (edge task), and the partitioners."""
     if name == "bitcoin-alpha":
@@ -98,12 +128,28 @@ def graph_args(name, work):
         # Range parts put the edge-poor high ids (40-44 have none) on the last rank; hash parts
         # scatter them.
         return ["--graph", folder, "--weight-col", "2"], True, ["metis", "range", "hash"]
+    if name == "chickenpox":
+        return ["--graph", os.path.join(DATA, "chickenpox", "chickenpox.json.gz"), "--lags", "4"], \
+            False, ["metis", "hash"]
+    if name == "awkward-signal":
+        folder = os.path.join(work, "awkward-signal")
+        if not os.path.exists(os.path.join(folder, "signals.npy")):
+            write_awkward_signal(folder + ".tmp")
+            os.replace(folder + ".tmp", folder)
+        return ["--graph", folder, "--weight-col", "2", "--lags", "3", "--horizon", "2"], False, \
+            ["metis", "range", "hash"]
     sys.exit(f"temporal_matrix: unknown graph '{name}'")
 
 
 def configs(name, signed):
     """(key, train arguments, strategies allowed on several ranks) for every case of a graph."""
     out = []
+    if name in FORECAST_GRAPHS:
+        # Every temporal model the vertex strategy runs, and static layers applied per step.
+        for model in VERTEX_MODELS + ["gcn", "sage"]:
+            out.append((f"{name}-forecast-{model}", ["--model", model, "--task", "forecast"],
+                        ["vertex"]))
+        return out
     if name == "awkward":
         # Node classification over snapshots (vertex strategy only) on the labelled folder.
         for mode in ["window", "cumulative"]:
@@ -171,7 +217,7 @@ METRIC_TOL = 2e-3
 def compare(ref, got, task):
     """The first difference between two logs, or None (the largest ones go to WORST)."""
     keys = {"link": ["val_auc", "val_map", "val_mrr"], "edge": ["val_f1", "val_macro_f1", "val_auc"],
-            "node": ["val_acc", "val_macro_f1"]}[task]
+            "node": ["val_acc", "val_macro_f1"], "forecast": ["val_mse", "val_mae"]}[task]
     e_ref = [r for r in ref if not r.get("final")]
     e_got = [r for r in got if not r.get("final")]
     if len(e_ref) != len(e_got):
@@ -188,8 +234,15 @@ def compare(ref, got, task):
             if not close(a.get(k), b.get(k), METRIC_TOL):
                 return f"epoch {i}: {k} {a.get(k)!r}, one process {b.get(k)!r}"
     fk = {"link": ["test_auc", "test_map", "test_mrr"], "edge": ["test_auc", "test_f1", "test_macro_f1"],
-          "node": ["test_acc", "test_macro_f1"]}[task]
+          "node": ["test_acc", "test_macro_f1"],
+          "forecast": ["test_mse", "test_mae", "test_rmse"]}[task]
     fa, fb = got[-1], ref[-1]
+    if task == "forecast":
+        # The naive forecasts do not train: the same sums, to rounding.
+        for k in ["naive_zero", "naive_last"]:
+            for m in ["mse", "mae"]:
+                if not close(fa[k][m], fb[k][m], 1e-9):
+                    return f"final {k} {m} {fa[k][m]!r}, one process {fb[k][m]!r}"
     for k in fk:
         if fa.get(k) is not None and fb.get(k) is not None:
             WORST["metric"] = max(WORST["metric"], abs(fa[k] - fb[k]))

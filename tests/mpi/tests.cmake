@@ -59,7 +59,7 @@ dgnn_mpi_test(treal 2 3 4)
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   set(matrix_env "${DGNN_MPI_TEST_ENV};MPIEXEC=${MPIEXEC_EXECUTABLE}")
-  foreach(graph awkward bitcoin-alpha collegemsg)
+  foreach(graph awkward bitcoin-alpha collegemsg chickenpox awkward-signal)
     set(work ${CMAKE_BINARY_DIR}/temporal_matrix)
     add_test(NAME "mpi: temporal matrix references (${graph})"
       COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/temporal_matrix.py ref
