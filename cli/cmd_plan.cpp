@@ -381,6 +381,9 @@ void register_plan(CLI::App& app) {
   for (const char* t : {"--strategies", "--task", "--bptt", "--neg-train", "--snapshot-groups"})
     cmd->get_option(t)->each([args](const std::string&) { args->temporal_options_given = true; });
   cmd->callback([args, cmd] {
+    if (args->task == "forecast")
+      throw OptionError("--task forecast: dgnn plan has no model of forecasting yet; measure it "
+                        "with dgnn scale --task forecast");
     refuse_input_options(cmd, args->data.graph);
     run(*args);
   });

@@ -367,7 +367,7 @@ void register_scale(CLI::App& app) {
   cmd->add_option("--graph", a.graph,
                   "Edge-list file or dataset directory (default: the generated SBM of train)");
   cmd->add_option("--model", a.model, "Model, as for train (default: train's)");
-  cmd->add_option("--task", a.task, "Temporal task, as for train: link or edge");
+  cmd->add_option("--task", a.task, "Task, as for train: link, edge, node or forecast");
   cmd->add_option("--ranks", a.ranks, "Rank counts, comma-separated, e.g. 1,2,4,8")->required();
   cmd->add_option("--strategies", a.strategies,
                   "Temporal graphs: vertex, snapshot or both, comma-separated (static graphs: "
