@@ -598,6 +598,10 @@ void register_train(CLI::App& app) {
               "--train-ids", "--val-ids", "--test-ids", "--generate-features", "--feature-dim",
               "--labels", "--num-classes", "--neg-train", "--neg-eval", "--eval-protocol"},
              "not used by --task forecast");
+      if (a->strategy == "snapshot")
+        refuse({"--parts", "--partitioner", "--snapshot-groups"},
+               "the snapshot strategy gives each rank whole steps and partitions no vertices "
+               "(--strategy vertex does)");
       if (is_signal_json(a->data.graph))
         refuse({"--signals", "--time-col", "--weight-col", "--src-col", "--dst-col",
                 "--snapshot-seconds", "--snapshots"},

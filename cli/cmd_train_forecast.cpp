@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "dgnn/cli/options.hpp"
@@ -64,10 +65,6 @@ void run_train_forecast(TrainArgs& a) {
                       "signals.npy (dgnn generate diffusion makes one)");
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
   if (a.layers < 1) throw OptionError("--layers must be >= 1");
-  if (a.strategy != "vertex")
-    throw OptionError("--task forecast --strategy " + a.strategy +
-                      ": forecasting runs with the vertex strategy for now (each rank its "
-                      "vertices at every step)");
   if (!a.embeddings.empty())
     throw OptionError("--embeddings: not written by --task forecast (--predictions writes the "
                       "test forecasts)");
@@ -91,9 +88,10 @@ void run_train_forecast(TrainArgs& a) {
                               model_name == "gcrn" || model_name == "tgcn";
   Communicator& comm = world();
   check_parts(a, comm);
-  if (comm.size() > 1 && model_name == "evolvegcn-h")
-    throw OptionError("--model evolvegcn-h runs on one rank for now: its top-k summary over all "
-                      "vertices is not distributed yet (evolvegcn-o, gcrn and tgcn are)");
+  const bool by_snapshot = a.strategy == "snapshot";
+  if (comm.size() > 1 && !by_snapshot && model_name == "evolvegcn-h")
+    throw OptionError("--model evolvegcn-h does not run under --strategy vertex on several ranks: "
+                      "its top-k summary spans all vertices (use --strategy snapshot)");
   std::unique_ptr<DeviceComm> device_link;
   const Device dev = train_device(a, comm, &device_link);
 
@@ -126,12 +124,34 @@ void run_train_forecast(TrainArgs& a) {
   int64_t static_dim = 0;
   const std::vector<float> statics = read_static_features(a, g, &static_dim, &feature_file);
 
+  // Vertex strategy on several ranks: each rank its vertices of every step. One process, or the
+  // snapshot strategy: whole graphs (under the snapshot strategy only those of the steps this
+  // rank's samples read) and every vertex's signal.
   std::vector<std::unique_ptr<GraphView>> whole;
   std::unique_ptr<TemporalRank> rank_data;
+  std::optional<SnapshotPlan> plan;
   std::vector<int64_t> owned;
-  if (comm.size() == 1) {
+  if (comm.size() == 1 || by_snapshot) {
+    std::vector<int64_t> cost;  // per sample: its graph's entries plus the vertices
+    std::vector<char> read(size_t(g.num_snapshots()), 1);
+    if (by_snapshot) {
+      std::vector<int64_t> nnz;
+      SnapshotCursor cur(g);
+      do nnz.push_back(cur.current().nnz());
+      while (cur.next());
+      for (int64_t i = 0; i < split.samples; ++i)
+        cost.push_back(nnz[nnz.size() == 1 ? 0 : size_t(split.first + i)] + g.num_vertices);
+      plan = forecast_snapshot_plan(split, opt, cost, comm.size(), g.num_vertices);
+      if (g.num_snapshots() > 1) {
+        std::fill(read.begin(), read.end(), 0);
+        for (int64_t i = 0; i < split.samples; ++i)
+          if (plan->owner[size_t(i)] == comm.rank()) read[size_t(split.first + i)] = 1;
+      }
+    }
     SnapshotCursor cur(g);
-    do whole.push_back(std::make_unique<GraphView>(cur.current(), dev));
+    do whole.push_back(read[size_t(cur.index())]
+                           ? std::make_unique<GraphView>(cur.current(), dev)
+                           : nullptr);
     while (cur.next());
     for (int64_t v = 0; v < g.num_vertices; ++v) owned.push_back(v);
   } else {
@@ -178,7 +198,7 @@ void run_train_forecast(TrainArgs& a) {
                              {"ranks", comm.size()},
                              {"strategy", a.strategy},
                              {"device", a.device},
-                             {"partitioner", a.partitioner},
+                             {"partitioner", by_snapshot ? "none" : a.partitioner},
                              {"threads", omp_get_max_threads()}};
   if (std::string id = checkpoint_data_id(a, comm, true); !id.empty()) {
     char buf[96];
@@ -186,7 +206,7 @@ void run_train_forecast(TrainArgs& a) {
     settings["data"] = id + buf;
   }
   opt.meta_json = settings.dump();
-  ForecastTrainer trainer(*model, views, data, comm, opt, dev);
+  ForecastTrainer trainer(*model, views, data, comm, opt, dev, plan ? &*plan : nullptr);
   const bool root = comm.rank() == 0;
   if (!a.quiet && root) {
     std::printf(
@@ -219,9 +239,13 @@ void run_train_forecast(TrainArgs& a) {
     }
   });
   // The model holds the tested (best-validation) parameters.
-  if (!a.predictions.empty())
-    write_forecasts(a.predictions, trainer.test_forecasts(), owned, split.test, series.channels,
-                    comm);
+  if (!a.predictions.empty()) {
+    // The snapshot strategy gathers every vertex's forecasts on rank 0 itself.
+    const std::vector<float> mine = trainer.test_forecasts();
+    const bool rows_here = !by_snapshot || comm.rank() == 0;
+    write_forecasts(a.predictions, mine, rows_here ? owned : std::vector<int64_t>{}, split.test,
+                    series.channels, comm);
+  }
   if (!root) return;
   if (res.stopped_early)
     std::printf("stopped at epoch %d: no better validation MSE for %d epochs (--patience)\n",

@@ -36,6 +36,32 @@ ForecastSplit forecast_split(int64_t steps, const ForecastOptions& opt) {
   return s;
 }
 
+std::vector<int> forecast_windows(const ForecastSplit& split, const ForecastOptions& opt) {
+  std::vector<int> b{0};
+  auto cut = [&](int64_t begin, int64_t end) {
+    const int64_t w = opt.bptt > 0 ? opt.bptt : std::max<int64_t>(end - begin, 1);
+    for (int64_t s = begin + w; s < end; s += w) b.push_back(int(s));
+    if (end > begin) b.push_back(int(end));
+  };
+  cut(0, split.train);
+  cut(split.train, split.train + split.val);
+  cut(split.train + split.val, split.samples);
+  return b;
+}
+
+SnapshotPlan forecast_snapshot_plan(const ForecastSplit& split, const ForecastOptions& opt,
+                                    const std::vector<int64_t>& cost, int ranks,
+                                    int64_t num_vertices) {
+  if (ranks > split.samples)
+    throw OptionError("--strategy snapshot: " + std::to_string(ranks) + " ranks but " +
+                      std::to_string(split.samples) +
+                      " samples: each rank owns whole steps, so run at most " +
+                      std::to_string(split.samples) + " ranks (or --strategy vertex)");
+  DGNN_CHECK(int64_t(cost.size()) == split.samples, ShapeError,
+             "forecast_snapshot_plan: one cost per sample");
+  return plan_snapshots(cost, forecast_windows(split, opt), ranks, num_vertices);
+}
+
 ForecastData forecast_rows(const SignalSeries& s, const std::vector<int64_t>& owned,
                            const std::vector<float>& statics, int64_t static_dim) {
   const int64_t n = s.vertices(), f = s.channels, r = int64_t(owned.size());
@@ -76,8 +102,11 @@ class PerStepModel : public TemporalModel {
   void reset_state() override {}
   void detach_state() override {}
   Var step(ForwardContext& ctx, const Var& x) override { return stack_.forward(ctx, x); }
-  std::vector<Var> window(SnapshotWindow&) override {
-    throw OptionError("static layers per step run with the vertex strategy (--strategy vertex)");
+  // Nothing passes between steps: each owned step alone on its whole graph.
+  std::vector<Var> window(SnapshotWindow& w) override {
+    std::vector<Var> out;
+    for (int s = w.own_begin(); s < w.own_end(); ++s) out.push_back(stack_.forward(w.ctx(s), w.x(s)));
+    return out;
   }
   int64_t out_dim() const override { return out_; }
   bool save_state(std::vector<Var>* out) const override {
@@ -114,7 +143,7 @@ struct ForecastTrainer::Sums {
 
 ForecastTrainer::ForecastTrainer(TemporalModel& model, std::vector<const GraphView*> graphs,
                                  const ForecastData& data, Communicator& comm, ForecastOptions opt,
-                                 Device dev)
+                                 Device dev, const SnapshotPlan* plan)
     : model_(model),
       graphs_(std::move(graphs)),
       data_(data),
@@ -127,12 +156,24 @@ ForecastTrainer::ForecastTrainer(TemporalModel& model, std::vector<const GraphVi
   DGNN_CHECK(graphs_.size() == 1 || int64_t(graphs_.size()) == data_.steps, ShapeError,
              "forecasting needs one graph, or one per step: " + std::to_string(graphs_.size()) +
                  " graphs for " + std::to_string(data_.steps) + " steps");
+  plan_ = plan;
+  if (plan_) {
+    DGNN_CHECK(plan_->num_steps() == split_.samples && plan_->ranks == comm_.size(), Error,
+               "ForecastTrainer: the snapshot plan is not for these samples and ranks");
+    DGNN_CHECK(data_.rows() == data_.global_vertices, ShapeError,
+               "ForecastTrainer: the snapshot strategy needs every vertex's signal");
+    sample_views_.assign(size_t(split_.samples), nullptr);
+    for (int64_t i = 0; i < split_.samples; ++i)
+      if (plan_->owner[size_t(i)] == comm_.rank()) sample_views_[size_t(i)] = &graph_of(i);
+  }
   for (const GraphView* g : graphs_) {
+    if (!g && plan_) continue;  // a step none of this rank's samples reads
     DGNN_CHECK(g != nullptr, Error, "ForecastTrainer: a null graph view");
     DGNN_CHECK(g->n_owned() == data_.rows(), ShapeError,
                "ForecastTrainer: the graph owns " + std::to_string(g->n_owned()) +
                    " vertices, the signal has " + std::to_string(data_.rows()) + " rows");
   }
+
   head_.reset_parameters(opt_.seed + 1);
   auto model_params = model_.named_parameters();
   head_.to(dev_);
@@ -144,7 +185,7 @@ ForecastTrainer::ForecastTrainer(TemporalModel& model, std::vector<const GraphVi
 
 ForecastTrainer::~ForecastTrainer() = default;
 
-Var ForecastTrainer::forecast(int64_t i, bool training, uint64_t key) {
+Var ForecastTrainer::inputs(int64_t i) const {
   const int64_t t = split_.first + i, rows = data_.rows(), f = data_.channels;
   const int64_t lags = opt_.lags, width = forecast_input_dim(data_, opt_.lags);
   // Row r: its lags oldest first (each F channels), then its static features.
@@ -157,9 +198,12 @@ Var ForecastTrainer::forecast(int64_t i, bool training, uint64_t key) {
     if (data_.static_dim > 0)
       std::copy_n(data_.statics.data() + r * data_.static_dim, data_.static_dim, row + lags * f);
   }
-  const GraphView& g = *graphs_[graphs_.size() == 1 ? 0 : size_t(t)];
-  ForwardContext ctx{g, training, opt_.seed, key};
-  Var h = model_.step(ctx, Var(dev_ == Device::cpu ? std::move(x) : x.to(dev_)));
+  return Var(dev_ == Device::cpu ? std::move(x) : x.to(dev_));
+}
+
+Var ForecastTrainer::forecast(int64_t i, bool training, uint64_t key) {
+  ForwardContext ctx{graph_of(i), training, opt_.seed, key};
+  Var h = model_.step(ctx, inputs(i));
   return head_.forward(ctx, relu(h));
 }
 
@@ -176,14 +220,37 @@ Var ForecastTrainer::sample_loss(const Var& pred, int64_t i) {
 }
 
 std::vector<int64_t> ForecastTrainer::windows() const {
-  const int64_t window = opt_.bptt > 0 ? opt_.bptt : split_.train;
   std::vector<int64_t> b;
-  for (int64_t start = 0; start < split_.train; start += window) b.push_back(start);
-  b.push_back(split_.train);
+  for (int x : forecast_windows(split_, opt_))
+    if (x <= split_.train) b.push_back(x);
   return b;
 }
 
+double ForecastTrainer::window_gradients_snapshots(int epoch, int64_t start, int64_t end) {
+  optimizer_->zero_grad();
+  const auto [a, b] = plan_->owned(int(start), int(end), comm_.rank());
+  std::vector<Var> xs(size_t(split_.samples));
+  for (int i = a; i < b; ++i) xs[size_t(i)] = inputs(i);
+  SnapshotWindow w(comm_, *plan_, int(start), int(end), sample_views_, xs, true, opt_.seed,
+                   uint64_t(epoch), dev_);
+  const std::vector<Var> h = model_.window(w);
+  // The owner of a sample scores it; the loss and gradients are summed over ranks.
+  Var loss;
+  for (int i = a; i < b; ++i) {
+    Var l = sample_loss(head_.forward(w.ctx(i), relu(h[size_t(i - a)])), i);
+    loss = loss.defined() ? add(loss, l) : l;
+  }
+  double value = loss.defined() ? loss.value().to(Device::cpu).item() : 0.0;
+  // The anchor puts the window's communication on every rank's tape: their backwards are
+  // collective.
+  Var anchored = loss.defined() ? add(loss, w.anchor()) : w.anchor();
+  scale(anchored, 1.f / float(end - start)).backward();
+  allreduce_gradients(comm_, params_, flat_, &value);
+  return value;
+}
+
 double ForecastTrainer::window_gradients(int epoch, int64_t start, int64_t end) {
+  if (plan_) return window_gradients_snapshots(epoch, start, end);
   optimizer_->zero_grad();
   Var loss;
   for (int64_t i = start; i < end; ++i) {
@@ -229,9 +296,24 @@ void ForecastTrainer::run_samples(int64_t begin, int64_t end,
                                   const std::function<void(int64_t, const Tensor&)>& each) {
   NoGradGuard no_grad;
   model_.reset_state();
-  for (int64_t i = 0; i < end; ++i) {
-    Var pred = forecast(i, false, 0);
-    if (i >= begin) each(i, pred.value().to(Device::cpu));
+  if (!plan_) {
+    for (int64_t i = 0; i < end; ++i) {
+      Var pred = forecast(i, false, 0);
+      if (i >= begin) each(i, pred.value().to(Device::cpu));
+    }
+    return;
+  }
+  // Window by window; each rank forecasts the samples it owns.
+  const std::vector<int>& bounds = plan_->windows;
+  for (size_t wi = 0; wi + 1 < bounds.size() && bounds[wi] < end; ++wi) {
+    const int start = bounds[wi], stop = int(std::min<int64_t>(end, bounds[wi + 1]));
+    const auto [a, b] = plan_->owned(start, stop, comm_.rank());
+    std::vector<Var> xs(size_t(split_.samples));
+    for (int i = a; i < b; ++i) xs[size_t(i)] = inputs(i);
+    SnapshotWindow w(comm_, *plan_, start, stop, sample_views_, xs, false, opt_.seed, 0, dev_);
+    const std::vector<Var> h = model_.window(w);
+    for (int i = a; i < b; ++i)
+      if (i >= begin) each(i, head_.forward(w.ctx(i), relu(h[size_t(i - a)])).value().to(Device::cpu));
   }
 }
 
@@ -260,6 +342,7 @@ ForecastMetrics ForecastTrainer::naive(int64_t begin, int64_t end, bool last) {
   Sums s;
   const int64_t per = data_.rows() * data_.channels;
   for (int64_t i = begin; i < end; ++i) {
+    if (plan_ && plan_->owner[size_t(i)] != comm_.rank()) continue;  // each sample once
     const Tensor y = targets(i);
     const float* seen = data_.signals.data() + (split_.first + i) * per;
     for (int64_t k = 0; k < per; ++k) s.add(last ? seen[k] : 0.f, y.data()[k]);
@@ -268,10 +351,22 @@ ForecastMetrics ForecastTrainer::naive(int64_t begin, int64_t end, bool last) {
 }
 
 std::vector<float> ForecastTrainer::test_forecasts() {
+  const int64_t begin = split_.train + split_.val;
   std::vector<float> out;
-  run_samples(split_.train + split_.val, split_.samples, [&](int64_t, const Tensor& pred) {
-    out.insert(out.end(), pred.data(), pred.data() + pred.numel());
+  if (!plan_) {
+    run_samples(begin, split_.samples, [&](int64_t, const Tensor& pred) {
+      out.insert(out.end(), pred.data(), pred.data() + pred.numel());
+    });
+    return out;
+  }
+  // Each owner's samples in place, summed over ranks (every other rank adds zeros).
+  const int64_t per = data_.rows() * data_.channels;
+  out.assign(size_t(split_.test * per), 0.f);
+  run_samples(begin, split_.samples, [&](int64_t i, const Tensor& pred) {
+    std::copy_n(pred.data(), per, out.begin() + (i - begin) * per);
   });
+  comm_.allreduce_sum(out.data(), int64_t(out.size()));
+  if (comm_.rank() != 0) out.clear();
   return out;
 }
 

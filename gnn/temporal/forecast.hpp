@@ -18,8 +18,10 @@
 // traffic papers report it), beside the same metrics of two naive forecasts of the same targets:
 // 0, and the last value seen (x_t).
 //
-// Distributed (vertex strategy): each rank holds its owned vertices' signals and runs its share
-// of every step (halo exchanges inside the model); error sums and gradients are summed over
+// Distributed, vertex strategy: each rank holds its owned vertices' signals and runs its share
+// of every step (halo exchanges inside the model). Snapshot strategy: each rank holds every
+// vertex's signal and runs whole steps, a block of every window of samples
+// (gnn/temporal/temporal_snapshot.hpp). Either way error sums and gradients are summed over
 // ranks, so any rank count computes what one process does.
 #include <cstdint>
 #include <functional>
@@ -31,6 +33,7 @@
 #include "dgnn/gnn/core/graph_view.hpp"
 #include "dgnn/gnn/models/layers.hpp"
 #include "dgnn/gnn/temporal/temporal_models.hpp"
+#include "dgnn/gnn/temporal/temporal_snapshot.hpp"
 #include "dgnn/gnn/train/optimizer.hpp"
 #include "dgnn/gnn/train/training_loop.hpp"
 #include "dgnn/graph/signals.hpp"
@@ -54,6 +57,15 @@ struct ForecastSplit {
   int64_t samples = 0, train = 0, val = 0, test = 0;
 };
 ForecastSplit forecast_split(int64_t steps, const ForecastOptions& opt);
+
+// The windows samples run in, as bounds from 0 to the sample count: training windows of `bptt`
+// samples (the whole training span when 0), then validation and test cut the same way.
+std::vector<int> forecast_windows(const ForecastSplit& split, const ForecastOptions& opt);
+// The snapshot strategy's plan over those windows: blocks of samples balanced by `cost` (per
+// sample: its graph's entries plus the vertices). OptionError for more ranks than samples.
+SnapshotPlan forecast_snapshot_plan(const ForecastSplit& split, const ForecastOptions& opt,
+                                    const std::vector<int64_t>& cost, int ranks,
+                                    int64_t num_vertices);
 
 // One rank's share of a signal: its owned vertices' rows, in the order of its graph views.
 struct ForecastData {
@@ -112,16 +124,20 @@ class ForecastTrainer : private TrainingTask {
   // graphs: this rank's view of each step's graph (steps entries), or one view for every step;
   // data: this rank's rows (data.rows() == the views' owned vertices). model, graphs and data
   // must outlive the trainer. The model's input width must be forecast_input_dim(data, lags).
+  // Snapshot strategy (`plan`, from forecast_snapshot_plan for this split and options): data has
+  // every vertex's rows, graphs are whole (one for every step, or one per step, null where no
+  // sample of this rank reads it).
   ForecastTrainer(TemporalModel& model, std::vector<const GraphView*> graphs,
                   const ForecastData& data, Communicator& comm, ForecastOptions opt,
-                  Device dev = Device::cpu);
+                  Device dev = Device::cpu, const SnapshotPlan* plan = nullptr);
   ~ForecastTrainer() override;
 
   ForecastResult run(const std::function<void(const ForecastEpoch&)>& on_epoch = {});
   double train_epoch(int epoch) override;
   const ForecastSplit& split() const { return split_; }
   // This rank's forecasts of the test samples with the current parameters: test x rows x
-  // channels, on the host. Collective.
+  // channels, on the host (snapshot strategy: every vertex's, on rank 0, empty elsewhere).
+  // Collective.
   std::vector<float> test_forecasts();
   // Metrics of the model over samples [begin, end) with the current parameters (the sequence
   // runs from its start). Collective.
@@ -155,6 +171,12 @@ class ForecastTrainer : private TrainingTask {
   // Forward and backward over samples [start, end) from the model's current state, gradients
   // summed over ranks; returns the window's loss summed over its samples (and ranks).
   double window_gradients(int epoch, int64_t start, int64_t end);
+  double window_gradients_snapshots(int epoch, int64_t start, int64_t end);
+  // The input of sample i (rows x features), on the trainer's device.
+  Var inputs(int64_t i) const;
+  const GraphView& graph_of(int64_t i) const {
+    return *graphs_[graphs_.size() == 1 ? 0 : size_t(split_.first + i)];
+  }
   // Sample i's forecast (rows x channels) from the model's current state; advances it.
   Var forecast(int64_t i, bool training, uint64_t key);
   // Sample i's loss (its squared errors summed over this rank's rows, over all vertices and
@@ -179,6 +201,8 @@ class ForecastTrainer : private TrainingTask {
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<float> flat_;
   std::unique_ptr<TrainingLoop> loop_;
+  const SnapshotPlan* plan_ = nullptr;
+  std::vector<const GraphView*> sample_views_;  // snapshot strategy: per sample, null if not owned
 };
 
 }  // namespace dgnn

@@ -105,8 +105,26 @@ void recv_from(Communicator& comm, Tensor& t, int peer) {
 
 }  // namespace
 
+namespace {
+
+std::vector<const GraphView*> view_pointers(const std::vector<std::unique_ptr<GraphView>>& graphs) {
+  std::vector<const GraphView*> out;
+  out.reserve(graphs.size());
+  for (const auto& g : graphs) out.push_back(g.get());
+  return out;
+}
+
+}  // namespace
+
 SnapshotWindow::SnapshotWindow(Communicator& comm, const SnapshotPlan& plan, int begin, int end,
                                const std::vector<std::unique_ptr<GraphView>>& graphs,
+                               const std::vector<Var>& features, bool training, uint64_t seed,
+                               uint64_t step, Device dev)
+    : SnapshotWindow(comm, plan, begin, end, view_pointers(graphs), features, training, seed, step,
+                     dev) {}
+
+SnapshotWindow::SnapshotWindow(Communicator& comm, const SnapshotPlan& plan, int begin, int end,
+                               const std::vector<const GraphView*>& graphs,
                                const std::vector<Var>& features, bool training, uint64_t seed,
                                uint64_t step, Device dev)
     : comm_(comm), plan_(plan), begin_(begin), end_(end), features_(features), dev_(dev) {

@@ -54,6 +54,11 @@ class SnapshotWindow {
                  const std::vector<std::unique_ptr<GraphView>>& graphs,
                  const std::vector<Var>& features, bool training, uint64_t seed, uint64_t step,
                  Device dev = Device::cpu);
+  // The same with the graphs as plain pointers (null where not owned): several steps may share
+  // one view (forecasting on a static graph).
+  SnapshotWindow(Communicator& comm, const SnapshotPlan& plan, int begin, int end,
+                 const std::vector<const GraphView*>& graphs, const std::vector<Var>& features,
+                 bool training, uint64_t seed, uint64_t step, Device dev = Device::cpu);
 
   int begin() const { return begin_; }
   int end() const { return end_; }

@@ -117,8 +117,8 @@ TEST_CASE("cli forecast: signals and options that do not fit are one line", "[cl
   one_line_error("train --graph " + kChickenpox + f + " --lags 0", "--lags must be >= 1");
   one_line_error("train --graph " + kChickenpox + f + " --horizon 600",
                  "--lags 4 --horizon 600: the signal has 521 steps");
-  one_line_error("train --graph " + kChickenpox + f + " --strategy snapshot",
-                 "forecasting runs with the vertex strategy");
+  one_line_error("train --graph " + kChickenpox + f + " --strategy snapshot --partitioner hash",
+                 "--partitioner: the snapshot strategy gives each rank whole steps");
   one_line_error("train --graph " + kChickenpox + " --epochs 1",
                  "a PyG-Temporal signal file; train on it with --task forecast");
   one_line_error("train --graph " + kChickenpox + f + " --time-col 2",

@@ -145,10 +145,12 @@ def configs(name, signed):
     """(key, train arguments, strategies allowed on several ranks) for every case of a graph."""
     out = []
     if name in FORECAST_GRAPHS:
-        # Every temporal model the vertex strategy runs, and static layers applied per step.
-        for model in VERTEX_MODELS + ["gcn", "sage"]:
+        # Every temporal model, and static layers applied per step, under both strategies
+        # (EvolveGCN-H's top-k spans all vertices: the snapshot strategy only).
+        for model in MODELS + ["gcn", "sage"]:
+            strategies = (["vertex"] if model != "evolvegcn-h" else []) + ["snapshot"]
             out.append((f"{name}-forecast-{model}", ["--model", model, "--task", "forecast"],
-                        ["vertex"]))
+                        strategies))
         return out
     if name == "awkward":
         # Node classification over snapshots (vertex strategy only) on the labelled folder.
