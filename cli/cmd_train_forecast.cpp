@@ -250,12 +250,17 @@ void run_train_forecast(TrainArgs& a) {
   if (res.stopped_early)
     std::printf("stopped at epoch %d: no better validation MSE for %d epochs (--patience)\n",
                 res.last_epoch, a.train.patience);
+  char chosen[96];
+  if (split.val > 0)
+    std::snprintf(chosen, sizeof chosen, "best val mse %.4f at epoch %d", res.best_val.mse,
+                  res.best_epoch);
+  else
+    std::snprintf(chosen, sizeof chosen, "no validation: epoch %d's parameters", res.last_epoch);
   std::printf(
       "test mse %.4f mae %.4f rmse %.4f mape %.2f%%  (predict 0: mse %.4f mae %.4f; last value: "
-      "mse %.4f mae %.4f)  best val mse %.4f at epoch %d, median epoch %.1f ms\n",
+      "mse %.4f mae %.4f)  %s, median epoch %.1f ms\n",
       res.test.mse, res.test.mae, res.test.rmse, res.test.mape, res.test_zero.mse,
-      res.test_zero.mae, res.test_last.mse, res.test_last.mae, res.best_val.mse, res.best_epoch,
-      res.median_epoch_ms);
+      res.test_zero.mae, res.test_last.mse, res.test_last.mae, chosen, res.median_epoch_ms);
   if (log) {
     auto metrics = [](const ForecastMetrics& m) {
       return nlohmann::json{{"mse", m.mse}, {"mae", m.mae}, {"rmse", m.rmse}, {"mape", m.mape}};

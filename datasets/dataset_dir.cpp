@@ -47,6 +47,20 @@ void TextWriter::flush() {
   used_ = 0;
 }
 
+void write_edges(const std::string& path, const std::string& header,
+                 const std::vector<int32_t>& src, const std::vector<int32_t>& dst) {
+  TextWriter w(path);
+  w.text(header);
+  w.put('\n');
+  for (size_t i = 0; i < src.size(); ++i) {
+    w.integer(src[i]);
+    w.put(' ');
+    w.integer(dst[i]);
+    w.put('\n');
+  }
+  w.close();
+}
+
 void write_ids(const std::string& path, const std::vector<int32_t>& ids) {
   TextWriter w(path);
   for (int32_t v : ids) w.integer(v), w.put('\n');

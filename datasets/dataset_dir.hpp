@@ -39,6 +39,9 @@ class TextWriter {
   size_t used_ = 0;
 };
 
+// "src dst" per line after a header line (a static edge list as the generators write it).
+void write_edges(const std::string& path, const std::string& header,
+                 const std::vector<int32_t>& src, const std::vector<int32_t>& dst);
 // One id per line.
 void write_ids(const std::string& path, const std::vector<int32_t>& ids);
 // "vertex label" per line (vertex = row index), after a "# ..." header line.

@@ -121,24 +121,12 @@ DiffusionDataset generate_diffusion(const DiffusionConfig& cfg) {
 }
 
 void DiffusionDataset::write_dataset_dir(const std::string& dir, bool force) const {
-  using dataset_dir::TextWriter;
   namespace fs = std::filesystem;
   dataset_dir::write_atomically(
       dir, config.seed ^ uint64_t(src.size()) ^ 0xd1ff,
       [&](const std::string& tmp_dir) {
         const fs::path tmp(tmp_dir);
-        {
-          TextWriter w((tmp / "edges.txt").string());
-          w.text(description());
-          w.put('\n');
-          for (size_t i = 0; i < src.size(); ++i) {
-            w.integer(src[i]);
-            w.put(' ');
-            w.integer(dst[i]);
-            w.put('\n');
-          }
-          w.close();
-        }
+        dataset_dir::write_edges((tmp / "edges.txt").string(), description(), src, dst);
         write_npy((tmp / "signals.npy").string(), signal.data(),
                   std::vector<int64_t>{config.steps, config.vertices});
       },

@@ -350,24 +350,12 @@ Dataset SbmDataset::to_dataset() && {
 }
 
 void SbmDataset::write_dataset_dir(const std::string& dir, bool force) const {
-  using dataset_dir::TextWriter;
   namespace fs = std::filesystem;
   dataset_dir::write_atomically(
       dir, config.seed ^ uint64_t(num_edges()),
       [&](const std::string& tmp_dir) {
         const fs::path tmp(tmp_dir);
-        {
-          TextWriter w((tmp / "edges.txt").string());
-          w.text(description());
-          w.put('\n');
-          for (size_t i = 0; i < src.size(); ++i) {
-            w.integer(src[i]);
-            w.put(' ');
-            w.integer(dst[i]);
-            w.put('\n');
-          }
-          w.close();
-        }
+        dataset_dir::write_edges((tmp / "edges.txt").string(), description(), src, dst);
         write_npy((tmp / "features.npy").string(), features.data(), num_vertices(),
                   config.feature_dim);
         dataset_dir::write_labels((tmp / "labels.txt").string(), labels, "vertex label");
