@@ -173,6 +173,18 @@ for m in gcrn evolvegcn-h; do
   done
 done
 
+step "CLI: forecasting (T-GCN) on the GPU and on the CPU: chickenpox, a 10k-vertex diffusion signal"
+fits 30 && run_for 30 "$build/dgnn" generate diffusion --vertices 10000 --steps 200 --seed 1 \
+  --out "$build/diffusion" >/dev/null
+for d in cpu cuda; do
+  fits 60 || break
+  run_for 20 "$build/dgnn" train --graph datasets/chickenpox/chickenpox.json.gz --task forecast \
+    --model tgcn --epochs 20 --device "$d" --quiet --log-json "$out/forecast_cp_$d.json" 2>&1 | tail -1
+  [ -d "$build/diffusion" ] && run_for 40 "$build/dgnn" train --graph "$build/diffusion" \
+    --task forecast --model tgcn --hidden 32 --epochs 3 --device "$d" --quiet \
+    --log-json "$out/forecast_diff_$d.json" 2>&1 | tail -1
+done
+
 step "CLI: 2 GPU ranks under mpirun against 1 CPU rank (static GCN, mini-batch SAGE, temporal GCRN)"
 # With one GPU both ranks share it: auto picks the staged transport (NCCL needs a GPU per rank).
 # With two or more, auto picks NCCL, and --comm mpi runs the staged one too.
