@@ -376,8 +376,8 @@ void register_plan(CLI::App& app) {
   cmd->add_flag("--json", a.json, "Print the table as JSON");
   add_dataset_options(cmd, a.data);
   add_snapshot_options(cmd, a.snapshots);
-  for (const char* frac : {"--train-frac", "--val-frac"})
-    cmd->get_option(frac)->each([args](const std::string&) { args->step_fracs_given = true; });
+  cmd->get_option("--train-frac")->each([args](const std::string&) { args->train_frac_given = true; });
+  cmd->get_option("--val-frac")->each([args](const std::string&) { args->val_frac_given = true; });
   for (const char* t : {"--strategies", "--task", "--bptt", "--neg-train", "--snapshot-groups"})
     cmd->get_option(t)->each([args](const std::string&) { args->temporal_options_given = true; });
   cmd->callback([args, cmd] {

@@ -62,7 +62,7 @@ std::string checkpoint_data_id(const TrainArgs& a, Communicator& comm, bool temp
         const SnapshotOptions& s = a.snapshots;
         char buf[256];
         std::snprintf(buf, sizeof buf, ":snap=%.17g/%d/%d/%d:steps=%d/%.9g/%.9g", s.seconds,
-                      s.count, int(s.mode), s.window, int(a.step_fracs_given), a.data.train_frac,
+                      s.count, int(s.mode), s.window, int(a.step_fracs_given()), a.data.train_frac,
                       a.data.val_frac);
         id += buf;
         if (const auto layout = read_temporal_layout(a.data.graph))
@@ -571,8 +571,8 @@ void register_train(CLI::App& app) {
                   "or tgb (each edge against its own --neg-eval negatives, half historical: the "
                   "Temporal Graph Benchmark's MRR, which then selects the model)")
       ->capture_default_str();
-  for (const char* frac : {"--train-frac", "--val-frac"})
-    cmd->get_option(frac)->each([a](const std::string&) { a->step_fracs_given = true; });
+  cmd->get_option("--train-frac")->each([a](const std::string&) { a->train_frac_given = true; });
+  cmd->get_option("--val-frac")->each([a](const std::string&) { a->val_frac_given = true; });
   cmd->callback([a, cmd] {
     a->data.seed = a->train.seed;
     if (!a->data.graph.empty() && !std::filesystem::exists(a->data.graph))
@@ -604,7 +604,8 @@ void register_train(CLI::App& app) {
                "(--strategy vertex does)");
       if (is_signal_json(a->data.graph))
         refuse({"--signals", "--time-col", "--weight-col", "--src-col", "--dst-col",
-                "--snapshot-seconds", "--snapshots"},
+                "--snapshot-seconds", "--snapshots", "--window", "--cumulative", "--directed",
+                "--self-loops"},
                "a PyG-Temporal .json names its edges and signal itself");
       run_train_forecast(*a);
       return;

@@ -77,10 +77,8 @@ void run_train_forecast(TrainArgs& a) {
   opt.lags = a.lags;
   opt.horizon = a.horizon;
   opt.bptt = a.bptt;
-  if (a.step_fracs_given) {
-    opt.train_frac = a.data.train_frac;
-    opt.val_frac = a.data.val_frac;
-  }
+  if (a.train_frac_given) opt.train_frac = a.data.train_frac;
+  if (a.val_frac_given) opt.val_frac = a.data.val_frac;
   forecast_split(1 << 30, opt);  // the options alone, before anything is read
   // The model: a temporal one, or static layers applied per step.
   const std::string model_name = a.model.empty() ? "tgcn" : a.model;
@@ -118,7 +116,12 @@ void run_train_forecast(TrainArgs& a) {
   series.source.clear();
   // SignalSeries keeps its graph; the trainer reads g (series.graph was moved out).
   series.graph.num_vertices = g.num_vertices;
-  const ForecastSplit split = forecast_split(series.steps, opt);
+  ForecastSplit split;
+  try {
+    split = forecast_split(series.steps, opt);
+  } catch (const OptionError& e) {
+    throw OptionError(std::string(e.what()) + (signal_source.empty() ? "" : " (" + signal_source + ")"));
+  }
 
   std::string feature_file;
   int64_t static_dim = 0;
@@ -201,8 +204,9 @@ void run_train_forecast(TrainArgs& a) {
                              {"partitioner", by_snapshot ? "none" : a.partitioner},
                              {"threads", omp_get_max_threads()}};
   if (std::string id = checkpoint_data_id(a, comm, true); !id.empty()) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, ":forecast:lags=%d:horizon=%d", opt.lags, opt.horizon);
+    char buf[128];
+    std::snprintf(buf, sizeof buf, ":forecast:lags=%d:horizon=%d:split=%.9g/%.9g", opt.lags,
+                  opt.horizon, opt.train_frac, opt.val_frac);
     settings["data"] = id + buf;
   }
   opt.meta_json = settings.dump();
@@ -252,7 +256,7 @@ void run_train_forecast(TrainArgs& a) {
                 res.last_epoch, a.train.patience);
   char chosen[96];
   if (split.val > 0)
-    std::snprintf(chosen, sizeof chosen, "best val mse %.4f at epoch %d", res.best_val.mse,
+    std::snprintf(chosen, sizeof chosen, "best val mse %.4g at epoch %d", res.best_val.mse,
                   res.best_epoch);
   else
     std::snprintf(chosen, sizeof chosen, "no validation: epoch %d's parameters", res.last_epoch);

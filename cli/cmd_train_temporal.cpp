@@ -91,10 +91,8 @@ void run_train_temporal(TrainArgs& a) {
   opt.task = task;
   opt.bptt = a.bptt;
   opt.neg_train = a.neg_train;
-  if (a.step_fracs_given) {
-    opt.train_frac = a.data.train_frac;
-    opt.val_frac = a.data.val_frac;
-  }
+  if (a.train_frac_given) opt.train_frac = a.data.train_frac;
+  if (a.val_frac_given) opt.val_frac = a.data.val_frac;
   if (a.neg_eval == "all") {
     opt.eval_all_pairs = true;
   } else {

@@ -30,7 +30,9 @@ struct PlanArgs {
   int bptt = 0;
   int neg_train = 5;
   int snapshot_groups = -1;  // vertex strategy with METIS, as train's (see PartitionOptions)
-  bool step_fracs_given = false;
+  // Each alone: the other keeps the task's default.
+  bool train_frac_given = false, val_frac_given = false;
+  bool step_fracs_given() const { return train_frac_given || val_frac_given; }
   bool temporal_options_given = false;  // --strategies, --task, --bptt, --neg-train, ...
   std::string network = "infiniband-hdr";
   bool network_given = false;

@@ -105,10 +105,8 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
   opt.task = task;
   opt.bptt = a.bptt;
   opt.neg_train = a.neg_train;
-  if (a.step_fracs_given) {
-    opt.train_frac = a.data.train_frac;
-    opt.val_frac = a.data.val_frac;
-  }
+  if (a.train_frac_given) opt.train_frac = a.data.train_frac;
+  if (a.val_frac_given) opt.val_frac = a.data.val_frac;
   const TemporalSplit split = temporal_split(g, opt);  // OptionError when the options do not fit
   const std::vector<int> bounds = temporal_windows(g, opt);
   const int64_t n = g.num_vertices;

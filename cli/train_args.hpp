@@ -58,7 +58,9 @@ struct TrainArgs {
   // --train-frac / --val-frac given: temporal link prediction and edge classification split
   // their steps by them (else 0.7 / 0.1, EvolveGCN's default; the flags' own defaults are for
   // labelled vertices).
-  bool step_fracs_given = false;
+  // Each alone: the other keeps the task's default.
+  bool train_frac_given = false, val_frac_given = false;
+  bool step_fracs_given() const { return train_frac_given || val_frac_given; }
   int threads = 0;
   bool quiet = false;
 };

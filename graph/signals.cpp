@@ -15,23 +15,35 @@ bool ends_with(const std::string& s, const char* tail) {
   return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
 }
 
+// A value for a message: scalars as written (cut to 60 characters), a list or an object by its
+// kind and size (dump() recurses: a deeply nested value would overflow the stack).
+std::string describe(const nlohmann::json& v) {
+  if (v.is_array()) return "a list of " + std::to_string(v.size());
+  if (v.is_object()) return "an object of " + std::to_string(v.size()) + " keys";
+  std::string d = v.dump();
+  if (d.size() > 60) d = d.substr(0, 57) + "...";
+  return d;
+}
+
 // A JSON number as a float; InputError naming `what` otherwise.
 float number(const nlohmann::json& v, const std::string& path, const std::string& what) {
-  if (!v.is_number()) throw InputError(path, 0, what + " is not a number (" + v.dump() + ")");
+  if (!v.is_number()) throw InputError(path, 0, what + " is not a number (" + describe(v) + ")");
   const double d = v.get<double>();
   if (!std::isfinite(d) || std::fabs(d) > 3.4e38)
-    throw InputError(path, 0, what + " is not a finite float (" + v.dump() + ")");
+    throw InputError(path, 0, what + " is not a finite float (" + describe(v) + ")");
   return float(d);
 }
 
 int64_t vertex_id(const nlohmann::json& v, const std::string& path, const std::string& what,
                   int64_t n) {
   if (!v.is_number_integer())
-    throw InputError(path, 0, what + " is not an integer vertex id (" + v.dump() + ")");
-  const int64_t id = v.get<int64_t>();
+    throw InputError(path, 0, what + " is not an integer vertex id (" + describe(v) + ")");
+  // (An unsigned id above 2^63 would wrap as int64: compared as written.)
+  const bool too_large = v.is_number_unsigned() && v.get<uint64_t>() >= uint64_t(n);
+  const int64_t id = too_large ? n : v.get<int64_t>();
   if (id < 0 || id >= n)
     throw InputError(path, 0,
-                     what + " names vertex " + std::to_string(id) + ", outside 0.." +
+                     what + " names vertex " + describe(v) + ", outside 0.." +
                          std::to_string(n - 1) + " (the signal rows have " + std::to_string(n) +
                          " values: one per vertex)");
   return id;
@@ -50,12 +62,12 @@ std::vector<const nlohmann::json*> signal_rows(const nlohmann::json& doc, const 
   if (doc.contains("time_periods")) {
     const nlohmann::json& tp = doc["time_periods"];
     if (!tp.is_number_integer() || tp.get<int64_t>() < 1 || tp.get<int64_t>() > (1 << 24))
-      throw InputError(path, 0, "\"time_periods\" is not a positive step count (" + tp.dump() + ")");
+      throw InputError(path, 0, "\"time_periods\" is not a positive step count (" + describe(tp) + ")");
     for (int64_t t = 0; t < tp.get<int64_t>(); ++t) {
       const std::string key = std::to_string(t);
       if (!doc.contains(key) || !doc[key].is_object() || !doc[key].contains("y"))
         throw InputError(path, 0,
-                         "\"time_periods\" is " + tp.dump() + " but step \"" + key +
+                         "\"time_periods\" is " + describe(tp) + " but step \"" + key +
                              "\" has no \"y\" list");
       rows.push_back(&doc[key]["y"]);
     }
@@ -110,7 +122,6 @@ SignalSeries read_signal_json(const std::string& path) {
   const int64_t n = int64_t(first.size());
   if (first[0].is_array()) s.channels = int64_t(first[0].size());
   if (s.channels < 1) throw InputError(path, 0, "step 0, vertex 0 has no values");
-  s.values.reserve(size_t(s.steps * n * s.channels));
   for (int64_t t = 0; t < s.steps; ++t) {
     const nlohmann::json& r = *rows[size_t(t)];
     const std::string where = "step " + std::to_string(t) + " of the signal";
@@ -138,7 +149,7 @@ SignalSeries read_signal_json(const std::string& path) {
     const nlohmann::json& p = edges[i];
     const std::string what = "edge " + std::to_string(i);
     if (!p.is_array() || p.size() != 2)
-      throw InputError(path, 0, what + " is not a pair of vertex ids (" + p.dump() + ")");
+      throw InputError(path, 0, what + " is not a pair of vertex ids (" + describe(p) + ")");
     e.src.push_back(vertex_id(p[0], path, what, n));
     e.dst.push_back(vertex_id(p[1], path, what, n));
   }
@@ -174,7 +185,8 @@ NpyMatrix read_signal_npy(const std::string& path) {
       throw InputError(path, 0,
                        "the value at step " + std::to_string(int64_t(i) / per_step) + ", vertex " +
                            std::to_string((int64_t(i) % per_step) * m.shape[1] / per_step) +
-                           " is not finite (" + std::to_string(m.data[i]) + ")");
+                           " is not a finite float32 (" + std::to_string(m.data[i]) +
+                           ": inf or nan in the file, or a float64 beyond float32's range)");
   return m;
 }
 

@@ -136,6 +136,21 @@ TEST_CASE("cli forecast: signals and options that do not fit are one line", "[cl
   write(d / "weights.json", "{\"edges\": [[0, 1]], \"weights\": [1, 2], \"FX\": [[1, 2]]}");
   one_line_error("train --graph " + (d / "weights.json").string() + f,
                  "\"weights\" has 2 values for 1 edges");
+  // Hostile nesting: described, not printed whole (printing recurses), and no crash.
+  std::string deep = "{\"edges\": [" + std::string(100000, '[') + std::string(100000, ']') +
+                     "], \"FX\": [[1, 2], [1, 2]]}";
+  write(d / "deep.json", deep);
+  one_line_error("train --graph " + (d / "deep.json").string() + f,
+                 "deep.json: edge 0 is not a pair of vertex ids (a list of 1)");
+  // A first row that promises more than the file holds: checked row by row, no allocation.
+  std::string wide = "{\"edges\": [[0, 1]], \"FX\": [[[1";
+  for (int i = 1; i < 100000; ++i) wide += ",1";
+  write(d / "wide.json", wide + "], 2], [1]]}");
+  one_line_error("train --graph " + (d / "wide.json").string() + f,
+                 "wide.json: step 0 of the signal, vertex 1 does not have 100000 values");
+  write(d / "huge_id.json", "{\"edges\": [[0, 18446744073709551615]], \"FX\": [[1, 2], [1, 2]]}");
+  one_line_error("train --graph " + (d / "huge_id.json").string() + f,
+                 "edge 0 names vertex 18446744073709551615, outside 0..1");
   write(d / "broken.json", "{\"edges\": [[0, 1]], \"FX\": [[1, 2]");
   one_line_error("train --graph " + (d / "broken.json").string() + f, "broken.json: not valid JSON");
   // A folder: no signal, a signal of the wrong width, a temporal graph of other length.
@@ -153,7 +168,7 @@ TEST_CASE("cli forecast: signals and options that do not fit are one line", "[cl
   nan[13] = std::nanf("");
   write_npy(d / "folder" / "signals.npy", {10, 4}, nan);
   one_line_error("train --graph " + (d / "folder").string() + f,
-                 "the value at step 3, vertex 1 is not finite");
+                 "the value at step 3, vertex 1 is not a finite float32 (nan");
   write_npy(d / "folder" / "signals.npy", {40}, nan);
   one_line_error("train --graph " + (d / "folder").string() + f, "got a 1-D one of 40 values");
   one_line_error("generate diffusion --vertices 10 --steps 1 --out " + (d / "g").string(),
