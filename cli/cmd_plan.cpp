@@ -144,7 +144,7 @@ void run(PlanArgs& a) {
   const std::vector<int> ranks = parse_ranks(a.ranks, 1 << 20);
   if (!a.data.graph.empty() && !std::filesystem::exists(a.data.graph))
     throw OptionError("--graph " + a.data.graph + ": no such file or directory");
-  if (is_temporal_input(a.data.graph, a.data.edges, a.snapshots))
+  if (a.task == "forecast" || is_temporal_input(a.data.graph, a.data.edges, a.snapshots))
     return run_plan_temporal(a, ranks);
   if (a.temporal_options_given)
     throw OptionError(
@@ -331,8 +331,15 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--strategies", a.strategies,
                   "Temporal graphs: comma-separated vertex, snapshot (the best is named)")
       ->capture_default_str();
-  cmd->add_option("--task", a.task, "Temporal graphs: link (prediction) or edge (classification)")
+  cmd->add_option("--task", a.task,
+                  "Temporal graphs: link (prediction) or edge (classification); forecast: a "
+                  "vertex signal (a PyG-Temporal .json, or signals.npy), as train")
       ->capture_default_str();
+  cmd->add_option("--lags", a.lags, "--task forecast: past steps a vertex sees, as train")
+      ->capture_default_str();
+  cmd->add_option("--horizon", a.horizon, "--task forecast: steps ahead predicted, as train")
+      ->capture_default_str();
+  cmd->add_option("--signals", a.signals, "--task forecast: the signal .npy, as train");
   cmd->add_option("--bptt", a.bptt,
                   "Temporal graphs: steps per BPTT window, as train (0 = the whole training span)")
       ->capture_default_str();
@@ -381,9 +388,6 @@ void register_plan(CLI::App& app) {
   for (const char* t : {"--strategies", "--task", "--bptt", "--neg-train", "--snapshot-groups"})
     cmd->get_option(t)->each([args](const std::string&) { args->temporal_options_given = true; });
   cmd->callback([args, cmd] {
-    if (args->task == "forecast")
-      throw OptionError("--task forecast: dgnn plan has no model of forecasting yet; measure it "
-                        "with dgnn scale --task forecast");
     refuse_input_options(cmd, args->data.graph);
     run(*args);
   });

@@ -247,8 +247,10 @@ void run_scale(ScaleArgs& a) {
   if (::access(runs_dir.c_str(), W_OK) != 0 || ::access(out.c_str(), W_OK) != 0)
     throw OptionError("--out " + a.out + ": not writable");
 
-  // Strategies divide snapshots among ranks; a static graph has one way to be split.
-  const bool temporal = (!a.graph.empty() && read_temporal_layout(a.graph).has_value()) ||
+  // Strategies divide snapshots among ranks (forecasting: the samples of a signal, static graph
+  // or not); a static graph has one way to be split.
+  const bool temporal = a.task == "forecast" ||
+                        (!a.graph.empty() && read_temporal_layout(a.graph).has_value()) ||
                         std::any_of(a.extra.begin(), a.extra.end(), [](const std::string& s) {
                           return s.rfind("--time-col", 0) == 0;
                         });
@@ -263,16 +265,24 @@ void run_scale(ScaleArgs& a) {
   }
 
   std::vector<ScaleConfig> configs;
+  // The snapshot strategy partitions no vertices: one run per rank count, partitioner "-"
+  // (train refuses --partitioner with it).
   for (int r : ranks)
-    for (const std::string& s : strategies)
+    for (const std::string& s : strategies) {
+      if (s == "snapshot") {
+        configs.push_back({r, s, "-"});
+        continue;
+      }
       for (const std::string& p : partitioners) configs.push_back({r, s, p});
+    }
 
   const fs::path exe = fs::read_symlink("/proc/self/exe");
   const int total = int(configs.size()) * a.repeats;
   std::printf("scale: %d run%s of `dgnn train` on %s (%s graph), %d epochs each; logs in %s\n",
               total, total == 1 ? "" : "s",
               a.graph.empty() ? "the generated default" : a.graph.c_str(),
-              temporal ? "temporal" : "static", a.epochs, runs_dir.c_str());
+              a.task == "forecast" ? "forecasting on a" : temporal ? "temporal" : "static",
+              a.epochs, runs_dir.c_str());
   std::fflush(stdout);
 
   std::vector<std::vector<ScaleRun>> results(configs.size());
@@ -289,7 +299,8 @@ void run_scale(ScaleArgs& a) {
       std::vector<std::string> argv;
       if (cfg.ranks > 1) argv = launcher_argv(tmpl, cfg.ranks);
       argv.insert(argv.end(), {exe.string(), "train", "--epochs", std::to_string(a.epochs),
-                               "--partitioner", cfg.partitioner, "--log-json", json});
+                               "--log-json", json});
+      if (cfg.strategy != "snapshot") argv.insert(argv.end(), {"--partitioner", cfg.partitioner});
       if (!a.graph.empty()) argv.insert(argv.end(), {"--graph", a.graph});
       if (!a.model.empty()) argv.insert(argv.end(), {"--model", a.model});
       if (!a.task.empty()) argv.insert(argv.end(), {"--task", a.task});

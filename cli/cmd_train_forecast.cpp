@@ -24,19 +24,21 @@ namespace {
 namespace fs = std::filesystem;
 
 // The signal file a dataset folder or --signals names ("" when neither does).
-std::string signal_file(const TrainArgs& a) {
-  if (!a.signals.empty()) return a.signals;
+std::string signal_file(const std::string& graph, const std::string& signals) {
+  if (!signals.empty()) return signals;
   std::error_code ec;
-  if (fs::is_directory(a.data.graph, ec))
+  if (fs::is_directory(graph, ec))
     for (const char* name : {"signals.npy", "signals.npy.gz"})
-      if (fs::exists(fs::path(a.data.graph) / name)) return (fs::path(a.data.graph) / name).string();
+      if (fs::exists(fs::path(graph) / name)) return (fs::path(graph) / name).string();
   return "";
 }
 
-// The graph and its signal, as the options name them (rank 0 reads).
-SignalSeries read_series(const TrainArgs& a) {
-  if (is_signal_json(a.data.graph)) return read_signal_json(a.data.graph);
-  const std::string npy = signal_file(a);
+}  // namespace
+
+SignalSeries read_signal_input(const DatasetOptions& data, const SnapshotOptions& snapshots,
+                               const std::string& signals) {
+  if (is_signal_json(data.graph)) return read_signal_json(data.graph);
+  const std::string npy = signal_file(data.graph, signals);
   if (npy.empty())
     throw OptionError("--task forecast needs a signal on the vertices: --graph FILE.json "
                       "(PyG-Temporal's layout), a dataset folder with signals.npy, or --signals "
@@ -45,18 +47,16 @@ SignalSeries read_series(const TrainArgs& a) {
   const int64_t n = m.shape[1];
   // Ids 0..N-1 are the signal's columns: vertices even without an edge.
   TemporalGraph g;
-  if (is_temporal_input(a.data.graph, a.data.edges, a.snapshots)) {
-    g = load_temporal(a.data.graph, a.data.edges, a.snapshots, n);
+  if (is_temporal_input(data.graph, data.edges, snapshots)) {
+    g = load_temporal(data.graph, data.edges, snapshots, n);
   } else {
     std::error_code ec;
     const std::string file =
-        fs::is_directory(a.data.graph, ec) ? find_edges_file(a.data.graph) : a.data.graph;
-    g = static_as_temporal(read_edge_list(file, a.data.edges), a.data.edges, file, n);
+        fs::is_directory(data.graph, ec) ? find_edges_file(data.graph) : data.graph;
+    g = static_as_temporal(read_edge_list(file, data.edges), data.edges, file, n);
   }
   return attach_signals(std::move(g), std::move(m), npy);
 }
-
-}  // namespace
 
 void run_train_forecast(TrainArgs& a) {
   if (a.data.graph.empty())
@@ -98,7 +98,7 @@ void run_train_forecast(TrainArgs& a) {
   SignalSeries series;
   LoadedTemporal in = load_temporal_on_ranks(
       [&] {
-        series = read_series(a);
+        series = read_signal_input(a.data, a.snapshots, a.signals);
         return std::move(series.graph);
       },
       comm,

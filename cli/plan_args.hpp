@@ -26,7 +26,9 @@ struct PlanArgs {
   std::string ranks;
   std::string partitioners = "metis";
   std::string strategies = "vertex,snapshot";  // temporal graphs
-  std::string task = "link";                   // temporal graphs: link or edge
+  std::string task = "link";                   // temporal graphs: link or edge; or forecast
+  int lags = 4, horizon = 1;                   // --task forecast, as train
+  std::string signals;                         // --task forecast: --signals, as train
   int bptt = 0;
   int neg_train = 5;
   int snapshot_groups = -1;  // vertex strategy with METIS, as train's (see PartitionOptions)

@@ -17,6 +17,7 @@
 #include "dgnn/common/timer.hpp"
 #include "dgnn/gnn/core/graph_view.hpp"
 #include "dgnn/gnn/core/loss.hpp"
+#include "dgnn/gnn/temporal/forecast.hpp"
 #include "dgnn/gnn/temporal/temporal_dist.hpp"
 #include "dgnn/gnn/temporal/temporal_trainer.hpp"
 #include "dgnn/graph/npy.hpp"
@@ -46,12 +47,14 @@ perf::TModel tmodel(TemporalKind k) {
 
 // The features train would read: features.npy of the dataset directory or --features (their
 // width), else the degree buckets of each snapshot.
-int64_t feature_dim(const PlanArgs& a, const TemporalGraph& g) {
+// Forecasting reads no degree buckets: its static features' width, or 0.
+int64_t feature_dim(const PlanArgs& a, const TemporalGraph& g, bool forecast = false) {
   std::string file = a.data.features;
   if (file.empty() && fs::is_directory(a.data.graph) &&
       fs::exists(fs::path(a.data.graph) / "features.npy"))
     file = (fs::path(a.data.graph) / "features.npy").string();
-  return file.empty() ? degree_feature_dim(g) : read_npy(file).cols;
+  if (file.empty()) return forecast ? 0 : degree_feature_dim(g);
+  return read_npy(file).cols;
 }
 
 struct Row {
@@ -66,7 +69,10 @@ struct Row {
 void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
   const TemporalKind kind = parse_temporal_kind(a.model.empty() ? "evolvegcn-o" : a.model);
   if (a.model.empty()) a.model = temporal_kind_name(kind);
-  const TemporalTask task = parse_temporal_task(a.task);
+  // Forecasting (--task forecast): the steps are the samples of a vertex signal, each on its
+  // step's graph (one graph for all when it is static), with a per-vertex head and no pairs.
+  const bool forecast = a.task == "forecast";
+  const TemporalTask task = forecast ? TemporalTask::link : parse_temporal_task(a.task);
   if (a.layers < 1) throw OptionError("--layers must be >= 1, got " + std::to_string(a.layers));
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1, got " + std::to_string(a.hidden));
   if (a.threads_per_rank < 0)
@@ -100,15 +106,40 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
         a.strategies + " --partitioners " + a.partitioners + ")");
   const perf::Network net = plan_network(a);
 
-  const TemporalGraph g = load_temporal(a.data.graph, a.data.edges, a.snapshots);
+  TemporalGraph signal_graph;
+  int64_t channels = 1;
+  ForecastOptions fopt;
+  ForecastSplit fsplit;
+  if (forecast) {
+    SignalSeries series = read_signal_input(a.data, a.snapshots, a.signals);
+    fopt.lags = a.lags;
+    fopt.horizon = a.horizon;
+    fopt.bptt = a.bptt;
+    if (a.train_frac_given) fopt.train_frac = a.data.train_frac;
+    if (a.val_frac_given) fopt.val_frac = a.data.val_frac;
+    fsplit = forecast_split(series.steps, fopt);
+    channels = series.channels;
+    signal_graph = std::move(series.graph);
+  }
+  const TemporalGraph& g =
+      forecast ? signal_graph
+               : (signal_graph = load_temporal(a.data.graph, a.data.edges, a.snapshots));
   TemporalOptions opt;
   opt.task = task;
   opt.bptt = a.bptt;
   opt.neg_train = a.neg_train;
   if (a.train_frac_given) opt.train_frac = a.data.train_frac;
   if (a.val_frac_given) opt.val_frac = a.data.val_frac;
-  const TemporalSplit split = temporal_split(g, opt);  // OptionError when the options do not fit
-  const std::vector<int> bounds = temporal_windows(g, opt);
+  // OptionError when the options do not fit.
+  TemporalSplit split;
+  std::vector<int> bounds;
+  if (forecast) {
+    split.steps = int(fsplit.samples), split.train = int(fsplit.train), split.val = int(fsplit.val);
+    bounds = forecast_windows(fsplit, fopt);
+  } else {
+    split = temporal_split(g, opt);
+    bounds = temporal_windows(g, opt);
+  }
   const int64_t n = g.num_vertices;
   if (ranks.back() > n)
     throw OptionError("--ranks " + std::to_string(ranks.back()) + " exceeds the " +
@@ -119,20 +150,38 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
   steps.vertices = n;
   for (int b : bounds)
     if (b <= split.train) steps.windows.push_back(b);
+  // The training steps' graphs: snaps[snap_of[s]] is step s's (forecasting on a static graph:
+  // one for all).
   std::vector<Csr> snaps;
+  std::vector<size_t> snap_of;
   std::vector<int64_t> nnz;
   {
+    const int T = g.num_snapshots();
+    auto graph_of = [&](int s) { return forecast ? (T == 1 ? 0 : int(fsplit.first) + s) : s; };
+    std::vector<int> wanted(size_t(T), -1);
+    for (int s = 0; s < split.train; ++s) wanted[size_t(graph_of(s))] = 0;
     SnapshotCursor cur(g);
     do {
       nnz.push_back(cur.current().nnz());
-      if (cur.index() < split.train) snaps.push_back(cur.current());
+      if (wanted[size_t(cur.index())] == 0) {
+        wanted[size_t(cur.index())] = int(snaps.size());
+        snaps.push_back(cur.current());
+      }
     } while (cur.next());
+    for (int s = 0; s < split.train; ++s) snap_of.push_back(size_t(wanted[size_t(graph_of(s))]));
   }
+  auto snap = [&](int s) -> const Csr& { return snaps[snap_of[size_t(s)]]; };
   // Epoch 1's pairs, drawn (and timed) by the trainer's own code.
   std::vector<PairBatch> batches;
   size_t largest = 0;
   int64_t most_pairs = 1;
-  for (int s = 0; s < split.train; ++s) {
+  for (int s = 0; s < split.train && forecast; ++s) {
+    steps.entries.push_back(snap(s).nnz());
+    steps.pairs.push_back(0);
+    steps.loss.push_back(1);
+    if (snap(s).nnz() > snap(int(largest)).nnz()) largest = size_t(s);
+  }
+  for (int s = 0; s < split.train && !forecast; ++s) {
     Timer t;
     batches.push_back(step_pairs(g, task, s, opt.neg_train, a.seed, train_salt(1)));
     steps.batch_s.push_back(t.ms() / 1e3);
@@ -150,25 +199,27 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
     step_pairs(g, task, s, opt.neg_train, a.seed, train_salt(1), none,
                link ? &known_none : nullptr);
     steps.batch_fixed_s.push_back(std::min(t_none.ms() / 1e3, steps.batch_known_s.back()));
-    steps.entries.push_back(snaps[size_t(s)].nnz());
+    steps.entries.push_back(snap(s).nnz());
     steps.pairs.push_back(int64_t(batches.back().src.size()));
     most_pairs = std::max(most_pairs, steps.pairs.back());
-    if (snaps[size_t(s)].nnz() > snaps[largest].nnz()) largest = size_t(s);
+    if (snap(s).nnz() > snap(int(largest)).nnz()) largest = size_t(s);
   }
   // The step probed for the overhead: the largest that scores pairs.
-  int probe_step = -1;
-  for (int s = 0; s < split.train; ++s)
+  int probe_step = forecast ? int(largest) : -1;
+  for (int s = 0; s < split.train && !forecast; ++s)
     if (steps.pairs[size_t(s)] > 0 &&
-        (probe_step < 0 || snaps[size_t(s)].nnz() > snaps[size_t(probe_step)].nnz()))
+        (probe_step < 0 || snap(s).nnz() > snap(probe_step).nnz()))
       probe_step = s;
 
-  const int64_t in_dim = feature_dim(a, g);
+  const int64_t in_dim = forecast ? int64_t(fopt.lags) * channels + feature_dim(a, g, true)
+                                  : feature_dim(a, g);
   std::vector<int64_t> dims{in_dim};
   for (int i = 0; i < a.layers; ++i) dims.push_back(a.hidden);
-  const perf::TemporalShape shape = perf::temporal_shape(tmodel(kind), dims, a.hidden);
+  const perf::TemporalShape shape = forecast ? perf::forecast_shape(tmodel(kind), dims, channels)
+                                             : perf::temporal_shape(tmodel(kind), dims, a.hidden);
   // Rates timed on the largest training snapshot, at every width and shape the model uses.
   const std::vector<perf::LayerShape> cal_shapes = perf::calibration_shapes(shape);
-  perf::RankRates rr(rate_options(a), snaps[largest], cal_shapes);
+  perf::RankRates rr(rate_options(a), snap(int(largest)), cal_shapes);
   std::map<int, perf::Rates> fused;  // by threads per rank
   // One rank's threads alone on the node, with the fused ops' rates at that thread count.
   auto alone = [&](int P) {
@@ -222,12 +273,15 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
       const perf::Rates r = alone(P);
       const size_t ps = size_t(probe_step);
       const double real =
-          perf::time_real_step(kind, dims, a.hidden, snaps[ps], batches[ps], a.seed, t);
+          forecast ? perf::time_real_forecast_step(kind, dims, channels, snap(int(ps)), a.seed, t)
+                   : perf::time_real_step(kind, dims, a.hidden, snap(int(ps)), batches[ps], a.seed,
+                                          t);
       perf::TemporalSteps one;
       one.vertices = n;
       one.windows = {0, 1};
-      one.entries = {snaps[ps].nnz()};
+      one.entries = {snap(int(ps)).nnz()};
       one.pairs = {steps.pairs[ps]};
+      if (forecast) one.loss = {1};
       perf::TemporalShape bare = shape;
       bare.parameters = 0;  // the probe runs no optimizer step
       const perf::TemporalPrediction k = perf::predict_snapshot(bare, one, {{0}, {n}}, r, net);
@@ -266,16 +320,24 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
           part = partition_temporal(g, po);
         }
         std::vector<perf::VertexStep> counts;
+        std::map<size_t, perf::PartitionCounts> halo;  // per graph: a static one is counted once
         for (int s = 0; s < split.train; ++s) {
           perf::VertexStep vs;
-          vs.graph = perf::partition_counts(snaps[size_t(s)], part, P);
+          auto it = halo.find(snap_of[size_t(s)]);
+          if (it == halo.end())
+            it = halo.emplace(snap_of[size_t(s)], perf::partition_counts(snap(s), part, P)).first;
+          vs.graph = it->second;
           vs.pairs.assign(size_t(P), 0.0);
           vs.fetched.assign(size_t(P), 0.0);
           vs.served.assign(size_t(P), 0.0);
           // Each pair is scored by its first vertex's owner, which fetches each distinct second
           // end once, from its owner (epoch 1's pairs; later epochs draw other negatives).
-          const PairBatch& pb = batches[size_t(s)];
           vs.ends.assign(size_t(P), 0.0);
+          if (forecast) {  // no pairs: each rank's head reads its own rows
+            counts.push_back(std::move(vs));
+            continue;
+          }
+          const PairBatch& pb = batches[size_t(s)];
           std::vector<uint64_t> keys;  // (rank, second end), distinct
           keys.reserve(pb.src.size());
           for (size_t i = 0; i < pb.src.size(); ++i) {
@@ -299,14 +361,20 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
     if (want_snapshot) {
       Row row = base;
       row.partitioner = "-";
-      if (P > g.num_snapshots()) {
+      const int units = forecast ? split.steps : g.num_snapshots();
+      if (P > units) {
         row.p.strategy = "snapshot";
         row.p.ranks = P;
         row.p.feasible = false;
-        row.p.why = "more ranks than the " + std::to_string(g.num_snapshots()) + " snapshots";
+        row.p.why = "more ranks than the " + std::to_string(units) +
+                    (forecast ? " samples" : " snapshots");
         rows.push_back(row);
       } else {
-        const SnapshotPlan plan = snapshot_strategy_plan(g, nnz, opt, P);
+        std::vector<int64_t> cost;  // forecasting: per sample, its graph's entries and vertices
+        for (int64_t i = 0; forecast && i < fsplit.samples; ++i)
+          cost.push_back(nnz[g.num_snapshots() == 1 ? 0 : size_t(fsplit.first + i)] + n);
+        const SnapshotPlan plan = forecast ? forecast_snapshot_plan(fsplit, fopt, cost, P, n)
+                                           : snapshot_strategy_plan(g, nnz, opt, P);
         perf::SnapshotAssignment as;
         as.owner.assign(plan.owner.begin(), plan.owner.begin() + split.train);
         for (int q = 0; q < P; ++q)
@@ -377,9 +445,10 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
       a.data.graph.c_str(), (long long)n, g.num_snapshots(), split.train, windows,
       windows == 1 ? "" : "s", (long long)in_dim);
   std::printf(
-      "model     %s, %d layers, hidden %lld (%lld parameters with the pair scorer), task "
+      "model     %s, %d layers, hidden %lld (%lld parameters with the %s), task "
       "%s\n",
-      a.model.c_str(), a.layers, (long long)a.hidden, (long long)shape.parameters, a.task.c_str());
+      a.model.c_str(), a.layers, (long long)a.hidden, (long long)shape.parameters,
+      forecast ? "head" : "pair scorer", a.task.c_str());
   std::printf("network   %s: latency %.2f us, bandwidth %.2f GB/s per direction; overlap %s\n",
               net.name.c_str(), net.latency_s * 1e6, net.bandwidth_Bps / 1e9,
               popt.overlap ? "on" : "off");
@@ -387,7 +456,7 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
     std::printf("rates     %d thread%s", tc.first, tc.first == 1 ? "" : "s");
     if (tc.second > 1) std::printf(" x %d at once", tc.second);
     std::printf(": timed on the largest training snapshot (%lld entries)",
-                (long long)snaps[largest].nnz());
+                (long long)snap(int(largest)).nnz());
     if (tc.second > 1) std::printf(", a synchronisation %.2f ms", c.rates.sync_s * 1e3);
     std::printf(" (%s)\n", c.cached ? ("cached in " + rr.cache()).c_str() : "measured now");
   }
@@ -402,6 +471,7 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
   double fixed_ms = 0, known_ms = 0;
   for (double x : steps.batch_fixed_s) fixed_ms += x * 1e3;
   for (double x : steps.batch_known_s) known_ms += x * 1e3;
+  if (!forecast)
   std::printf(
       "pairs     drawing each step's pairs: %.1f ms per epoch (one rank, and the step's owner "
       "under the snapshot strategy); under the vertex strategy on several ranks %.1f ms, of "

@@ -16,6 +16,7 @@
 #include "dgnn/gnn/train/trainer.hpp"
 #include "dgnn/graph/atomic_write.hpp"
 #include "dgnn/graph/dataset.hpp"
+#include "dgnn/graph/signals.hpp"
 #include "dgnn/graph/temporal.hpp"
 
 namespace dgnn::cli {
@@ -132,6 +133,10 @@ void write_forecasts(const std::string& path, const std::vector<float>& mine,
                      Communicator& comm);
 // --task forecast: a signal on every vertex at every step (gnn/temporal/forecast.hpp).
 void run_train_forecast(TrainArgs& a);
+// The graph and signal a forecasting run reads: a PyG-Temporal .json, or the graph of a folder
+// or edge-list file with `signals` (default: the folder's signals.npy). Errors name the file.
+SignalSeries read_signal_input(const DatasetOptions& data, const SnapshotOptions& snapshots,
+                               const std::string& signals);
 // --predictions for link / edge tasks: the test pairs (rank 0's, from
 // LinkPredictionTrainer::test_pairs) as "step src dst label score", a header line first.
 void write_pair_predictions(const std::string& path,

@@ -57,6 +57,10 @@ Rates time_fused_ops(int threads, int64_t n, int64_t rows, int64_t h, int64_t e,
 // the pair scorer on `pb`, backward), as the trainer runs it; random features of its width.
 double time_real_step(TemporalKind kind, const std::vector<int64_t>& dims, int64_t hidden,
                       const Csr& snap, const PairBatch& pb, uint64_t seed, int threads);
+// The same for forecasting: the model's step, ReLU, a linear head to `channels` outputs and the
+// squared error, backward.
+double time_real_forecast_step(TemporalKind kind, const std::vector<int64_t>& dims,
+                               int64_t channels, const Csr& snap, uint64_t seed, int threads);
 
 // How the ranks of a plan use a node's cores, and where calibrations are cached.
 struct RateOptions {

@@ -101,4 +101,28 @@ double time_real_step(TemporalKind kind, const std::vector<int64_t>& dims, int64
   });
 }
 
+double time_real_forecast_step(TemporalKind kind, const std::vector<int64_t>& dims,
+                               int64_t channels, const Csr& snap, uint64_t seed, int threads) {
+  omp_set_num_threads(threads);
+  auto model = make_temporal_model(kind, dims);
+  Linear head(model->out_dim(), channels);
+  model->reset_parameters(seed);
+  head.reset_parameters(seed + 1);
+  const GraphView view(snap);
+  Tensor xt(snap.rows, dims.front()), yt(snap.rows, channels);
+  uint64_t r = seed + 17;
+  for (Tensor* t : {&xt, &yt})
+    for (int64_t i = 0; i < t->numel(); ++i) {
+      r = r * 6364136223846793005ull + 1442695040888963407ull;
+      t->data()[i] = float(r >> 40) / float(1 << 24);
+    }
+  const Var x(std::move(xt)), y(std::move(yt));
+  return sustained_seconds([&] {
+    ForwardContext ctx{view, true, seed, 1};
+    model->reset_state();
+    Var d = sub(head.forward(ctx, relu(model->step(ctx, x))), y);
+    scale(sum(mul(d, d)), 1.f / float(d.value().numel())).backward();
+  });
+}
+
 }  // namespace dgnn::perf

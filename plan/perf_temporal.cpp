@@ -103,6 +103,19 @@ TemporalShape temporal_shape(TModel model, const std::vector<int64_t>& dims,
   return s;
 }
 
+TemporalShape forecast_shape(TModel model, const std::vector<int64_t>& dims, int64_t channels) {
+  TemporalShape s = temporal_shape(model, dims, 1);
+  const int64_t e = s.embedding, f = channels;
+  // Take the scorer out (3e x 1, 1, 1 x 1, 1: four tensors), put the head in.
+  s.parameters -= 3 * e + 1 + 1 + 1;
+  s.tensors -= 4;
+  s.score = {t_elementwise(e), t_gemm(e, f, true), t_elementwise(2 * f)};  // ReLU, W, bias + loss
+  s.parameters += e * f + f;
+  s.tensors += 2;
+  s.fetches_ends = false;
+  return s;
+}
+
 std::vector<LayerShape> calibration_shapes(const TemporalShape& s) {
   std::set<int64_t> widths;
   std::set<std::pair<int64_t, int64_t>> gemms;
@@ -310,10 +323,16 @@ class Timeline {
   double epoch_ = 0, compute_ = 0, comm_ = 0, wait_ = 0, pack_ = 0, allreduce_ = 0;
 };
 
+// Whether training step s has a loss (and so a backward).
+bool has_loss(const TemporalSteps& st, int s) {
+  return st.loss.empty() ? st.pairs[size_t(s)] > 0 : st.loss[size_t(s)] != 0;
+}
+
 void check_steps(const TemporalSteps& st) {
   DGNN_CHECK(!st.windows.empty() && st.windows.front() == 0 &&
                  st.windows.back() == int(st.entries.size()) &&
                  st.pairs.size() == st.entries.size() &&
+                 (st.loss.empty() || st.loss.size() == st.entries.size()) &&
                  (st.batch_s.empty() || st.batch_s.size() == st.entries.size()) &&
                  (st.batch_fixed_s.empty() || st.batch_fixed_s.size() == st.batch_s.size()) &&
                  (st.batch_known_s.empty() || st.batch_known_s.size() == st.batch_s.size()),
@@ -396,9 +415,9 @@ TemporalPrediction predict_vertex(const TemporalShape& shape, const TemporalStep
       run_ops(shape.weights, c, true);
       run_ops(shape.graph, c, true);
       run_ops(shape.recurrent, c, true);
-      if (steps.pairs[size_t(s)] == 0) continue;
+      if (!has_loss(steps, s)) continue;
       any = true;
-      if (!steps.batch_s.empty()) {
+      if (!steps.batch_s.empty() && steps.pairs[size_t(s)] > 0) {
         // One rank draws the whole batch as one process does.
         const double all = P > 1 && !steps.batch_known_s.empty() ? steps.batch_known_s[size_t(s)]
                                                                  : steps.batch_s[size_t(s)];
@@ -408,16 +427,16 @@ TemporalPrediction predict_vertex(const TemporalShape& shape, const TemporalStep
         for (int r = 0; r < P; ++r)
           tl.add(r, (fixed + (all - fixed) * c.pairs[size_t(r)] / pairs) / opt.compute_scale);
       }
-      fetch(c, true);
+      if (shape.fetches_ends) fetch(c, true);
       run_ops(shape.score, c, true);
     }
     if (!any) continue;
     tl.allreduce(8);
     for (int s = b - 1; s >= a; --s) {
       const VertexStep& c = counts[size_t(s)];
-      if (steps.pairs[size_t(s)] > 0) {
+      if (has_loss(steps, s)) {
         run_ops(shape.score, c, false);
-        fetch(c, false);
+        if (shape.fetches_ends) fetch(c, false);
       }
       run_ops(shape.recurrent, c, false);
       run_ops(shape.graph, c, false);
@@ -484,7 +503,7 @@ TemporalPrediction predict_snapshot(const TemporalShape& shape, const TemporalSt
     for (int s = a; s < b; ++s) {
       const int r = plan.owner[size_t(s)];
       if (own[size_t(r)]++ == 0) order.push_back(r);
-      any = any || steps.pairs[size_t(s)] > 0;
+      any = any || has_loss(steps, s);
     }
     // Forward.
     for (int r = 0; r < P; ++r)

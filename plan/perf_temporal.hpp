@@ -83,9 +83,13 @@ struct TemporalShape {
   std::vector<std::pair<int64_t, int64_t>> summaries;
   int64_t parameters = 0;  // floats all-reduced per window (with one flag per tensor)
   int64_t tensors = 0;
+  bool fetches_ends = true;  // the vertex strategy fetches the pairs' second ends (link tasks)
 };
 // dims = {features, hidden x layers} as `dgnn train` builds them; the pair scorer's hidden width.
 TemporalShape temporal_shape(TModel model, const std::vector<int64_t>& dims, int64_t scorer_hidden);
+// The same model with forecasting's head in place of the pair scorer: ReLU, a linear layer to
+// `channels` outputs and the squared error, per vertex; nothing fetched.
+TemporalShape forecast_shape(TModel model, const std::vector<int64_t>& dims, int64_t channels);
 // Every SpMM width and GEMM shape of `s`, as LayerShapes, for calibrate().
 std::vector<LayerShape> calibration_shapes(const TemporalShape& s);
 
@@ -95,6 +99,9 @@ struct TemporalSteps {
   std::vector<int> windows;      // BPTT windows of the training steps: 0 = w0 < w1 < ... = train
   std::vector<int64_t> entries;  // per training step: stored entries of its snapshot (in-edges)
   std::vector<int64_t> pairs;    // per training step: pairs scored (0: the step is skipped)
+  // Per training step: whether it has a loss; empty: those that score pairs. Forecasting's
+  // steps score no pairs (their head is per vertex) and all have one.
+  std::vector<uint8_t> loss;
   std::vector<double> batch_s;   // per training step: seconds to draw its pairs (host, 1 thread)
   // The vertex strategy on several ranks: a rank keeps its share of each step's positives after
   // epoch 1 (StepPositives), and draws with them in batch_known_s seconds for the whole batch

@@ -315,3 +315,27 @@ TEST_CASE("cli plan: bad temporal options are one line naming the option", "[cli
   };
   check_one_line_errors(cases, cal);
 }
+
+TEST_CASE("cli plan: forecasting a vertex signal gets rows for both strategies", "[cli]") {
+  const fs::path d = scratch("plan_forecast");
+  const std::string g = std::string(DGNN_SOURCE_DIR) + "/datasets/chickenpox/chickenpox.json.gz";
+  const json j = plan_json(d, "--graph " + g + " --task forecast --model tgcn --lags 4 --bptt 40 "
+                              "--ranks 1,2,4 --network ethernet-10g");
+  // 517 samples of 4 lags: 361 train, in windows of 40 (9 of 40 and one of 1).
+  CHECK(j.at("graph").at("train_steps") == 361);
+  CHECK(j.at("graph").at("windows") == 10);
+  CHECK(j.at("graph").at("features") == 4);
+  CHECK(j.at("model").at("task") == "forecast");
+  // T-GCN (4 -> 3 x 16, 16 -> 3 x 16, biases) and the head (16 -> 1).
+  CHECK(j.at("model").at("parameters") == 4 * 48 + 48 + 16 * 48 + 48 + 16 + 1);
+  REQUIRE(j.at("rows").size() == 6);
+  for (const char* s : {"vertex", "snapshot"}) {
+    INFO(s);
+    CHECK(trow(j, 1, s).at("bytes_per_epoch") == 0);
+    CHECK(trow(j, 2, s).at("bytes_per_epoch").get<int64_t>() > 0);
+    CHECK(trow(j, 2, s).at("epoch_ms").get<double>() > 0);
+  }
+  CHECK(trow(j, 1, "vertex").at("epoch_ms").get<double>() ==
+        Approx(trow(j, 1, "snapshot").at("epoch_ms").get<double>()));
+  CHECK(j.at("step_probe").at(0).at("overhead").get<double>() > 0);
+}
