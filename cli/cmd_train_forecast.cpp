@@ -227,8 +227,9 @@ void run_train_forecast(TrainArgs& a) {
   if (root && !a.log_json.empty()) log = std::make_unique<LineLog>(a.log_json);
   const ForecastResult res = trainer.run([&](const ForecastEpoch& s) {
     if (!a.quiet && root) {
-      std::printf("epoch %4d  loss %.4f  train mse %.4f  val mse %.4f mae %.4f  %7.1f ms", s.epoch,
-                  s.loss, s.train_mse, s.val.mse, s.val.mae, s.time_ms);
+      std::printf("epoch %4d  loss %.4f  train mse %.4f", s.epoch, s.loss, s.train_mse);
+      if (split.val > 0) std::printf("  val mse %.4f mae %.4f", s.val.mse, s.val.mae);
+      std::printf("  %7.1f ms", s.time_ms);
       if (comm.size() > 1)
         std::printf("  (compute %.1f comm %.1f wait %.1f, sent %.2f MB)", s.compute_ms, s.comm_ms,
                     s.wait_ms, double(s.bytes_sent) / 1e6);
