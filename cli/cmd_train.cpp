@@ -182,6 +182,26 @@ void check_writable(const std::string& path, const char* option) {
     throw OptionError(std::string(option) + " " + path + ": is a directory (expected a file)");
 }
 
+nlohmann::json temporal_settings(const TrainArgs& a, const std::string& model,
+                                 const std::string& task, int ranks) {
+  return {{"graph", a.data.graph},
+          {"model", model},
+          {"task", task},
+          {"layers", a.layers},
+          {"hidden", a.hidden},
+          {"optimizer", a.train.optimizer},
+          {"lr", a.train.lr},
+          {"weight_decay", a.train.weight_decay},
+          {"epochs", a.train.epochs},
+          {"bptt", a.bptt},
+          {"seed", a.train.seed},
+          {"ranks", ranks},
+          {"strategy", a.strategy},
+          {"device", a.device},
+          {"partitioner", a.strategy == "snapshot" ? "none" : a.partitioner},
+          {"threads", omp_get_max_threads()}};
+}
+
 void check_outputs(const TrainArgs& a,
                    const std::vector<std::pair<const char*, std::string>>& out) {
   namespace fs = std::filesystem;

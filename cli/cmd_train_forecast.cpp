@@ -179,30 +179,15 @@ void run_train_forecast(TrainArgs& a) {
   model->reset_parameters(a.train.seed);
   if (dev != Device::cpu) model->to(dev);
 
-  nlohmann::json settings = {{"graph", a.data.graph},
-                             {"signals", signal_source},
-                             {"model", model_name},
-                             {"task", "forecast"},
-                             {"lags", opt.lags},
-                             {"horizon", opt.horizon},
-                             {"steps", series.steps},
-                             {"channels", series.channels},
-                             {"snapshots", g.num_snapshots()},
-                             {"layers", a.layers},
-                             {"hidden", a.hidden},
-                             {"optimizer", a.train.optimizer},
-                             {"lr", a.train.lr},
-                             {"weight_decay", a.train.weight_decay},
-                             {"epochs", a.train.epochs},
-                             {"bptt", a.bptt},
-                             {"train_frac", opt.train_frac},
-                             {"val_frac", opt.val_frac},
-                             {"seed", a.train.seed},
-                             {"ranks", comm.size()},
-                             {"strategy", a.strategy},
-                             {"device", a.device},
-                             {"partitioner", by_snapshot ? "none" : a.partitioner},
-                             {"threads", omp_get_max_threads()}};
+  nlohmann::json settings = temporal_settings(a, model_name, "forecast", comm.size());
+  settings.update({{"signals", signal_source},
+                   {"lags", opt.lags},
+                   {"horizon", opt.horizon},
+                   {"steps", series.steps},
+                   {"channels", series.channels},
+                   {"snapshots", g.num_snapshots()},
+                   {"train_frac", opt.train_frac},
+                   {"val_frac", opt.val_frac}});
   if (std::string id = checkpoint_data_id(a, comm, true); !id.empty()) {
     char buf[128];
     std::snprintf(buf, sizeof buf, ":forecast:lags=%d:horizon=%d:split=%.9g/%.9g", opt.lags,

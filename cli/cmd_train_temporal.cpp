@@ -107,27 +107,12 @@ void run_train_temporal(TrainArgs& a) {
   cfg.features = [&](const TemporalGraph& g, int64_t* dim) {
     return read_static_features(a, g, dim, &feature_file);
   };
-  nlohmann::json settings = {
-      {"graph", a.data.graph},
-      {"model", model_name},
-      {"task", a.task},
-      {"layers", a.layers},
-      {"hidden", a.hidden},
-      {"optimizer", a.train.optimizer},
-      {"lr", a.train.lr},
-      {"weight_decay", a.train.weight_decay},
-      {"epochs", a.train.epochs},
-      {"bptt", a.bptt},
-      {"neg_train", a.neg_train},
-      {"neg_eval", opt.eval_all_pairs ? nlohmann::json("all") : nlohmann::json(opt.neg_eval)},
-      {"eval_protocol", a.eval_protocol},
-      {"seed", a.train.seed},
-      {"ranks", comm.size()},
-      {"strategy", a.strategy},
-      {"device", a.device},
-      {"comm", device_link ? transport_name(device_link->transport()) : "none"},
-      {"partitioner", by_snapshot ? "none" : a.partitioner},
-      {"threads", omp_get_max_threads()}};
+  nlohmann::json settings = temporal_settings(a, model_name, a.task, comm.size());
+  settings.update(
+      {{"neg_train", a.neg_train},
+       {"neg_eval", opt.eval_all_pairs ? nlohmann::json("all") : nlohmann::json(opt.neg_eval)},
+       {"eval_protocol", a.eval_protocol},
+       {"comm", device_link ? transport_name(device_link->transport()) : "none"}});
   if (const std::string id = checkpoint_data_id(a, comm, true); !id.empty()) settings["data"] = id;
   opt.meta_json = settings.dump();  // checkpoints record them (model, task and data are checked)
   TemporalRun run([&a] { return read_temporal(a); }, cfg, comm);

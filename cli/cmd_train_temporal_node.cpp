@@ -111,23 +111,8 @@ void run_train_temporal_node(TrainArgs& a) {
     if (!rank_data)  // vertex_partition_rank put its features on the device already
       for (Var& f : x) f = Var(f.value().to(dev));
   }
-  const nlohmann::json settings = {{"graph", a.data.graph},
-                                   {"model", temporal_kind_name(kind)},
-                                   {"task", "node"},
-                                   {"snapshots", g.num_snapshots()},
-                                   {"layers", a.layers},
-                                   {"hidden", a.hidden},
-                                   {"optimizer", a.train.optimizer},
-                                   {"lr", a.train.lr},
-                                   {"weight_decay", a.train.weight_decay},
-                                   {"epochs", a.train.epochs},
-                                   {"bptt", a.bptt},
-                                   {"seed", a.train.seed},
-                                   {"ranks", comm.size()},
-                                   {"strategy", a.strategy},
-                                   {"device", a.device},
-                                   {"partitioner", a.partitioner},
-                                   {"threads", omp_get_max_threads()}};
+  nlohmann::json settings = temporal_settings(a, temporal_kind_name(kind), "node", comm.size());
+  settings["snapshots"] = g.num_snapshots();
   NodeSequenceOptions opt;
   static_cast<TrainOptions&>(opt) = a.train;  // epochs, optimiser, checkpoints, patience
   opt.bptt = a.bptt;

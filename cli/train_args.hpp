@@ -71,6 +71,12 @@ struct TrainArgs {
 // one thread per core oversubscribe the node, and OpenMP's spinning makes that very slow).
 void set_threads(int threads);
 
+// The settings every temporal run records (the --log-json final line, checkpoints): input, model,
+// optimiser, epochs, --bptt, seed, ranks, strategy, device, partitioner ("none" under the
+// snapshot strategy) and threads; each task adds its own.
+nlohmann::json temporal_settings(const TrainArgs& a, const std::string& model,
+                                 const std::string& task, int ranks);
+
 // The compute / comm / wait split and bytes of a step, as --log-json fields.
 nlohmann::json split_json(const StepSplit& s);
 
