@@ -171,6 +171,11 @@ TEST_CASE("cli forecast: signals and options that do not fit are one line", "[cl
                  "the value at step 3, vertex 1 is not a finite float32 (nan");
   write_npy(d / "folder" / "signals.npy", {40}, nan);
   one_line_error("train --graph " + (d / "folder").string() + f, "got a 1-D one of 40 values");
+  write_npy(d / "folder" / "signals.npy", {10, 6}, std::vector<float>(60, 1.f));
+  write_npy(d / "feats.npy", {9, 2}, std::vector<float>(18, 1.f));
+  one_line_error("train --graph " + (d / "folder").string() + f + " --features " +
+                     (d / "feats.npy").string(),
+                 "feats.npy: has 9 rows, but the signal has 6 vertices (row i = vertex i)");
   one_line_error("generate diffusion --vertices 10 --steps 1 --out " + (d / "g").string(),
                  "--steps");
 }
