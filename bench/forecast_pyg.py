@@ -2,7 +2,7 @@
 split and training as the `dgnn train --task forecast` run it is compared with. Prints one JSON
 line at the end (median training epoch ms, test MSE / MAE, and the predict-0 MSE).
 
-  python forecast_pyg.py SOURCE LAGS HIDDEN EPOCHS LR TRAIN_FRAC THREADS
+  python forecast_pyg.py SOURCE LAGS HIDDEN EPOCHS LR TRAIN_FRAC THREADS [SEED]
       SOURCE: a PyG-Temporal .json(.gz) (edges, FX) or a dataset folder with edges.txt and
       signals.npy [T, N]. Sample t (t = LAGS-1 .. T-2): features x_{t-LAGS+1..t} (oldest first),
       target x_{t+1}; the first int(TRAIN_FRAC * samples) train, the rest test.
@@ -56,10 +56,11 @@ def read(source):
 
 def main():
     source, lags, hidden, epochs, lr, train_frac, threads = sys.argv[1:8]
+    seed = int(sys.argv[8]) if len(sys.argv) > 8 else 0
     lags, hidden, epochs, threads = int(lags), int(hidden), int(epochs), int(threads)
     lr, train_frac = float(lr), float(train_frac)
     torch.set_num_threads(threads)
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     edges, fx = read(source)
     edge_index = torch.tensor(edges, dtype=torch.long)
     T = fx.shape[0]

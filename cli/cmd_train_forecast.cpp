@@ -5,8 +5,8 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "dgnn/cli/options.hpp"
 #include "dgnn/cli/train_args.hpp"
@@ -41,9 +41,10 @@ SignalSeries read_signal_input(const DatasetOptions& data, const SnapshotOptions
   if (is_signal_json(data.graph)) return read_signal_json(data.graph);
   const std::string npy = signal_file(data.graph, signals);
   if (npy.empty())
-    throw OptionError("--task forecast needs a signal on the vertices: --graph FILE.json "
-                      "(PyG-Temporal's layout), a dataset folder with signals.npy, or --signals "
-                      "FILE.npy ([steps, vertices] or [steps, vertices, channels])");
+    throw OptionError(
+        "--task forecast needs a signal on the vertices: --graph FILE.json "
+        "(PyG-Temporal's layout), a dataset folder with signals.npy, or --signals "
+        "FILE.npy ([steps, vertices] or [steps, vertices, channels])");
   NpyMatrix m = read_signal_npy(npy);
   const int64_t n = m.shape[1];
   // Ids 0..N-1 are the signal's columns: vertices even without an edge.
@@ -61,18 +62,19 @@ SignalSeries read_signal_input(const DatasetOptions& data, const SnapshotOptions
 
 void run_train_forecast(TrainArgs& a) {
   if (a.data.graph.empty())
-    throw OptionError("--task forecast needs --graph: a PyG-Temporal JSON file (e.g. "
-                      "datasets/chickenpox/chickenpox.json.gz) or a dataset folder with "
-                      "signals.npy (dgnn generate diffusion makes one)");
+    throw OptionError(
+        "--task forecast needs --graph: a PyG-Temporal JSON file (e.g. "
+        "datasets/chickenpox/chickenpox.json.gz) or a dataset folder with "
+        "signals.npy (dgnn generate diffusion makes one)");
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
   if (a.layers < 1) throw OptionError("--layers must be >= 1");
   if (!a.embeddings.empty())
-    throw OptionError("--embeddings: not written by --task forecast (--predictions writes the "
-                      "test forecasts)");
+    throw OptionError(
+        "--embeddings: not written by --task forecast (--predictions writes the "
+        "test forecasts)");
   set_threads(a.threads);
-  check_outputs(a, {{"--log-json", a.log_json},
-                    {"--predictions", a.predictions},
-                    {"--save", a.train.save}});
+  check_outputs(
+      a, {{"--log-json", a.log_json}, {"--predictions", a.predictions}, {"--save", a.train.save}});
   ForecastOptions opt;
   static_cast<TrainOptions&>(opt) = a.train;  // epochs, optimiser, checkpoints, patience
   opt.lags = a.lags;
@@ -89,8 +91,9 @@ void run_train_forecast(TrainArgs& a) {
   check_parts(a, comm);
   const bool by_snapshot = a.strategy == "snapshot";
   if (comm.size() > 1 && !by_snapshot && model_name == "evolvegcn-h")
-    throw OptionError("--model evolvegcn-h does not run under --strategy vertex on several ranks: "
-                      "its top-k summary spans all vertices (use --strategy snapshot)");
+    throw OptionError(
+        "--model evolvegcn-h does not run under --strategy vertex on several ranks: "
+        "its top-k summary spans all vertices (use --strategy snapshot)");
   std::unique_ptr<DeviceComm> device_link;
   const Device dev = train_device(a, comm, &device_link);
 
@@ -115,13 +118,14 @@ void run_train_forecast(TrainArgs& a) {
   comm.broadcast(series.values.data(), int64_t(series.values.size() * sizeof(float)), 0);
   std::string signal_source = series.source;
   series.source.clear();
-  // SignalSeries keeps its graph; the trainer reads g (series.graph was moved out).
+  // The graph itself went to `in` (rank 0 moved it out); forecast_rows reads the vertex count.
   series.graph.num_vertices = g.num_vertices;
   ForecastSplit split;
   try {
     split = forecast_split(series.steps, opt);
   } catch (const OptionError& e) {
-    throw OptionError(std::string(e.what()) + (signal_source.empty() ? "" : " (" + signal_source + ")"));
+    const std::string where = signal_source.empty() ? "" : " (" + signal_source + ")";
+    throw OptionError(e.what() + where);
   }
 
   std::string feature_file;
@@ -161,9 +165,9 @@ void run_train_forecast(TrainArgs& a) {
       }
     }
     SnapshotCursor cur(g);
-    do whole.push_back(read[size_t(cur.index())]
-                           ? std::make_unique<GraphView>(cur.current(), dev)
-                           : nullptr);
+    do
+      whole.push_back(read[size_t(cur.index())] ? std::make_unique<GraphView>(cur.current(), dev)
+                                                : nullptr);
     while (cur.next());
     for (int64_t v = 0; v < g.num_vertices; ++v) owned.push_back(v);
   } else {
@@ -230,9 +234,10 @@ void run_train_forecast(TrainArgs& a) {
       std::printf("\n");
     }
     if (log) {
-      nlohmann::json j = {{"epoch", s.epoch},       {"loss", s.loss},         {"train_mse", s.train_mse},
-                          {"val_mse", s.val.mse},   {"val_mae", s.val.mae},   {"val_rmse", s.val.rmse},
-                          {"val_mape", s.val.mape}, {"eval_ms", s.eval_ms}};
+      nlohmann::json j = {{"epoch", s.epoch},         {"loss", s.loss},
+                          {"train_mse", s.train_mse}, {"val_mse", s.val.mse},
+                          {"val_mae", s.val.mae},     {"val_rmse", s.val.rmse},
+                          {"val_mape", s.val.mape},   {"eval_ms", s.eval_ms}};
       j.update(split_json(s));
       log->line(j.dump());
     }
@@ -264,21 +269,22 @@ void run_train_forecast(TrainArgs& a) {
     auto metrics = [](const ForecastMetrics& m) {
       return nlohmann::json{{"mse", m.mse}, {"mae", m.mae}, {"rmse", m.rmse}, {"mape", m.mape}};
     };
-    nlohmann::json j = {{"final", true},
-                        {"test_mse", res.test.mse},
-                        {"test_mae", res.test.mae},
-                        {"test_rmse", res.test.rmse},
-                        {"test_mape", res.test.mape},
-                        {"naive_zero", metrics(res.test_zero)},
-                        {"naive_last", metrics(res.test_last)},
-                        {"best_val_mse", res.best_val.mse},
-                        {"best_epoch", res.best_epoch},
-                        {"epochs", res.last_epoch},
-                        {"stopped_early", res.stopped_early},
-                        {"median_epoch_ms", res.median_epoch_ms},
-                        {"test_ms", res.test_ms},
-                        {"samples", {{"train", split.train}, {"val", split.val}, {"test", split.test}}},
-                        {"settings", settings}};
+    nlohmann::json j = {
+        {"final", true},
+        {"test_mse", res.test.mse},
+        {"test_mae", res.test.mae},
+        {"test_rmse", res.test.rmse},
+        {"test_mape", res.test.mape},
+        {"naive_zero", metrics(res.test_zero)},
+        {"naive_last", metrics(res.test_last)},
+        {"best_val_mse", res.best_val.mse},
+        {"best_epoch", res.best_epoch},
+        {"epochs", res.last_epoch},
+        {"stopped_early", res.stopped_early},
+        {"median_epoch_ms", res.median_epoch_ms},
+        {"test_ms", res.test_ms},
+        {"samples", {{"train", split.train}, {"val", split.val}, {"test", split.test}}},
+        {"settings", settings}};
     log->line(j.dump());
   }
 }

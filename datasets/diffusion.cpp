@@ -41,7 +41,8 @@ void validate(const DiffusionConfig& c) {
     fail("mixing must be in [0, 1], got " + fmt_double(c.mixing));
   if (!(c.drive >= 0) || !std::isfinite(c.drive)) fail("drive must be >= 0");
   if (!(c.noise >= 0) || !std::isfinite(c.noise)) fail("noise must be >= 0");
-  if (c.drive == 0 && c.noise == 0) fail("drive and noise are both 0: the signal would be constant");
+  if (c.drive == 0 && c.noise == 0)
+    fail("drive and noise are both 0: the signal would be constant");
   if (c.period < 2) fail("period must be >= 2 steps, got " + std::to_string(c.period));
   validate(graph_config(c));
 }
@@ -67,7 +68,8 @@ DiffusionDataset generate_diffusion(const DiffusionConfig& cfg) {
   const int64_t n = cfg.vertices, T = cfg.steps;
   // Undirected adjacency as lists.
   std::vector<int64_t> off(size_t(n) + 1, 0);
-  for (size_t e = 0; e < d.src.size(); ++e) ++off[size_t(d.src[e]) + 1], ++off[size_t(d.dst[e]) + 1];
+  for (size_t e = 0; e < d.src.size(); ++e)
+    ++off[size_t(d.src[e]) + 1], ++off[size_t(d.dst[e]) + 1];
   for (int64_t v = 0; v < n; ++v) off[size_t(v) + 1] += off[size_t(v)];
   std::vector<int32_t> nbr(size_t(off.back()));
   {
@@ -84,7 +86,8 @@ DiffusionDataset generate_diffusion(const DiffusionConfig& cfg) {
   const double p = cfg.persistence, m = cfg.mixing, w = 6.283185307179586 / double(cfg.period);
   // The drive enters each step scaled by (1 - p): the stationary swing is about `drive`.
   auto drive = [&](int64_t t, int64_t v) {
-    return cfg.drive * (1.0 - p) * 3.0 * std::sin(w * double(t) + phase[size_t(d.community[size_t(v)])]);
+    return cfg.drive * (1.0 - p) * 3.0 *
+           std::sin(w * double(t) + phase[size_t(d.community[size_t(v)])]);
   };
   auto noise = [&](int64_t t, int64_t v) {
     return cfg.noise * double(Rng(hash_combine(cfg.seed ^ 0xd1ff, uint64_t(t * n + v))).normal());

@@ -13,14 +13,14 @@ namespace dgnn {
 struct DiffusionConfig {
   int64_t vertices = 10000;
   int64_t steps = 500;
-  int32_t classes = 8;        // communities
-  double avg_degree = 10.0;   // 2 * undirected edges / vertices
-  double homophily = 0.8;     // fraction of edges inside a community
-  double persistence = 0.8;   // share of the previous step's value kept
-  double mixing = 0.6;        // of that, the share taken from the neighbours' mean
-  double drive = 1.0;         // amplitude of the communities' seasonal drive
-  int period = 52;            // steps per season
-  double noise = 0.3;         // standard deviation of each step's per-vertex noise
+  int32_t classes = 8;       // communities
+  double avg_degree = 10.0;  // 2 * undirected edges / vertices
+  double homophily = 0.8;    // fraction of edges inside a community
+  double persistence = 0.8;  // share of the previous step's value kept
+  double mixing = 0.6;       // of that, the share taken from the neighbours' mean
+  double drive = 1.0;        // amplitude of the communities' seasonal drive
+  int period = 52;           // steps per season
+  double noise = 0.3;        // standard deviation of each step's per-vertex noise
   uint64_t seed = 0;
 };
 
@@ -31,7 +31,7 @@ struct DiffusionDataset {
   DiffusionConfig config;
   std::vector<int32_t> src, dst;  // undirected edges, once each, src < dst
   std::vector<int32_t> community;
-  std::vector<float> signal;      // steps x vertices, row-major, standardised
+  std::vector<float> signal;        // steps x vertices, row-major, standardised
   std::string description() const;  // the "# ..." line at the top of edges.txt
   // edges.txt and signals.npy ([steps, vertices]) into `dir`, atomically (dataset_dir.hpp).
   void write_dataset_dir(const std::string& dir, bool force = false) const;

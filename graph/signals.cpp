@@ -62,13 +62,14 @@ std::vector<const nlohmann::json*> signal_rows(const nlohmann::json& doc, const 
   if (doc.contains("time_periods")) {
     const nlohmann::json& tp = doc["time_periods"];
     if (!tp.is_number_integer() || tp.get<int64_t>() < 1 || tp.get<int64_t>() > (1 << 24))
-      throw InputError(path, 0, "\"time_periods\" is not a positive step count (" + describe(tp) + ")");
+      throw InputError(path, 0,
+                       "\"time_periods\" is not a positive step count (" + describe(tp) + ")");
     for (int64_t t = 0; t < tp.get<int64_t>(); ++t) {
       const std::string key = std::to_string(t);
       if (!doc.contains(key) || !doc[key].is_object() || !doc[key].contains("y"))
-        throw InputError(path, 0,
-                         "\"time_periods\" is " + describe(tp) + " but step \"" + key +
-                             "\" has no \"y\" list");
+        throw InputError(
+            path, 0,
+            "\"time_periods\" is " + describe(tp) + " but step \"" + key + "\" has no \"y\" list");
       rows.push_back(&doc[key]["y"]);
     }
     return rows;
@@ -106,7 +107,8 @@ SignalSeries read_signal_json(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path, 0, std::string("not valid JSON: ") + e.what());
   }
-  if (!doc.is_object()) throw InputError(path, 0, "expected a JSON object with \"edges\" and \"FX\"");
+  if (!doc.is_object())
+    throw InputError(path, 0, "expected a JSON object with \"edges\" and \"FX\"");
   if (!doc.contains("edges") || !doc["edges"].is_array())
     throw InputError(path, 0, "no \"edges\" list (pairs of vertex ids)");
   const std::vector<const nlohmann::json*> rows = signal_rows(doc, path);
@@ -158,7 +160,8 @@ SignalSeries read_signal_json(const std::string& path) {
     const nlohmann::json& w = doc["weights"];
     if (!w.is_array() || w.size() != edges.size())
       throw InputError(path, 0,
-                       "\"weights\" has " + (w.is_array() ? std::to_string(w.size()) : "no list of") +
+                       "\"weights\" has " +
+                           (w.is_array() ? std::to_string(w.size()) : "no list of") +
                            " values for " + std::to_string(edges.size()) + " edges");
     for (size_t i = 0; i < w.size(); ++i)
       e.weight.push_back(number(w[i], path, "weight " + std::to_string(i)));
@@ -176,7 +179,8 @@ NpyMatrix read_signal_npy(const std::string& path) {
   if (m.shape.size() < 2)
     throw InputError(path, 0,
                      "expected a [T, N] or [T, N, F] array (step, vertex, channel), got a 1-D one "
-                     "of " + std::to_string(m.rows) + " values");
+                     "of " +
+                         std::to_string(m.rows) + " values");
   for (int64_t d : m.shape)
     if (d < 1) throw InputError(path, 0, "the signal is empty (a dimension is 0)");
   const int64_t per_step = m.shape[1] * (m.shape.size() == 3 ? m.shape[2] : 1);

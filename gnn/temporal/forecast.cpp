@@ -15,8 +15,9 @@ ForecastSplit forecast_split(int64_t steps, const ForecastOptions& opt) {
     throw OptionError("--horizon must be >= 1, got " + std::to_string(opt.horizon));
   if (opt.bptt < 0) throw OptionError("--bptt must be >= 0");
   if (!(opt.train_frac > 0 && opt.val_frac >= 0 && opt.train_frac + opt.val_frac < 1))
-    throw OptionError("--train-frac and --val-frac must leave samples for training and testing "
-                      "(0 < train, 0 <= val, train + val < 1)");
+    throw OptionError(
+        "--train-frac and --val-frac must leave samples for training and testing "
+        "(0 < train, 0 <= val, train + val < 1)");
   ForecastSplit s;
   s.first = opt.lags - 1;
   s.samples = steps - int64_t(opt.lags) - int64_t(opt.horizon) + 1;
@@ -105,7 +106,8 @@ class PerStepModel : public TemporalModel {
   // Nothing passes between steps: each owned step alone on its whole graph.
   std::vector<Var> window(SnapshotWindow& w) override {
     std::vector<Var> out;
-    for (int s = w.own_begin(); s < w.own_end(); ++s) out.push_back(stack_.forward(w.ctx(s), w.x(s)));
+    for (int s = w.own_begin(); s < w.own_end(); ++s)
+      out.push_back(stack_.forward(w.ctx(s), w.x(s)));
     return out;
   }
   int64_t out_dim() const override { return out_; }
@@ -313,7 +315,8 @@ void ForecastTrainer::run_samples(int64_t begin, int64_t end,
     SnapshotWindow w(comm_, *plan_, start, stop, sample_views_, xs, false, opt_.seed, 0, dev_);
     const std::vector<Var> h = model_.window(w);
     for (int i = a; i < b; ++i)
-      if (i >= begin) each(i, head_.forward(w.ctx(i), relu(h[size_t(i - a)])).value().to(Device::cpu));
+      if (i >= begin)
+        each(i, head_.forward(w.ctx(i), relu(h[size_t(i - a)])).value().to(Device::cpu));
   }
 }
 

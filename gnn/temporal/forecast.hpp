@@ -104,9 +104,9 @@ struct ForecastResult {
   bool stopped_early = false;
   int best_epoch = 0;
   ForecastMetrics best_val;
-  ForecastMetrics test;                    // with the best-validation parameters
-  ForecastMetrics test_zero, test_last;    // the naive forecasts on the test samples
-  ForecastMetrics val_zero, val_last;      // ... and on the validation samples
+  ForecastMetrics test;                  // with the best-validation parameters
+  ForecastMetrics test_zero, test_last;  // the naive forecasts on the test samples
+  ForecastMetrics val_zero, val_last;    // ... and on the validation samples
   double median_epoch_ms = 0;
   double test_ms = 0;
   ForecastSplit split;

@@ -52,15 +52,17 @@ std::string npy_header(const fs::path& p) {
 
 TEST_CASE("cli forecast: T-GCN on chickenpox beats predicting 0 and the last value", "[cli]") {
   const fs::path d = scratch("forecast_chickenpox");
-  const Result r = run("train --graph " + kChickenpox +
-                       " --task forecast --lags 4 --model tgcn --epochs 30 --threads 2 --log-json " +
-                       (d / "log.jsonl").string() + " --predictions " + (d / "pred.npy").string());
+  const Result r =
+      run("train --graph " + kChickenpox +
+          " --task forecast --lags 4 --model tgcn --epochs 30 --threads 2 --log-json " +
+          (d / "log.jsonl").string() + " --predictions " + (d / "pred.npy").string());
   INFO(r.out);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Contains("20 vertices, 521 steps x 1 channel"));
   CHECK_THAT(r.out, Contains("517 samples, train/val/test 361/51/105"));
   const nlohmann::json fin = final_line(d / "log.jsonl");
-  const double mse = fin["test_mse"], zero = fin["naive_zero"]["mse"], last = fin["naive_last"]["mse"];
+  const double mse = fin["test_mse"], zero = fin["naive_zero"]["mse"],
+               last = fin["naive_last"]["mse"];
   INFO("test mse " << mse << ", predict 0 " << zero << ", last value " << last);
   CHECK(mse < zero);
   CHECK(mse < last);
@@ -75,8 +77,8 @@ TEST_CASE("cli forecast: T-GCN on chickenpox beats predicting 0 and the last val
 TEST_CASE("cli forecast: a generated diffusion folder, static layers per step, three channels",
           "[cli]") {
   const fs::path d = scratch("forecast_diffusion");
-  const Result g = run("generate diffusion --vertices 200 --steps 40 --seed 3 --out " +
-                       (d / "diff").string());
+  const Result g =
+      run("generate diffusion --vertices 200 --steps 40 --seed 3 --out " + (d / "diff").string());
   INFO(g.out);
   REQUIRE(g.code == 0);
   CHECK(fs::exists(d / "diff" / "signals.npy"));
@@ -123,7 +125,8 @@ TEST_CASE("cli forecast: signals and options that do not fit are one line", "[cl
                  "a PyG-Temporal signal file; train on it with --task forecast");
   one_line_error("train --graph " + kChickenpox + f + " --time-col 2",
                  "--time-col: a PyG-Temporal .json names its edges and signal itself");
-  one_line_error("train --graph " + kChickenpox + " --lags 3 --epochs 1", "--lags: for --task forecast only");
+  one_line_error("train --graph " + kChickenpox + " --lags 3 --epochs 1",
+                 "--lags: for --task forecast only");
   write(d / "nofx.json", "{\"edges\": [[0, 1]], \"weights\": [1.0]}");
   one_line_error("train --graph " + (d / "nofx.json").string() + f,
                  "nofx.json: no signal: expected \"FX\"");
@@ -152,13 +155,15 @@ TEST_CASE("cli forecast: signals and options that do not fit are one line", "[cl
   one_line_error("train --graph " + (d / "huge_id.json").string() + f,
                  "edge 0 names vertex 18446744073709551615, outside 0..1");
   write(d / "broken.json", "{\"edges\": [[0, 1]], \"FX\": [[1, 2]");
-  one_line_error("train --graph " + (d / "broken.json").string() + f, "broken.json: not valid JSON");
+  one_line_error("train --graph " + (d / "broken.json").string() + f,
+                 "broken.json: not valid JSON");
   // A folder: no signal, a signal of the wrong width, a temporal graph of other length.
   write(d / "folder" / "edges.txt", "0 1\n1 2\n2 5\n");
   one_line_error("train --graph " + (d / "folder").string() + f, "needs a signal on the vertices");
   write_npy(d / "folder" / "signals.npy", {10, 4}, std::vector<float>(40, 1.f));
-  one_line_error("train --graph " + (d / "folder").string() + f,
-                 "signals.npy: has 4 vertex columns (N), but the graph names vertex 5 (ids must be 0..3)");
+  one_line_error(
+      "train --graph " + (d / "folder").string() + f,
+      "signals.npy: has 4 vertex columns (N), but the graph names vertex 5 (ids must be 0..3)");
   write(d / "temporal" / "edges.txt", "0 1 0\n1 2 15\n2 3 25\n");
   write(d / "temporal" / "snapshots.txt", "time-col 2\nsnapshot-seconds 10\n");
   write_npy(d / "temporal" / "signals.npy", {7, 4}, std::vector<float>(28, 1.f));
@@ -173,9 +178,9 @@ TEST_CASE("cli forecast: signals and options that do not fit are one line", "[cl
   one_line_error("train --graph " + (d / "folder").string() + f, "got a 1-D one of 40 values");
   write_npy(d / "folder" / "signals.npy", {10, 6}, std::vector<float>(60, 1.f));
   write_npy(d / "feats.npy", {9, 2}, std::vector<float>(18, 1.f));
-  one_line_error("train --graph " + (d / "folder").string() + f + " --features " +
-                     (d / "feats.npy").string(),
-                 "feats.npy: has 9 rows, but the signal has 6 vertices (row i = vertex i)");
+  one_line_error(
+      "train --graph " + (d / "folder").string() + f + " --features " + (d / "feats.npy").string(),
+      "feats.npy: has 9 rows, but the signal has 6 vertices (row i = vertex i)");
   one_line_error("generate diffusion --vertices 10 --steps 1 --out " + (d / "g").string(),
                  "--steps");
 }

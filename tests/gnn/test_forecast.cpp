@@ -1,10 +1,11 @@
 // Forecasting (gnn/temporal/forecast.hpp): the split, the naive forecasts against hand-computed
 // errors, gradients against finite differences, a signal only the graph explains learnt below
 // both naive forecasts, and the generator's data.
+#include <omp.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
-#include <omp.h>
 
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
@@ -56,8 +57,8 @@ std::unique_ptr<Run> make_run(SignalSeries s, const std::string& model, Forecast
   else
     r->model = make_temporal_model(parse_temporal_kind(model), dims);
   r->model->reset_parameters(opt.seed);
-  r->trainer = std::make_unique<ForecastTrainer>(*r->model, std::vector<const GraphView*>{r->view.get()},
-                                                 r->data, world(), opt);
+  r->trainer = std::make_unique<ForecastTrainer>(
+      *r->model, std::vector<const GraphView*>{r->view.get()}, r->data, world(), opt);
   return r;
 }
 
@@ -98,7 +99,8 @@ TEST_CASE("forecast: the naive forecasts' errors are the hand-computed ones, zer
   // 3 vertices, 1 channel, x(t, v) = t - v (zero at t == v); lags 2, horizon 2: samples at
   // t = 1..T-3, target x(t + 2); predict 0 errs by the target, last value by 2.
   const int64_t T = 12;
-  SignalSeries s = ring_series(3, T, 1, [](int64_t t, int64_t v, int64_t) { return double(t - v); });
+  SignalSeries s =
+      ring_series(3, T, 1, [](int64_t t, int64_t v, int64_t) { return double(t - v); });
   ForecastOptions opt;
   opt.lags = 2;
   opt.horizon = 2;
@@ -187,9 +189,10 @@ TEST_CASE("forecast: gradients of a training window equal finite differences", "
   }
 }
 
-TEST_CASE("forecast: a signal that only the neighbours explain is learnt below both naive "
-          "forecasts",
-          "[forecast]") {
+TEST_CASE(
+    "forecast: a signal that only the neighbours explain is learnt below both naive "
+    "forecasts",
+    "[forecast]") {
   // x(t + 1, v) = x(t, v - 1): a wave moving along a directed ring (v - 1 -> v). A vertex's own
   // past does not give its next value; its in-neighbour's last value is it. GraphSAGE per step
   // sees that neighbour alone in its mean.
@@ -224,8 +227,7 @@ TEST_CASE("forecast: a graph whose vertex count is not the signal's is refused",
                     Catch::Contains("the graph owns 5 vertices, the signal has 3 rows"));
 }
 
-TEST_CASE("diffusion generator: shapes, standardised, the same on any thread count",
-          "[forecast]") {
+TEST_CASE("diffusion generator: shapes, standardised, the same on any thread count", "[forecast]") {
   DiffusionConfig cfg;
   cfg.vertices = 500;
   cfg.steps = 60;
