@@ -15,7 +15,6 @@
 #include "dgnn/cli/commands.hpp"
 #include "dgnn/cli/options.hpp"
 #include "dgnn/cli/train_args.hpp"
-#include "dgnn/graph/signals.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/timer.hpp"
@@ -25,6 +24,7 @@
 #include "dgnn/gnn/train/minibatch_setup.hpp"
 #include "dgnn/gnn/train/trainer.hpp"
 #include "dgnn/graph/dataset.hpp"
+#include "dgnn/graph/signals.hpp"
 #include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn::cli {
@@ -139,6 +139,11 @@ nlohmann::json split_json(const StepSplit& s) {
           {"max_comm_ms", s.max_comm_ms},
           {"max_wait_ms", s.max_wait_ms},
           {"max_bytes_sent", s.max_bytes_sent}};
+}
+
+void print_split(const StepSplit& s) {
+  std::printf("  (compute %.1f comm %.1f wait %.1f, sent %.2f MB)", s.compute_ms, s.comm_ms,
+              s.wait_ms, double(s.bytes_sent) / 1e6);
 }
 
 void set_threads(int threads) {
@@ -385,9 +390,7 @@ void run_train(TrainArgs& a) {
     if (!a.quiet) {
       std::printf("epoch %4d  loss %.4f  train %.4f  val %.4f  %7.1f ms", s.epoch, s.loss,
                   s.train_acc, s.val_acc, s.time_ms);
-      if (multi)
-        std::printf("  (compute %.1f comm %.1f wait %.1f, sent %.2f MB)", s.compute_ms, s.comm_ms,
-                    s.wait_ms, double(s.bytes_sent) / 1e6);
+      if (multi) print_split(s);
       if (mb)
         std::printf("  [%lld steps, sampling %.1f ms, %.1f hidden]", (long long)s.steps,
                     s.sample_ms, std::max(0.0, s.sample_ms - s.sample_wait_ms));

@@ -228,9 +228,7 @@ void run_train_forecast(TrainArgs& a) {
       std::printf("epoch %4d  loss %.4f  train mse %.4f", s.epoch, s.loss, s.train_mse);
       if (split.val > 0) std::printf("  val mse %.4f mae %.4f", s.val.mse, s.val.mae);
       std::printf("  %7.1f ms", s.time_ms);
-      if (comm.size() > 1)
-        std::printf("  (compute %.1f comm %.1f wait %.1f, sent %.2f MB)", s.compute_ms, s.comm_ms,
-                    s.wait_ms, double(s.bytes_sent) / 1e6);
+      if (comm.size() > 1) print_split(s);
       std::printf("\n");
     }
     if (log) {

@@ -156,9 +156,7 @@ void run_train_temporal(TrainArgs& a) {
       else
         std::printf("epoch %4d  loss %.4f  val f1 %.4f macro-f1 %.4f auc %.4f  %7.1f ms", s.epoch,
                     s.loss, s.val.f1, s.val.macro_f1, s.val.auc, s.time_ms);
-      if (comm.size() > 1)
-        std::printf("  (compute %.1f comm %.1f wait %.1f, sent %.2f MB)", s.compute_ms, s.comm_ms,
-                    s.wait_ms, double(s.bytes_sent) / 1e6);
+      if (comm.size() > 1) print_split(s);
       std::printf("\n");
     }
     if (log) {

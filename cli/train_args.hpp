@@ -79,6 +79,8 @@ nlohmann::json temporal_settings(const TrainArgs& a, const std::string& model,
 
 // The compute / comm / wait split and bytes of a step, as --log-json fields.
 nlohmann::json split_json(const StepSplit& s);
+// The same on an epoch's printed line: "  (compute .. comm .. wait .., sent .. MB)".
+void print_split(const StepSplit& s);
 
 // Fails now, not after hours of training, if `path` could not be written later: its folder must
 // exist and be writable.

@@ -85,16 +85,16 @@ DiffusionDataset generate_diffusion(const DiffusionConfig& cfg) {
     phase[size_t(c)] = 6.283185307179586 * double(c) / double(cfg.classes);
   const double p = cfg.persistence, m = cfg.mixing, w = 6.283185307179586 / double(cfg.period);
   // The drive enters each step scaled by (1 - p): the stationary swing is about `drive`.
-  auto drive = [&](int64_t t, int64_t v) {
-    return cfg.drive * (1.0 - p) * 3.0 *
-           std::sin(w * double(t) + phase[size_t(d.community[size_t(v)])]);
+  auto season = [&](int64_t t, int64_t v) {
+    return std::sin(w * double(t) + phase[size_t(d.community[size_t(v)])]);
   };
+  const double step_drive = cfg.drive * (1.0 - p) * 3.0;
   auto noise = [&](int64_t t, int64_t v) {
     return cfg.noise * double(Rng(hash_combine(cfg.seed ^ 0xd1ff, uint64_t(t * n + v))).normal());
   };
   std::vector<double> x(static_cast<size_t>(n)), next(static_cast<size_t>(n));
   d.signal.resize(size_t(T * n));
-  for (int64_t v = 0; v < n; ++v) x[size_t(v)] = drive(0, v) / ((1.0 - p) * 3.0) + noise(0, v);
+  for (int64_t v = 0; v < n; ++v) x[size_t(v)] = cfg.drive * season(0, v) + noise(0, v);
   for (int64_t t = 0; t < T; ++t) {
     if (t > 0) {
 #pragma omp parallel for schedule(static)
@@ -106,7 +106,8 @@ DiffusionDataset generate_diffusion(const DiffusionConfig& cfg) {
           for (int64_t k = b; k < e; ++k) s += x[size_t(nbr[size_t(k)])];
           mean = s / double(e - b);
         }
-        next[size_t(v)] = p * ((1.0 - m) * x[size_t(v)] + m * mean) + drive(t, v) + noise(t, v);
+        next[size_t(v)] =
+            p * ((1.0 - m) * x[size_t(v)] + m * mean) + step_drive * season(t, v) + noise(t, v);
       }
       x.swap(next);
     }

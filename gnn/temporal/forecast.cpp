@@ -76,12 +76,12 @@ ForecastData forecast_rows(const SignalSeries& s, const std::vector<int64_t>& ow
   d.static_dim = static_dim;
   d.global_vertices = n;
   d.signals.resize(size_t(s.steps * r * f));
+  for (int64_t v : owned)
+    DGNN_CHECK(v >= 0 && v < n, ShapeError, "forecast_rows: an owned id outside the vertices");
   for (int64_t t = 0; t < s.steps; ++t)
-    for (int64_t i = 0; i < r; ++i) {
-      const int64_t v = owned[size_t(i)];
-      DGNN_CHECK(v >= 0 && v < n, ShapeError, "forecast_rows: an owned id outside the vertices");
-      std::copy_n(s.values.begin() + (t * n + v) * f, f, d.signals.begin() + (t * r + i) * f);
-    }
+    for (int64_t i = 0; i < r; ++i)
+      std::copy_n(s.values.begin() + (t * n + owned[size_t(i)]) * f, f,
+                  d.signals.begin() + (t * r + i) * f);
   if (static_dim > 0) {
     d.statics.resize(size_t(r * static_dim));
     for (int64_t i = 0; i < r; ++i)
