@@ -69,13 +69,42 @@ inline void tail_chunk(const float* const* hv, const float* const* bv, int64_t e
     }
 }
 
-// The 16 lanes' partial sums in one fixed tree.
+// The 16 lanes' partial sums in one fixed tree: lanes l and l + 8, then l and l + 4, then
+// (0 + 2) + (1 + 3). As vector shuffles: written lane by lane, GCC spilled and reloaded them.
 inline float lane_sum(const V16& p) {
-  float s8[8];
-  for (int l = 0; l < 8; ++l) s8[l] = p[l] + p[l + 8];
-  float s4[4];
-  for (int l = 0; l < 4; ++l) s4[l] = s8[l] + s8[l + 4];
-  return (s4[0] + s4[2]) + (s4[1] + s4[3]);
+  typedef float V8 __attribute__((vector_size(32)));
+  typedef float V4 __attribute__((vector_size(16)));
+  const V8 s8 = __builtin_shufflevector(p, p, 0, 1, 2, 3, 4, 5, 6, 7) +
+                __builtin_shufflevector(p, p, 8, 9, 10, 11, 12, 13, 14, 15);
+  const V4 s4 =
+      __builtin_shufflevector(s8, s8, 0, 1, 2, 3) + __builtin_shufflevector(s8, s8, 4, 5, 6, 7);
+  const V4 s2 = s4 + __builtin_shufflevector(s4, s4, 2, 3, 0, 1);
+  return s2[0] + s2[1];
+}
+
+// lane_sum of four vectors at once, each by the same tree (so to the same bits), the four
+// sharing each step's vector operations: 11 of them where four lane_sums take about 30.
+inline void lane_sum4(const V16* p, float b2, float* out) {
+  // Step 1 (l + 8): the first 8 lanes of ab are p[0]'s sums, the next 8 p[1]'s; cd likewise.
+  const V16 ab = __builtin_shufflevector(p[0], p[1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20,
+                                         21, 22, 23) +
+                 __builtin_shufflevector(p[0], p[1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26,
+                                         27, 28, 29, 30, 31);
+  const V16 cd = __builtin_shufflevector(p[2], p[3], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20,
+                                         21, 22, 23) +
+                 __builtin_shufflevector(p[2], p[3], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26,
+                                         27, 28, 29, 30, 31);
+  // Step 2 (l + 4): lanes 4r .. 4r + 3 hold p[r]'s four sums.
+  const V16 q = __builtin_shufflevector(ab, cd, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25,
+                                        26, 27) +
+                __builtin_shufflevector(ab, cd, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29,
+                                        30, 31);
+  // Step 3: (0 + 2) + (1 + 3) within each group of four.
+  const V16 r = q + __builtin_shufflevector(q, q, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15,
+                                            12, 13);
+  const V16 t = r + __builtin_shufflevector(r, r, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12,
+                                            15, 14);
+  for (int i = 0; i < 4; ++i) out[i] = t[4 * i] + b2;
 }
 
 template <int R>
@@ -86,7 +115,10 @@ inline void score_rows(const float* const* hv, const float* const* bv, int64_t e
   int64_t c0 = 0;
   for (; c0 + kLanes <= hid; c0 += kLanes) chunk<R>(hv, bv, e, hid, m, au, w2, c0, part);
   if (c0 < hid) tail_chunk<R>(hv, bv, e, hid, m, au, w2, c0, part);
-  for (int r = 0; r < R; ++r) out[r] = lane_sum(part[r]) + b2;
+  if constexpr (R % 4 == 0)
+    for (int r = 0; r < R; r += 4) lane_sum4(part + r, b2, out + r);
+  else
+    for (int r = 0; r < R; ++r) out[r] = lane_sum(part[r]) + b2;
 }
 
 DGNN_ISA_CLONES
