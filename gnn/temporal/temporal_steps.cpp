@@ -11,6 +11,7 @@
 #include "dgnn/common/key_set.hpp"
 #include "dgnn/common/radix_sort.hpp"
 #include "dgnn/gnn/temporal/temporal_trainer.hpp"
+#include "dgnn/kernels/cpu/draws.hpp"
 
 namespace dgnn {
 
@@ -184,13 +185,7 @@ class LinkCursor {
   explicit LinkCursor(const std::vector<uint64_t>& linked) : linked_(linked) {}
   bool operator()(int32_t u, int32_t w) {
     if (w == u) return true;
-    if (u != u_) {
-      const uint64_t lo = uint64_t(uint32_t(u)) << 32;
-      const uint64_t* end = linked_.data() + linked_.size();
-      begin_ = std::lower_bound(linked_.data(), end, lo);
-      end_ = std::lower_bound(begin_, end, lo + (uint64_t(1) << 32));
-      u_ = u;
-    }
+    seek(u);
     const uint64_t key = uint64_t(uint32_t(u)) << 32 | uint32_t(w);
     // A typical run is a few links: a scan without branches beats a binary search's
     // mispredicted ones (most draws are not linked).
@@ -199,12 +194,34 @@ class LinkCursor {
     for (const uint64_t* p = begin_; p != end_; ++p) found |= *p == key;
     return found;
   }
+  // u's links as keys (u << 32 | v), ascending.
+  std::pair<const uint64_t*, const uint64_t*> run(int32_t u) {
+    seek(u);
+    return {begin_, end_};
+  }
 
  private:
+  void seek(int32_t u) {
+    if (u == u_) return;
+    const uint64_t lo = uint64_t(uint32_t(u)) << 32;
+    const uint64_t* end = linked_.data() + linked_.size();
+    begin_ = std::lower_bound(linked_.data(), end, lo);
+    end_ = std::lower_bound(begin_, end, lo + (uint64_t(1) << 32));
+    u_ = u;
+  }
   const std::vector<uint64_t>& linked_;
   int32_t u_ = -1;
   const uint64_t *begin_ = nullptr, *end_ = nullptr;
 };
+
+// The draws of positive i from source u into out[0, count).
+template <class Draw>
+void draw_into(Draw& draw, int32_t u, uint64_t i, int count, int32_t* out) {
+  if constexpr (requires { draw.fill(u, i, count, out); })
+    draw.fill(u, i, count, out);
+  else
+    for (int k = 0; k < count; ++k) out[k] = draw(u, i, k);
+}
 
 StepSetup step_setup(const TemporalGraph& g, int step, const std::function<bool(int32_t)>& keep,
                      const StepPositives* known) {
@@ -245,7 +262,7 @@ void for_each_positive(const TemporalGraph& g, int step, int negatives, const St
       const uint32_t e = known.event[size_t(j)];
       const int32_t u = ev.src[e];
       const uint64_t i = known.index[size_t(j)];
-      for (int k = 0; k < negatives; ++k) drawn[size_t(k)] = draw(u, i, k);
+      draw_into(draw, u, i, negatives, drawn.data());
       visit(size_t(j), u, ev.dst[e], drawn.data());
     }
   }
@@ -280,19 +297,35 @@ PairBatch pairs_with(const TemporalGraph& g, int step, int negatives, const Step
 
 // The uniform draws of step_pairs: a hashed vertex, redrawn (16 times at most) while it is u or
 // linked to u in the step.
+struct UniformDraw {
+  FastMod mod_n;
+  uint64_t n, step_seed;
+  LinkCursor linked;
+  int32_t operator()(int32_t u, uint64_t i, int k) {
+    uint64_t h = hash_combine(step_seed, i * 1315423911u + k);
+    int32_t w = int32_t(mod_n(h));
+    for (int tries = 0; linked(u, w) && tries < 16; ++tries) w = int32_t(mod_n(h = mix64(h)));
+    return w;
+  }
+  // out[k] = (*this)(u, i, k) for k < count: the first draws eight at a time, a draw that meets
+  // u or its links (rare) again one by one.
+  void fill(int32_t u, uint64_t i, int count, int32_t* out) {
+    const auto [begin, end] = linked.run(u);
+    if (kernels::cpu::hashed_draws(step_seed, i * 1315423911u, count, n, u, begin,
+                                   int64_t(end - begin), out)) {
+      for (int k = 0; k < count; ++k)
+        if (out[k] < 0) out[k] = (*this)(u, i, k);
+    } else {
+      for (int k = 0; k < count; ++k) out[k] = (*this)(u, i, k);
+    }
+  }
+};
+
 auto uniform_draws(const TemporalGraph& g, const StepSetup& st, int step, uint64_t seed,
                    uint64_t salt) {
-  const FastMod mod_n(uint64_t(std::max<int64_t>(g.num_vertices, 1)));  // (no draws when 0)
+  const uint64_t n = uint64_t(std::max<int64_t>(g.num_vertices, 1));  // (no draws when 0)
   const uint64_t step_seed = hash_combine(seed ^ salt, uint64_t(step));
-  return [&st, mod_n, step_seed] {
-    return
-        [mod_n, step_seed, linked = LinkCursor(st.linked)](int32_t u, uint64_t i, int k) mutable {
-          uint64_t h = hash_combine(step_seed, i * 1315423911u + k);
-          int32_t w = int32_t(mod_n(h));
-          for (int tries = 0; linked(u, w) && tries < 16; ++tries) w = int32_t(mod_n(h = mix64(h)));
-          return w;
-        };
-  };
+  return [&st, n, step_seed] { return UniformDraw{FastMod(n), n, step_seed, LinkCursor(st.linked)}; };
 }
 
 // One positive's draws under the tgb protocol, made when its first is asked for and handed out
@@ -419,7 +452,7 @@ void for_each_source(const TemporalGraph& g, int step, int negatives, const Link
         const uint32_t e = known.event[js[c]];
         const uint64_t i = known.index[js[c]];
         vs[c] = ev.dst[e];
-        for (size_t k = 0; k < per; ++k) drawn[c * per + k] = draw(u, i, int(k));
+        draw_into(draw, u, i, int(per), drawn + c * per);
       }
       visit(u, count, js, vs, drawn);
     }
