@@ -11,7 +11,7 @@
 #include "dgnn/common/key_set.hpp"
 #include "dgnn/common/radix_sort.hpp"
 #include "dgnn/gnn/temporal/temporal_trainer.hpp"
-#include "dgnn/kernels/cpu/draws.hpp"
+#include "dgnn/kernels/cpu/link_eval.hpp"
 
 namespace dgnn {
 

@@ -1,8 +1,9 @@
-// Uniform vertex draws eight at a time (draws.hpp). GCC's vector extension over eight 64-bit
+// Uniform vertex draws eight at a time (link_eval.hpp). GCC's vector extension over eight 64-bit
 // lanes: one zmm register with AVX-512 (vpmullq multiplies them), emulated on the narrower ISA
 // levels, which the loader picks where AVX-512 is missing (DGNN_ISA_CLONES).
-#include "dgnn/kernels/cpu/draws.hpp"
+#include "dgnn/kernels/cpu/link_eval.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "dgnn/kernels/cpu/fast_math.hpp"
@@ -64,6 +65,22 @@ bool hashed_draws(uint64_t seed, uint64_t base, int64_t count, uint64_t n, int32
       for (int64_t l = 0; l < count - k0; ++l) out[k0 + l] = v[l];
   }
   return true;
+}
+
+DGNN_ISA_CLONES
+void count_below_at_most(const float* x, int64_t n, float lo, float hi, int64_t* below,
+                         int64_t* at_most) {
+  // 32-bit lane counts, added to the 64-bit totals every 2^30 candidates.
+  for (int64_t i0 = 0; i0 < n; i0 += int64_t(1) << 30) {
+    const int64_t end = std::min(n, i0 + (int64_t(1) << 30));
+    int32_t bl = 0, am = 0;
+    for (int64_t i = i0; i < end; ++i) {
+      bl += x[i] < lo;
+      am += x[i] <= hi;
+    }
+    *below += bl;
+    *at_most += am;
+  }
 }
 
 }  // namespace dgnn::kernels::cpu

@@ -1,4 +1,4 @@
-// The batched uniform draws of link prediction (kernels/cpu/draws.hpp) against the scalar
+// The batched uniform draws of link prediction (kernels/cpu/link_eval.hpp) against the scalar
 // expression they replace: hash_combine then FastMod, the same values to the bit.
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -6,7 +6,7 @@
 
 #include "dgnn/common/fast_mod.hpp"
 #include "dgnn/common/hash_rng.hpp"
-#include "dgnn/kernels/cpu/draws.hpp"
+#include "dgnn/kernels/cpu/link_eval.hpp"
 
 using namespace dgnn;
 
