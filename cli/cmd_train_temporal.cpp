@@ -77,7 +77,6 @@ void run_train_temporal(TrainArgs& a) {
   check_parts(a, comm);
   std::unique_ptr<DeviceComm> device_link;
   const Device dev = train_device(a, comm, &device_link);
-  const bool by_snapshot = a.strategy == "snapshot";
 
   TemporalRunConfig cfg;
   cfg.model = model_name;
