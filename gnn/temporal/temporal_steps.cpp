@@ -425,6 +425,8 @@ std::shared_ptr<const LinkStepPlan> plan_link_step(const TemporalGraph& g, int s
   return plan;
 }
 
+const std::vector<int32_t>& link_step_sources(const LinkStepPlan& plan) { return plan.sources; }
+
 namespace {
 
 // visit(u, count, js, vs, drawn) per source of the plan on all threads, each with a draw of its
@@ -432,17 +434,19 @@ namespace {
 // for_each_positive's, on any thread count).
 template <class MakeDraw>
 void for_each_source(const TemporalGraph& g, int step, int negatives, const LinkStepPlan& plan,
-                     MakeDraw&& make_draw, const SourceVisit& visit) {
+                     MakeDraw&& make_draw, const SourceVisit& visit,
+                     const std::function<bool(int32_t)>& keep) {
   const SnapshotEvents& ev = g.events[size_t(step + 1)];
   const StepPositives& known = plan.st.positives();
   const size_t per = size_t(negatives);
-#pragma omp parallel if (known.event.size() * per > 100000)
+#pragma omp parallel if (known.event.size() * (1 + per) > 100000)
   {
     auto draw = make_draw();
     std::vector<int32_t> cand;  // the positives' destinations, then their draws
 #pragma omp for schedule(dynamic, 16)
     for (int64_t si = 0; si < int64_t(plan.sources.size()); ++si) {
       const int32_t u = plan.sources[size_t(si)];
+      if (keep && !keep(u)) continue;
       const uint32_t* js = plan.order.data() + plan.start[size_t(u)];
       const size_t count = plan.start[size_t(u) + 1] - plan.start[size_t(u)];
       cand.resize(count * (1 + per));
@@ -464,7 +468,8 @@ void for_each_source(const TemporalGraph& g, int step, int negatives, const Link
 size_t visit_link_sources(const TemporalGraph& g, int step, int negatives, uint64_t seed,
                           uint64_t salt, const EdgeHistory* history,
                           const std::function<void(size_t kept, size_t total)>& sized,
-                          const SourceVisit& visit, const LinkStepPlan* plan) {
+                          const SourceVisit& visit, const LinkStepPlan* plan,
+                          const std::function<bool(int32_t)>& keep) {
   std::shared_ptr<const LinkStepPlan> own;
   if (!plan) plan = (own = plan_link_step(g, step)).get();
   const StepSetup& st = plan->st;
@@ -472,9 +477,10 @@ size_t visit_link_sources(const TemporalGraph& g, int step, int negatives, uint6
   sized(known.event.size(), known.total);
   if (history)
     for_each_source(g, step, negatives, *plan,
-                    tgb_draws(g, st, step, negatives, seed, salt, *history), visit);
+                    tgb_draws(g, st, step, negatives, seed, salt, *history), visit, keep);
   else
-    for_each_source(g, step, negatives, *plan, uniform_draws(g, st, step, seed, salt), visit);
+    for_each_source(g, step, negatives, *plan, uniform_draws(g, st, step, seed, salt), visit,
+                    keep);
   return known.event.size();
 }
 

@@ -281,34 +281,77 @@ double reciprocal_ranks(const float* z, size_t kept, size_t k) {
 
 }  // namespace
 
-void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const Tensor& h) {
+void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const Tensor& h,
+                                                Communicator& comm,
+                                                const std::function<bool(int32_t)>& mine) {
   const FactoredPairs f = head_.factor(h);
   const size_t k = size_t(opt_.neg_eval);
   const bool tgb = history_ != nullptr;
   const size_t threads = static_cast<size_t>(omp_get_max_threads());
   LinkWeights w{};
-  // Per positive j: its score, its loss term and (tgb) its reciprocal rank, summed in j order
-  // afterwards (the same on any thread count); per source: its MRR group value.
+  // Per positive j: its score, its loss term and (tgb) its reciprocal rank; per source with
+  // positives: its MRR group value. Each rank fills those of its sources (zeros elsewhere), so
+  // sums over ranks are the values; all are then summed in j and source order, as one process
+  // sums them (the same bits on any rank and thread count).
   std::vector<float>& pos = acc.logits;
   std::vector<double>& loss = acc.loss;
   std::vector<double>& rr = acc.rr;
   std::vector<double>& group = acc.group;
   std::vector<RankCounter::Part>& parts = acc.parts;
-  std::vector<uint8_t> nan(threads, 0);
   if (eval_plans_.size() < size_t(n_steps_)) eval_plans_.resize(size_t(n_steps_));
   std::shared_ptr<const LinkStepPlan>& plan = eval_plans_[size_t(step)];
   if (!plan) plan = plan_link_step(g_, step);
+  const std::vector<int32_t>& sources = link_step_sources(*plan);
+  // This rank's troubles, counted per thread: NaN scores, and positives that scored otherwise
+  // in their second pass. Summed over ranks, so that all throw alike.
+  std::vector<int64_t> bad(2 * threads, 0);
+  auto check = [&] {
+    int64_t sums[2] = {0, 0};
+    for (size_t t = 0; t < threads; ++t) sums[0] += bad[2 * t], sums[1] += bad[2 * t + 1];
+    comm.allreduce_sum(sums, 2);
+    if (sums[0] > 0)
+      throw Error("link evaluation: a pair scored NaN at step " + std::to_string(step) +
+                  " (the model diverged)");
+    if (sums[1] > 0)
+      throw Error("link evaluation: a positive scored differently in its two passes at step " +
+                  std::to_string(step) + " (the pair scorer must be deterministic)");
+  };
+  // The sources' positives alone first (1 / (1 + k) of the pairs): every rank needs all their
+  // scores, which place its negatives among them.
   const size_t kept = visit_link_sources(
-      g_, step, opt_.neg_eval, opt_.seed, kEvalSalt, history_.get(),
+      g_, step, 0, opt_.seed, kEvalSalt, history_.get(),
       [&](size_t n, size_t total) {
         w = link_weights(total, k);
-        pos.resize(n);
-        loss.resize(n);
+        pos.assign(n, 0.f);
+        loss.assign(n, 0.0);
         rr.assign(tgb ? n : 0, 0.0);
-        group.assign(size_t(g_.num_vertices), std::numeric_limits<double>::quiet_NaN());
+        group.assign(sources.size(), 0.0);
         parts.resize(threads);
         for (auto& part : parts) part.clear();
       },
+      [&](int32_t u, size_t count, const uint32_t* js, const int32_t* vs, const int32_t*) {
+        thread_local std::vector<float> score, scratch;
+        score.resize(count);
+        f.score_list(u, vs, int64_t(count), score.data(), scratch);
+        for (size_t c = 0; c < count; ++c) {
+          bad[2 * size_t(omp_get_thread_num())] += std::isnan(score[c]);
+          pos[js[c]] = score[c];
+        }
+      },
+      plan.get(), mine);
+  check();
+  ++acc.counted;
+  if (kept == 0) {
+    const double nan_v = std::numeric_limits<double>::quiet_NaN();
+    acc.m.auc += nan_v, acc.m.map += nan_v, acc.m.mrr += nan_v;
+    return;
+  }
+  // -0 + 0 is +0: a score of -0 arrives as +0, which every use treats alike (order keys,
+  // the loss, the comparisons below).
+  comm.allreduce_sum(pos.data(), int64_t(kept));
+  const RankCounter counter(pos.data(), kept, kLogitTie);
+  visit_link_sources(
+      g_, step, opt_.neg_eval, opt_.seed, kEvalSalt, history_.get(), [](size_t, size_t) {},
       [&](int32_t u, size_t count, const uint32_t* js, const int32_t* vs, const int32_t*) {
         const size_t t = size_t(omp_get_thread_num());
         thread_local std::vector<float> score, scratch;
@@ -318,46 +361,42 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
         score.resize(count * (1 + k));
         f.score_list(u, vs, int64_t(score.size()), score.data(), scratch);
         const float* neg = score.data() + count;
-        bool finite = true;
-        for (size_t c = 0; c < count; ++c) finite &= !std::isnan(score[c]);
-        if (!finite || !RankCounter::add(neg, count * k, parts[t])) {
-          nan[t] = 1;
+        if (!RankCounter::add(neg, count * k, parts[t])) {
+          ++bad[2 * t];
           return;
         }
         for (size_t c = 0; c < count; ++c) {
           const size_t j = js[c];
           const float* nj = neg + c * k;
-          pos[j] = score[c];
+          bad[2 * t + 1] += !(score[c] == pos[j]);  // the counter holds the first pass's
           loss[j] = double(w.positive) * kernels::softplus_sum(Device::cpu, &score[c], 1, -1.f) +
                     double(w.negative) * kernels::softplus_sum(Device::cpu, nj, int64_t(k), 1.f);
           if (tgb) rr[j] = one_vs_many_reciprocal_rank(score[c], nj, int64_t(k), kLogitTie);
         }
         // Last: it sorts the positives' scores in place (the negatives after them stay).
-        group[size_t(u)] = group_reciprocal_rank(score.data(), count, neg, count * k, kLogitTie, gs);
+        const size_t at = size_t(std::lower_bound(sources.begin(), sources.end(), u) -
+                                 sources.begin());
+        group[at] = group_reciprocal_rank(score.data(), count, neg, count * k, kLogitTie, gs);
       },
-      plan.get());
-  if (std::count(nan.begin(), nan.end(), uint8_t(1)) > 0)
-    throw Error("link evaluation: a pair scored NaN at step " + std::to_string(step) +
-                " (the model diverged)");
-  ++acc.counted;
-  if (kept == 0) {
-    const double nan_v = std::numeric_limits<double>::quiet_NaN();
-    acc.m.auc += nan_v, acc.m.map += nan_v, acc.m.mrr += nan_v;
-    return;
-  }
+      plan.get(), mine);
+  check();
+  // AUC and AP: the positives (in ordinal order) place the negatives every thread and rank
+  // collected.
+  std::vector<int64_t> tally = counter.tally(parts);
+  comm.allreduce_sum(tally.data(), int64_t(tally.size()));
+  comm.allreduce_sum(loss.data(), int64_t(kept));
+  comm.allreduce_sum(group.data(), int64_t(group.size()));
+  if (tgb) comm.allreduce_sum(rr.data(), int64_t(kept));
   double l = 0;
   for (size_t j = 0; j < kept; ++j) l += loss[j];
   acc.m.loss += double(float(l));  // bce_with_logits returns a float
-  // AUC and AP: the positives (in ordinal order) place the negatives the threads collected.
-  const auto [auc, map] = RankCounter(pos.data(), kept, kLogitTie).finish(parts);
+  const auto [auc, map] = counter.finish(tally);
   acc.m.auc += auc;
   acc.m.map += map;
   // MRR: the mean over sources with positives, in ascending id (rank_metrics' group order).
   double mrr = 0;
-  int64_t groups = 0;
-  for (double v : group)
-    if (!std::isnan(v)) mrr += v, ++groups;
-  acc.m.mrr += mrr / double(groups);
+  for (double v : group) mrr += v;
+  acc.m.mrr += mrr / double(group.size());
   if (tgb) {
     for (size_t j = 0; j < kept; ++j) acc.tgb_rr += rr[j];
     acc.tgb_positives += double(kept);
@@ -504,7 +543,16 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end, const std::vecto
     }
     if (!has_targets_[size_t(s)]) continue;
     if (fused_eval()) {
-      add_fused_eval_step(acc, s, h.value());
+      if (comm_.size() == 1) {
+        add_fused_eval_step(acc, s, h.value(), comm_, {});
+      } else {
+        // Every rank scores the sources it owns, against every vertex's rows.
+        std::vector<int32_t> ids(static_cast<size_t>(g_.num_vertices));
+        std::iota(ids.begin(), ids.end(), 0);
+        const int me = comm_.rank();
+        add_fused_eval_step(acc, s, fetch_rows(comm_, dir_, h, ids).value(), comm_,
+                            [&](int32_t u) { return dir_.owner[size_t(u)] == me; });
+      }
       continue;
     }
     const Batch local = local_batch(s, opt_.neg_eval, kEvalSalt);
@@ -549,6 +597,10 @@ LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
   NoGradGuard no_grad;
   model_.reset_state();
   EvalSums acc;
+  // The fused evaluation's sums per step of [begin, end): auc, map, mrr, loss, the tgb
+  // reciprocal ranks and positives, and whether the step was counted.
+  constexpr int kStepSums = 7;
+  std::vector<double> by_step(fused_eval() ? size_t(end - begin) * kStepSums : 0, 0.0);
   const std::vector<int>& bounds = plan_->windows;
   for (size_t wi = 0; wi + 1 < bounds.size() && bounds[wi] < end; ++wi) {
     const int start = bounds[wi], stop = std::min(end, bounds[wi + 1]);
@@ -568,6 +620,18 @@ LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
         }
         continue;
       }
+      if (fused_eval()) {
+        // The step's owner scores it alone; its sums are combined in step order after the loop.
+        if (w.owns(s)) {
+          SelfCommunicator self;
+          EvalSums one;
+          add_fused_eval_step(one, s, h[size_t(s - w.own_begin())].value(), self, {});
+          const double v[kStepSums] = {one.m.auc, one.m.map,  one.m.mrr,        one.m.loss,
+                                       one.tgb_rr, one.tgb_positives, double(one.counted)};
+          std::copy(v, v + kStepSums, by_step.begin() + int64_t(s - begin) * kStepSums);
+        }
+        continue;
+      }
       // The step's owner scores all of its pairs; the others add none.
       Batch local;
       Var logits;
@@ -576,6 +640,17 @@ LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
         logits = eval_logits(w.ctx(s), h[size_t(s - w.own_begin())], local, true);
       }
       add_eval_step(acc, logits, local);
+    }
+  }
+  if (fused_eval()) {
+    // Every step's sums from its owner (zeros from the others: x + 0 is x), added in step
+    // order as one process adds them.
+    comm_.allreduce_sum(by_step.data(), int64_t(by_step.size()));
+    for (size_t at = 0; at < by_step.size(); at += kStepSums) {
+      const double* v = by_step.data() + at;
+      if (v[6] == 0) continue;  // no targets
+      acc.m.auc += v[0], acc.m.map += v[1], acc.m.mrr += v[2], acc.m.loss += v[3];
+      acc.tgb_rr += v[4], acc.tgb_positives += v[5], acc.counted += int(v[6]);
     }
   }
   if (opt_.eval_all_pairs) {

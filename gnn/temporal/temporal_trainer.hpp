@@ -160,7 +160,8 @@ LinkWeights link_weights(size_t positives, size_t negatives_each);
 // js, vs, drawn) once per source u with positives, on all threads: js its positives' ordinals
 // (ascending), vs their destinations, drawn their `negatives` draws each (count x negatives,
 // positive by positive; drawn follows vs in memory, drawn == vs + count, so the candidates are
-// one list), valid during the call. Returns the count of positives.
+// one list), valid during the call; with `keep`, only the sources it accepts are visited (and
+// drawn for). Returns the count of positives (all of them, visited or not).
 using SourceVisit = std::function<void(int32_t u, size_t count, const uint32_t* js,
                                        const int32_t* vs, const int32_t* drawn)>;
 // plan: plan_link_step(g, step), what the call derives from the step's edges alone (its
@@ -171,7 +172,10 @@ std::shared_ptr<const LinkStepPlan> plan_link_step(const TemporalGraph& g, int s
 size_t visit_link_sources(const TemporalGraph& g, int step, int negatives, uint64_t seed,
                           uint64_t salt, const EdgeHistory* history,
                           const std::function<void(size_t kept, size_t total)>& sized,
-                          const SourceVisit& visit, const LinkStepPlan* plan = nullptr);
+                          const SourceVisit& visit, const LinkStepPlan* plan = nullptr,
+                          const std::function<bool(int32_t)>& keep = {});
+// The sources of the plan's positives, ascending.
+const std::vector<int32_t>& link_step_sources(const LinkStepPlan& plan);
 
 // The salt of training epoch `epoch`'s negatives (from 1), as the trainer draws them.
 inline uint64_t train_salt(int epoch) { return uint64_t(epoch) * 0x9e3779b9u + 1; }
@@ -296,21 +300,23 @@ class LinkPredictionTrainer : private TrainingTask {
     // add_fused_eval_step's buffers, reused by every step of the evaluation.
     std::vector<float> logits;              // per positive: its score
     std::vector<double> loss, rr;           // per positive, with its negatives
-    std::vector<double> group;              // per source: its MRR value (NaN: no positive)
+    std::vector<double> group;              // per source with positives (ascending): its MRR value
     std::vector<RankCounter::Part> parts;   // per thread: its candidates for RankCounter
   };
   void add_eval_step(EvalSums& acc, const Var& logits, const Batch& local);
-  // One process on the CPU, link prediction with sampled negatives: step `step` scored from
-  // every vertex's rows `h` as visit_link_sources draws it (the pairs batch_for would list):
-  // source by source on all threads, its positives and their negatives through the factored
-  // scorer, the source's MRR group, the TGB ranks and the loss from them at once, the negatives
-  // kept as 4-byte keys that RankCounter radix-sorts per thread after the visit (AUC, AP). No
-  // batch and no list of the step's pair scores is built. The metrics add_eval_step would add
-  // (the same counts).
-  void add_fused_eval_step(EvalSums& acc, int step, const Tensor& h);
+  // Link prediction with sampled negatives on the CPU: step `step` scored from every vertex's
+  // rows `h` as visit_link_sources draws it (the pairs batch_for would list), source by source
+  // on all threads: first the positives alone, whose scores every rank needs, then each
+  // positive with its negatives through the factored scorer, the source's MRR group, the TGB
+  // ranks and the loss at once, the negatives kept as 4-byte keys that RankCounter radix-sorts
+  // per thread after the visit (AUC, AP). This rank visits the sources `mine` accepts (all when
+  // empty); the per-positive and per-source values and the tallies are summed over `comm`
+  // (collective there), and every rank adds the step's metrics to acc as one process would
+  // (the same bits). No batch and no list of the step's pair scores is built.
+  void add_fused_eval_step(EvalSums& acc, int step, const Tensor& h, Communicator& comm,
+                           const std::function<bool(int32_t)>& mine);
   bool fused_eval() const {
-    return comm_.size() == 1 && opt_.task == TemporalTask::link && !opt_.eval_all_pairs &&
-           device() == Device::cpu;
+    return opt_.task == TemporalTask::link && !opt_.eval_all_pairs && device() == Device::cpu;
   }
   // test_pairs: this rank's scored pairs of step s, appended to `all` on rank 0 in order.
   void gather_pairs(int step, const Var& logits, const Batch& local, std::vector<ScoredPair>* all);

@@ -390,12 +390,12 @@ bool RankCounter::add(const float* x, size_t n, Part& part) {
   return true;
 }
 
-std::pair<double, double> RankCounter::finish(std::vector<Part>& parts) const {
-  const size_t m = ends_.size(), p = lo_.size();
-  // Per end j: the candidates strictly between ends j - 1 and j (gap[j]; gap[m]: above the last)
-  // and those at it (eq[j]). Each part is sorted and merged with the ends on a thread of its own.
-  std::vector<std::vector<int64_t>> eq(parts.size(), std::vector<int64_t>(m, 0)),
-      gap(parts.size(), std::vector<int64_t>(m + 1, 0));
+std::vector<int64_t> RankCounter::tally(std::vector<Part>& parts) const {
+  const size_t m = ends_.size();
+  // Per end j: the candidates strictly between ends j - 1 and j (at[2j]; at[2m]: above the last)
+  // and those at it (at[2j + 1]). Each part is sorted and merged with the ends on a thread of its
+  // own.
+  std::vector<std::vector<int64_t>> at(parts.size(), std::vector<int64_t>(2 * m + 1, 0));
   // The merge compares keys, not doubles: for a float x and an end e, e < x exactly when the
   // largest float <= e is below x, and x == e only when e is a float. (add() keys -0 as +0, and
   // the ends are never -0, so the keys' order is the values' order.)
@@ -407,32 +407,41 @@ std::pair<double, double> RankCounter::finish(std::vector<Part>& parts) const {
     floor_key[j] = order_key(f + 0.f);
     exact[j] = double(f) == ends_[j];
   }
-  auto merge = [&](const uint32_t* k, size_t n, int64_t* e, int64_t* g) {
+  auto merge = [&](const uint32_t* k, size_t n, int64_t* a) {
     size_t j = 0;  // the first end at or above the current candidate
     for (size_t i = 0; i < n; ++i) {
       while (j < m && floor_key[j] < k[i]) ++j;
-      if (j < m && exact[j] && floor_key[j] == k[i])
-        ++e[j];
-      else
-        ++g[j];
+      ++a[2 * j + size_t(j < m && exact[j] && floor_key[j] == k[i])];
     }
   };
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t r = 0; r < int64_t(parts.size()); ++r) {
     Part& part = parts[size_t(r)];
     radix_sort_bits(part.keys, part.tmp, 0, 32, part.hist.empty() ? nullptr : part.hist.data());
-    merge(part.keys.data(), part.keys.size(), eq[size_t(r)].data(), gap[size_t(r)].data());
+    merge(part.keys.data(), part.keys.size(), at[size_t(r)].data());
   }
+  std::vector<int64_t> all(2 * m + 1, 0);
+  for (const auto& a : at)
+    for (size_t j = 0; j < all.size(); ++j) all[j] += a[j];
+  return all;
+}
+
+std::pair<double, double> RankCounter::finish(const std::vector<int64_t>& tally) const {
+  const size_t m = ends_.size(), p = lo_.size();
+  DGNN_CHECK(tally.size() == 2 * m + 1, ShapeError, "RankCounter::finish: a tally of another counter");
   if (p == 0) return {kNaN, kNaN};
-  std::vector<int64_t> e_all(m, 0), g_all(m + 1, 0);
-  {
-    std::vector<uint32_t> keys(p);
-    for (size_t i = 0; i < p; ++i) keys[i] = order_key(float(pos_sorted_[i]) + 0.f);
-    merge(keys.data(), p, e_all.data(), g_all.data());  // the positives are candidates too
-  }
-  for (size_t r = 0; r < parts.size(); ++r) {
-    for (size_t j = 0; j < m; ++j) e_all[j] += eq[r][j];
-    for (size_t j = 0; j <= m; ++j) g_all[j] += gap[r][j];
+  // The positives are candidates too: each at the end its interval's middle equals (its own
+  // score, exactly at the end when tie is 0) or in the gap holding it.
+  std::vector<int64_t> e_all(m), g_all(m + 1);
+  for (size_t j = 0; j < m; ++j) g_all[j] = tally[2 * j], e_all[j] = tally[2 * j + 1];
+  g_all[m] = tally[2 * m];
+  for (size_t r = 0, j = 0; r < p; ++r) {
+    const double x = pos_sorted_[r];
+    while (j < m && ends_[j] < x) ++j;
+    if (j < m && ends_[j] == x)
+      ++e_all[j];
+    else
+      ++g_all[j];
   }
   // below[j]: candidates (positives included) strictly below end j.
   std::vector<int64_t> below(m + 1, 0);

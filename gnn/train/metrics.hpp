@@ -116,8 +116,13 @@ class RankCounter {
   // False when a score is NaN (nothing of x is added then). Needs no counter: the candidates
   // may be collected before the positives are known.
   static bool add(const float* x, size_t n, Part& part);
-  // Sorts the parts' keys (clear() them before they are used again).
-  std::pair<double, double> finish(std::vector<Part>& parts) const;
+  // Where the parts' candidates fall among the ends: at[2j], strictly between ends j - 1 and j
+  // (at[2m]: above the last end); at[2j + 1], at end j. Sorts the parts' keys (clear() them
+  // before they are used again). Tallies of one counter add up: the sum of the tallies of every
+  // rank of a job is the tally of all their candidates. finish() adds the positives.
+  std::vector<int64_t> tally(std::vector<Part>& parts) const;
+  std::pair<double, double> finish(const std::vector<int64_t>& tally) const;
+  std::pair<double, double> finish(std::vector<Part>& parts) const { return finish(tally(parts)); }
 
  private:
   std::vector<double> lo_, hi_, ends_, pos_sorted_;

@@ -296,9 +296,18 @@ TEST_CASE("RankCounter and group_reciprocal_rank stream what roc_auc, average_pr
         REQUIRE(counter.add(neg.data() + at, len, parts[rng.below(parts.size())]));
         at += len;
       }
+      // Tallied as two ranks would, each over its own parts, and summed.
+      std::vector<RankCounter::Part> first(parts.begin(), parts.begin() + 1),
+          rest(parts.begin() + 1, parts.end());
+      std::vector<int64_t> tally = counter.tally(first);
+      const std::vector<int64_t> other = counter.tally(rest);
+      for (size_t j = 0; j < tally.size(); ++j) tally[j] += other[j];
+      const auto [auc2, map2] = counter.finish(tally);
       const auto [auc, map] = counter.finish(parts);
       CHECK(same(auc, roc_auc(s, y, tie)));
       CHECK(same(map, average_precision(s, y, tie)));
+      CHECK(same(auc2, auc));
+      CHECK(same(map2, map));
       // One group: the positives and the negatives (small and large positive counts).
       const std::vector<int32_t> one(n, 0);
       std::vector<float> p = pos;
