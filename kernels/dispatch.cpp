@@ -437,6 +437,23 @@ double softplus_sum(Device dev, const float* x, int64_t n, float sign) {
   return cpu::softplus_sum(x, n, sign);
 }
 
+void count_below_at_most(Device dev, const float* x, int64_t n, float lo, float hi, int64_t* below,
+                         int64_t* at_most) {
+  check_count("count_below_at_most", n);
+  if (dev != Device::cpu) no_backend(dev, "count_below_at_most");
+  cpu::count_below_at_most(x, n, lo, hi, below, at_most);
+}
+
+bool hashed_draws(Device dev, uint64_t seed, uint64_t base, int64_t count, uint64_t n, int32_t u,
+                  const uint64_t* links, int64_t num_links, int32_t* out) {
+  check_count("hashed_draws", count);
+  check_count("hashed_draws", num_links);
+  if (dev != Device::cpu) no_backend(dev, "hashed_draws");
+  return cpu::hashed_draws(seed, base, count, n, u, links, num_links, out);
+}
+
+bool vector_draws_pay() { return cpu::vector_draws_pay(); }
+
 void pair_mlp_backward(Device dev, const PairMlp& p, ConstMatView dlogits, MatView dhu, MatView dhv,
                        MatView dw1, float* db1, MatView dw2, float* db2) {
   const char* fn = "pair_mlp_backward";

@@ -137,6 +137,25 @@ void factored_pair_logits(Device dev, ConstMatView h, ConstMatView b, const floa
 // order: binary cross-entropy of logits x against target 0 (sign 1) or 1 (sign -1). Each term
 // to about 1e-7 relative (vectorised exp and log1p, not libm's). Host only.
 double softplus_sum(Device dev, const float* x, int64_t n, float sign);
+// How many of x[0, n) are below `lo`, and how many at most `hi`, added to *below and *at_most:
+// a source's candidates against one positive's tie interval (its MRR). Host only.
+void count_below_at_most(Device dev, const float* x, int64_t n, float lo, float hi, int64_t* below,
+                         int64_t* at_most);
+
+// Link prediction's uniform draws, eight at a time: about 10M a step at --neg-eval 100 on a
+// 50k-vertex graph, each two SplitMix64 finalisers and a remainder. out[k] =
+// hash_combine(seed, base + k) % n for k < count, the values of the scalar expression
+// (common/hash_rng.hpp, common/fast_mod.hpp) exactly; a draw equal to `u`, or whose key
+// (u << 32 | draw) is one of links[0, num_links) (u's links, any order), is written as -1
+// instead: the caller redraws it. False (nothing written) when n < 2, n >= 2^31 or num_links >
+// kDrawLinksMax: the caller draws those itself. Host only.
+constexpr int64_t kDrawLinksMax = 32;
+bool hashed_draws(Device dev, uint64_t seed, uint64_t base, int64_t count, uint64_t n, int32_t u,
+                  const uint64_t* links, int64_t num_links, int32_t* out);
+// Whether hashed_draws beats one draw at a time on this machine: with AVX-512, whose 64-bit
+// lanes and multiplies it uses; elsewhere they are emulated, about 3x slower than the scalar
+// draws.
+bool vector_draws_pay();
 
 // ---- dropout -----------------------------------------------------------------------------
 // The mask, shared by every backend so that their masks agree bit for bit. One 64-bit hash

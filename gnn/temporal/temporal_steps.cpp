@@ -11,7 +11,7 @@
 #include "dgnn/common/key_set.hpp"
 #include "dgnn/common/radix_sort.hpp"
 #include "dgnn/gnn/temporal/temporal_trainer.hpp"
-#include "dgnn/kernels/cpu/link_eval.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 
@@ -310,9 +310,10 @@ struct UniformDraw {
   // out[k] = (*this)(u, i, k) for k < count: the first draws eight at a time, a draw that meets
   // u or its links (rare) again one by one.
   void fill(int32_t u, uint64_t i, int count, int32_t* out) {
+    static const bool vector = kernels::vector_draws_pay();
     const auto [begin, end] = linked.run(u);
-    if (kernels::cpu::hashed_draws(step_seed, i * 1315423911u, count, n, u, begin,
-                                   int64_t(end - begin), out)) {
+    if (vector && kernels::hashed_draws(Device::cpu, step_seed, i * 1315423911u, count, n, u, begin,
+                                        int64_t(end - begin), out)) {
       for (int k = 0; k < count; ++k)
         if (out[k] < 0) out[k] = (*this)(u, i, k);
     } else {
@@ -325,7 +326,9 @@ auto uniform_draws(const TemporalGraph& g, const StepSetup& st, int step, uint64
                    uint64_t salt) {
   const uint64_t n = uint64_t(std::max<int64_t>(g.num_vertices, 1));  // (no draws when 0)
   const uint64_t step_seed = hash_combine(seed ^ salt, uint64_t(step));
-  return [&st, n, step_seed] { return UniformDraw{FastMod(n), n, step_seed, LinkCursor(st.linked)}; };
+  return [&st, n, step_seed] {
+    return UniformDraw{FastMod(n), n, step_seed, LinkCursor(st.linked)};
+  };
 }
 
 // One positive's draws under the tgb protocol, made when its first is asked for and handed out
@@ -479,8 +482,7 @@ size_t visit_link_sources(const TemporalGraph& g, int step, int negatives, uint6
     for_each_source(g, step, negatives, *plan,
                     tgb_draws(g, st, step, negatives, seed, salt, *history), visit, keep);
   else
-    for_each_source(g, step, negatives, *plan, uniform_draws(g, st, step, seed, salt), visit,
-                    keep);
+    for_each_source(g, step, negatives, *plan, uniform_draws(g, st, step, seed, salt), visit, keep);
   return known.event.size();
 }
 

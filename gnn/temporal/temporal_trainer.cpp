@@ -281,9 +281,25 @@ double reciprocal_ranks(const float* z, size_t kept, size_t k) {
 
 }  // namespace
 
+namespace {
+
+// Why a fused evaluation step failed (add_fused_eval_step's *failed), as the error every rank
+// throws.
+constexpr int kFusedOk = 0, kFusedNaN = 1, kFusedTwoPasses = 2;
+[[noreturn]] void throw_fused_failure(int failure, int step) {
+  if (failure == kFusedNaN)
+    throw Error("link evaluation: a pair scored NaN at step " + std::to_string(step) +
+                " (the model diverged)");
+  throw Error("link evaluation: a positive scored differently in its two passes at step " +
+              std::to_string(step) + " (the pair scorer must be deterministic)");
+}
+
+}  // namespace
+
 void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const Tensor& h,
                                                 Communicator& comm,
-                                                const std::function<bool(int32_t)>& mine) {
+                                                const std::function<bool(int32_t)>& mine,
+                                                int* failed) {
   const FactoredPairs f = head_.factor(h);
   const size_t k = size_t(opt_.neg_eval);
   const bool tgb = history_ != nullptr;
@@ -305,16 +321,16 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
   // This rank's troubles, counted per thread: NaN scores, and positives that scored otherwise
   // in their second pass. Summed over ranks, so that all throw alike.
   std::vector<int64_t> bad(2 * threads, 0);
+  // False when the step failed and `failed` takes the reason; throws without `failed`.
   auto check = [&] {
     int64_t sums[2] = {0, 0};
     for (size_t t = 0; t < threads; ++t) sums[0] += bad[2 * t], sums[1] += bad[2 * t + 1];
     comm.allreduce_sum(sums, 2);
-    if (sums[0] > 0)
-      throw Error("link evaluation: a pair scored NaN at step " + std::to_string(step) +
-                  " (the model diverged)");
-    if (sums[1] > 0)
-      throw Error("link evaluation: a positive scored differently in its two passes at step " +
-                  std::to_string(step) + " (the pair scorer must be deterministic)");
+    const int failure = sums[0] > 0 ? kFusedNaN : sums[1] > 0 ? kFusedTwoPasses : kFusedOk;
+    if (failure == kFusedOk) return true;
+    if (!failed) throw_fused_failure(failure, step);
+    *failed = failure;
+    return false;
   };
   // The sources' positives alone first (1 / (1 + k) of the pairs): every rank needs all their
   // scores, which place its negatives among them.
@@ -339,7 +355,7 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
         }
       },
       plan.get(), mine);
-  check();
+  if (!check()) return;
   ++acc.counted;
   if (kept == 0) {
     const double nan_v = std::numeric_limits<double>::quiet_NaN();
@@ -365,21 +381,26 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
           ++bad[2 * t];
           return;
         }
+        // The counter holds the first pass's scores: a positive must score the same again.
+        for (size_t c = 0; c < count; ++c)
+          if (!(score[c] == pos[js[c]])) {
+            ++bad[2 * t + 1];
+            return;
+          }
         for (size_t c = 0; c < count; ++c) {
           const size_t j = js[c];
           const float* nj = neg + c * k;
-          bad[2 * t + 1] += !(score[c] == pos[j]);  // the counter holds the first pass's
           loss[j] = double(w.positive) * kernels::softplus_sum(Device::cpu, &score[c], 1, -1.f) +
                     double(w.negative) * kernels::softplus_sum(Device::cpu, nj, int64_t(k), 1.f);
           if (tgb) rr[j] = one_vs_many_reciprocal_rank(score[c], nj, int64_t(k), kLogitTie);
         }
         // Last: it sorts the positives' scores in place (the negatives after them stay).
-        const size_t at = size_t(std::lower_bound(sources.begin(), sources.end(), u) -
-                                 sources.begin());
+        const size_t at =
+            size_t(std::lower_bound(sources.begin(), sources.end(), u) - sources.begin());
         group[at] = group_reciprocal_rank(score.data(), count, neg, count * k, kLogitTie, gs);
       },
       plan.get(), mine);
-  check();
+  if (!check()) return;
   // AUC and AP: the positives (in ordinal order) place the negatives every thread and rank
   // collected.
   std::vector<int64_t> tally = counter.tally(parts);
@@ -398,7 +419,11 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
   for (double v : group) mrr += v;
   acc.m.mrr += mrr / double(group.size());
   if (tgb) {
-    for (size_t j = 0; j < kept; ++j) acc.tgb_rr += rr[j];
+    // The step's sum first, as every path sums its ranks (the snapshot strategy per owned step,
+    // the batched path per batch).
+    double step_rr = 0;
+    for (size_t j = 0; j < kept; ++j) step_rr += rr[j];
+    acc.tgb_rr += step_rr;
     acc.tgb_positives += double(kept);
   }
 }
@@ -598,8 +623,9 @@ LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
   model_.reset_state();
   EvalSums acc;
   // The fused evaluation's sums per step of [begin, end): auc, map, mrr, loss, the tgb
-  // reciprocal ranks and positives, and whether the step was counted.
-  constexpr int kStepSums = 7;
+  // reciprocal ranks and positives, whether the step was counted, and why it failed (0: it did
+  // not).
+  constexpr int kStepSums = 8;
   std::vector<double> by_step(fused_eval() ? size_t(end - begin) * kStepSums : 0, 0.0);
   const std::vector<int>& bounds = plan_->windows;
   for (size_t wi = 0; wi + 1 < bounds.size() && bounds[wi] < end; ++wi) {
@@ -625,9 +651,11 @@ LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
         if (w.owns(s)) {
           SelfCommunicator self;
           EvalSums one;
-          add_fused_eval_step(one, s, h[size_t(s - w.own_begin())].value(), self, {});
-          const double v[kStepSums] = {one.m.auc, one.m.map,  one.m.mrr,        one.m.loss,
-                                       one.tgb_rr, one.tgb_positives, double(one.counted)};
+          int failed = kFusedOk;
+          add_fused_eval_step(one, s, h[size_t(s - w.own_begin())].value(), self, {}, &failed);
+          const double v[kStepSums] = {one.m.auc,           one.m.map,     one.m.mrr,
+                                       one.m.loss,          one.tgb_rr,    one.tgb_positives,
+                                       double(one.counted), double(failed)};
           std::copy(v, v + kStepSums, by_step.begin() + int64_t(s - begin) * kStepSums);
         }
         continue;
@@ -644,8 +672,11 @@ LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
   }
   if (fused_eval()) {
     // Every step's sums from its owner (zeros from the others: x + 0 is x), added in step
-    // order as one process adds them.
+    // order as one process adds them (the same bits).
     comm_.allreduce_sum(by_step.data(), int64_t(by_step.size()));
+    for (size_t at = 0; at < by_step.size(); at += kStepSums)
+      if (by_step[at + 7] != kFusedOk)  // every rank throws what the owner found
+        throw_fused_failure(int(by_step[at + 7]), begin + int(at / kStepSums));
     for (size_t at = 0; at < by_step.size(); at += kStepSums) {
       const double* v = by_step.data() + at;
       if (v[6] == 0) continue;  // no targets

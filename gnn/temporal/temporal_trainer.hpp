@@ -313,8 +313,10 @@ class LinkPredictionTrainer : private TrainingTask {
   // empty); the per-positive and per-source values and the tallies are summed over `comm`
   // (collective there), and every rank adds the step's metrics to acc as one process would
   // (the same bits). No batch and no list of the step's pair scores is built.
+  // A NaN score, or a positive scoring otherwise in its two passes, throws on every rank of
+  // `comm`; with `failed`, it is set to why instead (and acc is left part-way).
   void add_fused_eval_step(EvalSums& acc, int step, const Tensor& h, Communicator& comm,
-                           const std::function<bool(int32_t)>& mine);
+                           const std::function<bool(int32_t)>& mine, int* failed = nullptr);
   bool fused_eval() const {
     return opt_.task == TemporalTask::link && !opt_.eval_all_pairs && device() == Device::cpu;
   }

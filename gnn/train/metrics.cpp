@@ -10,7 +10,7 @@
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/radix_sort.hpp"
-#include "dgnn/kernels/cpu/link_eval.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 
@@ -305,8 +305,8 @@ double group_reciprocal_rank(float* pos, size_t k, const float* neg, size_t m, d
       if (double(hi) > s.hi[j]) hi = std::nextafter(hi, -std::numeric_limits<float>::infinity());
       if (double(lo) < s.lo[j]) lo = std::nextafter(lo, std::numeric_limits<float>::infinity());
       int64_t am = 0, bl = 0;
-      kernels::cpu::count_below_at_most(pos, int64_t(k), lo, hi, &bl, &am);
-      kernels::cpu::count_below_at_most(neg, int64_t(m), lo, hi, &bl, &am);
+      kernels::count_below_at_most(Device::cpu, pos, int64_t(k), lo, hi, &bl, &am);
+      kernels::count_below_at_most(Device::cpu, neg, int64_t(m), lo, hi, &bl, &am);
       s.at_most[j] = am;
       s.below[j] = bl;
     }
@@ -428,7 +428,8 @@ std::vector<int64_t> RankCounter::tally(std::vector<Part>& parts) const {
 
 std::pair<double, double> RankCounter::finish(const std::vector<int64_t>& tally) const {
   const size_t m = ends_.size(), p = lo_.size();
-  DGNN_CHECK(tally.size() == 2 * m + 1, ShapeError, "RankCounter::finish: a tally of another counter");
+  DGNN_CHECK(tally.size() == 2 * m + 1, ShapeError,
+             "RankCounter::finish: a tally of another counter");
   if (p == 0) return {kNaN, kNaN};
   // The positives are candidates too: each at the end its interval's middle equals (its own
   // score, exactly at the end when tie is 0) or in the gap holding it.

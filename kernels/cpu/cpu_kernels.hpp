@@ -49,6 +49,11 @@ void pair_mlp_backward(const PairMlp& p, ConstMatView dlogits, MatView dhu, MatV
 void factored_pair_logits(ConstMatView h, ConstMatView b, const float* m, const float* au,
                           const float* w2, float b2, const int32_t* v, int64_t k, float* out);
 double softplus_sum(const float* x, int64_t n, float sign);
+void count_below_at_most(const float* x, int64_t n, float lo, float hi, int64_t* below,
+                         int64_t* at_most);
+bool hashed_draws(uint64_t seed, uint64_t base, int64_t count, uint64_t n, int32_t u,
+                  const uint64_t* links, int64_t num_links, int32_t* out);
+bool vector_draws_pay();
 
 void dropout(ConstMatView x, float p, uint64_t key, const int64_t* row_ids, MatView y,
              uint8_t* mask);

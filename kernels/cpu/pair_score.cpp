@@ -1,11 +1,12 @@
-// The factored pair scorer of link evaluation (kernels.hpp: factored_pair_logits) and the
-// softplus sums of its loss. Evaluation scores each positive with a hundred sampled negatives:
-// about 10M pairs a step on a 50k-vertex graph, each an (E x H) product, so this loop is most of
-// an evaluation. A block of R candidates keeps its pre-activations for one 16-wide chunk of the
-// hidden layer in registers while the chunk's rows of m are read once for all R; bias, ReLU and
-// the output layer follow on the chunk before the next one starts, so nothing per pair goes to
-// memory. The baseline x86-64 build has neither FMA nor 256-bit vectors: the loops are compiled
-// once per ISA level (target_clones) and the loader picks the machine's.
+// The factored pair scorer of link evaluation (kernels.hpp: factored_pair_logits), the softplus
+// sums of its loss and the counts of its MRR (count_below_at_most). Evaluation scores each
+// positive with a hundred sampled negatives: about 10M pairs a step on a 50k-vertex graph, each an
+// (E x H) product, so this loop is most of an evaluation. A block of R candidates keeps its
+// pre-activations for one 16-wide chunk of the hidden layer in registers while the chunk's rows of
+// m are read once for all R; bias, ReLU and the output layer follow on the chunk before the next
+// one starts, so nothing per pair goes to memory. The baseline x86-64 build has neither FMA nor
+// 256-bit vectors: the loops are compiled once per ISA level (target_clones) and the loader picks
+// the machine's.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -86,24 +87,23 @@ inline float lane_sum(const V16& p) {
 // sharing each step's vector operations: 11 of them where four lane_sums take about 30.
 inline void lane_sum4(const V16* p, float b2, float* out) {
   // Step 1 (l + 8): the first 8 lanes of ab are p[0]'s sums, the next 8 p[1]'s; cd likewise.
-  const V16 ab = __builtin_shufflevector(p[0], p[1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20,
-                                         21, 22, 23) +
-                 __builtin_shufflevector(p[0], p[1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26,
-                                         27, 28, 29, 30, 31);
-  const V16 cd = __builtin_shufflevector(p[2], p[3], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20,
-                                         21, 22, 23) +
-                 __builtin_shufflevector(p[2], p[3], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26,
-                                         27, 28, 29, 30, 31);
+  const V16 ab =
+      __builtin_shufflevector(p[0], p[1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
+      __builtin_shufflevector(p[0], p[1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30,
+                              31);
+  const V16 cd =
+      __builtin_shufflevector(p[2], p[3], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
+      __builtin_shufflevector(p[2], p[3], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30,
+                              31);
   // Step 2 (l + 4): lanes 4r .. 4r + 3 hold p[r]'s four sums.
-  const V16 q = __builtin_shufflevector(ab, cd, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25,
-                                        26, 27) +
-                __builtin_shufflevector(ab, cd, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29,
-                                        30, 31);
+  const V16 q =
+      __builtin_shufflevector(ab, cd, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
+      __builtin_shufflevector(ab, cd, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
   // Step 3: (0 + 2) + (1 + 3) within each group of four.
-  const V16 r = q + __builtin_shufflevector(q, q, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15,
-                                            12, 13);
-  const V16 t = r + __builtin_shufflevector(r, r, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12,
-                                            15, 14);
+  const V16 r =
+      q + __builtin_shufflevector(q, q, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+  const V16 t =
+      r + __builtin_shufflevector(r, r, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
   for (int i = 0; i < 4; ++i) out[i] = t[4 * i] + b2;
 }
 
@@ -186,6 +186,23 @@ double softplus_sum_impl(const float* x, int64_t n, float sign) {
   return total;
 }
 
+// Compares as floats, 16 lanes at a time with AVX-512 (metrics.cpp's doubles took 8, unvectorised).
+DGNN_ISA_CLONES
+void count_below_at_most_impl(const float* x, int64_t n, float lo, float hi, int64_t* below,
+                              int64_t* at_most) {
+  // 32-bit lane counts, added to the 64-bit totals every 2^30 candidates.
+  for (int64_t i0 = 0; i0 < n; i0 += int64_t(1) << 30) {
+    const int64_t end = std::min(n, i0 + (int64_t(1) << 30));
+    int32_t bl = 0, am = 0;
+    for (int64_t i = i0; i < end; ++i) {
+      bl += x[i] < lo;
+      am += x[i] <= hi;
+    }
+    *below += bl;
+    *at_most += am;
+  }
+}
+
 }  // namespace
 
 void factored_pair_logits(ConstMatView h, ConstMatView b, const float* m, const float* au,
@@ -195,6 +212,11 @@ void factored_pair_logits(ConstMatView h, ConstMatView b, const float* m, const 
 
 double softplus_sum(const float* x, int64_t n, float sign) {
   return softplus_sum_impl(x, n, sign);
+}
+
+void count_below_at_most(const float* x, int64_t n, float lo, float hi, int64_t* below,
+                         int64_t* at_most) {
+  count_below_at_most_impl(x, n, lo, hi, below, at_most);
 }
 
 }  // namespace dgnn::kernels::cpu

@@ -179,6 +179,23 @@ echo "$out" | grep "^dgnn: error: \[rank 0\] --strategy snapshot: 4 ranks but 3 
 [ "$code" -ne 0 ] && [ "$code" -ne 124 ] || { echo "exit code $code"; exit 1; }
 echo "snapshot strategy with more ranks than steps: one line, exit $code"
 
+# A diverged model's NaN scores stop the evaluation on every rank with the same line, under both
+# strategies (the snapshot strategy's owner finds it alone; the others learn it at the split's
+# end): no hang, no rank left waiting.
+for s in vertex snapshot; do
+  set +e
+  out=$(timeout 120 mpiexec -n 2 --oversubscribe "$dgnn" train --graph "$work/evo" --model gcrn \
+    --hidden 8 --epochs 2 --bptt 3 --lr 1e30 --strategy $s 2>&1)
+  code=$?
+  set -e
+  for r in 0 1; do
+    echo "$out" | grep -E "^dgnn: error: \[rank $r\] link evaluation: a pair scored NaN at step [0-9]+ \(the model diverged\)$" >/dev/null ||
+      { echo "$s: rank $r has no NaN error line: $out"; exit 1; }
+  done
+  [ "$code" -ne 0 ] && [ "$code" -ne 124 ] || { echo "$s: exit code $code"; exit 1; }
+done
+echo "a diverged model: one line on every rank under both strategies"
+
 # Temporal checkpoints: GCRN written on 2 ranks resumes on 1, written on 1 resumes on 3, under
 # both strategies, and equals the uninterrupted run; --predictions and --embeddings of 2 ranks
 # equal one process's (scores and rows to float rounding).

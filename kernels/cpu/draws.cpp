@@ -1,11 +1,10 @@
-// Uniform vertex draws eight at a time (link_eval.hpp). GCC's vector extension over eight 64-bit
-// lanes: one zmm register with AVX-512 (vpmullq multiplies them), emulated on the narrower ISA
-// levels, which the loader picks where AVX-512 is missing (DGNN_ISA_CLONES).
-#include "dgnn/kernels/cpu/link_eval.hpp"
-
-#include <algorithm>
+// Link prediction's uniform draws eight at a time (kernels.hpp: hashed_draws). GCC's vector
+// extension over eight 64-bit lanes: one zmm register with AVX-512 (vpmullq multiplies them).
+// The narrower ISA levels (DGNN_ISA_CLONES) emulate the lanes and are slower than one draw at a
+// time, so callers ask vector_draws_pay() first; they still give the same values.
 #include <cstring>
 
+#include "dgnn/kernels/cpu/cpu_kernels.hpp"
 #include "dgnn/kernels/cpu/fast_math.hpp"
 
 // U8 values pass only between inline functions of this file: no ABI crosses it.
@@ -21,8 +20,8 @@ typedef double D8 __attribute__((vector_size(64)));
 typedef int32_t W8 __attribute__((vector_size(32)));
 
 // common/hash_rng.hpp's mix64, lane by lane.
-inline U8 mix64(U8 x) {
-  x += 0x9e3779b97f4a7c15ull;
+inline U8 mix64(const U8& in) {
+  U8 x = in + 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
@@ -32,12 +31,12 @@ inline U8 mix64(U8 x) {
 // double twice: x / n (below 2^63) to within 2^12 of the truth, so that r = x - q n is exact in
 // wrapping 64-bit arithmetic and below 2^43 in magnitude, then r / n, exact enough that r lands
 // within one n of [0, n); the last steps add or take away n where it did not.
-inline I8 mod(U8 x, int64_t n, double inv) {
+inline I8 mod(const U8& x, int64_t n, double inv) {
   const U8 q1 = __builtin_convertvector(__builtin_convertvector(x, D8) * inv, U8);
   const I8 r1 = I8(x - q1 * uint64_t(n));
   const I8 q2 = __builtin_convertvector(__builtin_convertvector(r1, D8) * inv, I8);
   I8 r = r1 - q2 * n;  // in [-n, 2n)
-  r += (r < 0) & n;     // a comparison's lane is all ones where it holds
+  r += (r < 0) & n;    // a comparison's lane is all ones where it holds
   r -= (r >= n) & n;
   return r;
 }
@@ -67,20 +66,13 @@ bool hashed_draws(uint64_t seed, uint64_t base, int64_t count, uint64_t n, int32
   return true;
 }
 
-DGNN_ISA_CLONES
-void count_below_at_most(const float* x, int64_t n, float lo, float hi, int64_t* below,
-                         int64_t* at_most) {
-  // 32-bit lane counts, added to the 64-bit totals every 2^30 candidates.
-  for (int64_t i0 = 0; i0 < n; i0 += int64_t(1) << 30) {
-    const int64_t end = std::min(n, i0 + (int64_t(1) << 30));
-    int32_t bl = 0, am = 0;
-    for (int64_t i = i0; i < end; ++i) {
-      bl += x[i] < lo;
-      am += x[i] <= hi;
-    }
-    *below += bl;
-    *at_most += am;
-  }
+bool vector_draws_pay() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  static const bool wide = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  return wide;
+#else
+  return false;  // one clone only (DGNN_ISA_CLONES): the baseline's emulated lanes
+#endif
 }
 
 }  // namespace dgnn::kernels::cpu
