@@ -301,6 +301,7 @@ struct UniformDraw {
   FastMod mod_n;
   uint64_t n, step_seed;
   LinkCursor linked;
+  bool vector;  // kernels::vector_draws_pay()
   int32_t operator()(int32_t u, uint64_t i, int k) {
     uint64_t h = hash_combine(step_seed, i * 1315423911u + k);
     int32_t w = int32_t(mod_n(h));
@@ -310,7 +311,6 @@ struct UniformDraw {
   // out[k] = (*this)(u, i, k) for k < count: the first draws eight at a time, a draw that meets
   // u or its links (rare) again one by one.
   void fill(int32_t u, uint64_t i, int count, int32_t* out) {
-    static const bool vector = kernels::vector_draws_pay();
     const auto [begin, end] = linked.run(u);
     if (vector && kernels::hashed_draws(Device::cpu, step_seed, i * 1315423911u, count, n, u, begin,
                                         int64_t(end - begin), out)) {
@@ -326,8 +326,8 @@ auto uniform_draws(const TemporalGraph& g, const StepSetup& st, int step, uint64
                    uint64_t salt) {
   const uint64_t n = uint64_t(std::max<int64_t>(g.num_vertices, 1));  // (no draws when 0)
   const uint64_t step_seed = hash_combine(seed ^ salt, uint64_t(step));
-  return [&st, n, step_seed] {
-    return UniformDraw{FastMod(n), n, step_seed, LinkCursor(st.linked)};
+  return [&st, n, step_seed, vector = kernels::vector_draws_pay()] {
+    return UniformDraw{FastMod(n), n, step_seed, LinkCursor(st.linked), vector};
   };
 }
 

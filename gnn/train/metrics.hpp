@@ -101,7 +101,7 @@ double group_reciprocal_rank(float* pos, size_t k, const float* neg, size_t m, d
 // rows (link evaluation: millions of sampled negatives a step), collected as it streams by.
 // Made from the positives' scores, in the order their terms are to be summed; every other
 // candidate is added once (before or after), from any thread, each thread into a Part of its
-// own. finish() gives {roc_auc, average_precision} of the positives and the added candidates
+// own. finish(tally(parts)) gives {roc_auc, average_precision} of the positives and the parts
 // as one list, as rank_metrics computes them: the same counts, summed over the positives in
 // order. A candidate costs 4 bytes (its order key) and a place in a radix sort, done per part
 // in parallel, then one merge with the positives' tie-interval ends. NaN where undefined (no
@@ -122,7 +122,6 @@ class RankCounter {
   // rank of a job is the tally of all their candidates. finish() adds the positives.
   std::vector<int64_t> tally(std::vector<Part>& parts) const;
   std::pair<double, double> finish(const std::vector<int64_t>& tally) const;
-  std::pair<double, double> finish(std::vector<Part>& parts) const { return finish(tally(parts)); }
 
  private:
   std::vector<double> lo_, hi_, ends_, pos_sorted_;

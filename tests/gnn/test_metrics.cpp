@@ -303,7 +303,7 @@ TEST_CASE("RankCounter and group_reciprocal_rank stream what roc_auc, average_pr
       const std::vector<int64_t> other = counter.tally(rest);
       for (size_t j = 0; j < tally.size(); ++j) tally[j] += other[j];
       const auto [auc2, map2] = counter.finish(tally);
-      const auto [auc, map] = counter.finish(parts);
+      const auto [auc, map] = counter.finish(counter.tally(parts));
       CHECK(same(auc, roc_auc(s, y, tie)));
       CHECK(same(map, average_precision(s, y, tie)));
       CHECK(same(auc2, auc));
