@@ -18,6 +18,7 @@
 #include "dgnn/cli/commands.hpp"
 #include "dgnn/cli/options.hpp"
 #include "dgnn/cli/plan_args.hpp"
+#include "dgnn/cli/train_args.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/timer.hpp"
@@ -31,8 +32,6 @@
 namespace dgnn::cli {
 
 namespace {
-
-
 
 Dataset load_or_generate(const PlanArgs& a) {
   if (!a.data.graph.empty()) return load_dataset(a.data);
@@ -60,9 +59,8 @@ std::vector<perf::PartitionCounts> counts_for(const Dataset& d, Partitioner meth
     opt.method = method;
     opt.parts = p;
     opt.seed = a.seed;
-    const std::vector<int32_t> part =
-        p == 1 ? std::vector<int32_t>(size_t(d.num_vertices()), 0)
-               : partition_vertices(d.graph.in, opt, d.train);
+    const std::vector<int32_t> part = p == 1 ? std::vector<int32_t>(size_t(d.num_vertices()), 0)
+                                             : partition_vertices(d.graph.in, opt, d.train);
     return done[p] = perf::partition_counts(d.graph.in, part, p);
   };
   std::vector<perf::PartitionCounts> out;
@@ -94,9 +92,8 @@ struct AttentionProbe {
 };
 
 AttentionProbe attention_probe(const Dataset& whole, ModelKind kind, const PlanArgs& a,
-                                          const std::vector<perf::LayerShape>& layers,
-                                          const perf::Rates& one, double scale,
-                                          const perf::Network& net, int threads) {
+                               const std::vector<perf::LayerShape>& layers, const perf::Rates& one,
+                               double scale, const perf::Network& net, int threads) {
   if (kind != ModelKind::gat) return {};
   constexpr int64_t kProbeEntries = 4'000'000;
   Dataset head;
@@ -142,6 +139,15 @@ AttentionProbe attention_probe(const Dataset& whole, ModelKind kind, const PlanA
 
 void run(PlanArgs& a) {
   const std::vector<int> ranks = parse_ranks(a.ranks, 1 << 20);
+  perf::check_calibration_file(a.calibration);
+  check_not_inputs({{"--graph", a.data.graph},
+                    {"--features", a.data.features},
+                    {"--labels", a.data.labels},
+                    {"--train-ids", a.data.train},
+                    {"--val-ids", a.data.val},
+                    {"--test-ids", a.data.test},
+                    {"--signals", a.signals}},
+                   {{"--calibration", a.calibration}});
   if (!a.data.graph.empty() && !std::filesystem::exists(a.data.graph))
     throw OptionError("--graph " + a.data.graph + ": no such file or directory");
   if (a.task == "forecast" || is_temporal_input(a.data.graph, a.data.edges, a.snapshots))
@@ -216,11 +222,17 @@ void run(PlanArgs& a) {
   const std::string graph = a.data.graph.empty() ? "generated SBM (as dgnn train)" : a.data.graph;
   if (a.json) {
     nlohmann::json j;
-    j["graph"] = {{"name", graph}, {"vertices", n}, {"edges", d.graph.in.nnz()},
-                  {"features", d.feature_dim}, {"classes", d.num_classes}};
-    j["model"] = {{"name", a.model}, {"layers", a.layers}, {"hidden", a.hidden},
+    j["graph"] = {{"name", graph},
+                  {"vertices", n},
+                  {"edges", d.graph.in.nnz()},
+                  {"features", d.feature_dim},
+                  {"classes", d.num_classes}};
+    j["model"] = {{"name", a.model},
+                  {"layers", a.layers},
+                  {"hidden", a.hidden},
                   {"parameters", perf::parameter_count(layers)}};
-    j["network"] = {{"name", net.name}, {"latency_us", net.latency_s * 1e6},
+    j["network"] = {{"name", net.name},
+                    {"latency_us", net.latency_s * 1e6},
                     {"bandwidth_gbs", net.bandwidth_Bps / 1e9}};
     j["overlap"] = opt.overlap;
     j["cores"] = a.cores;
@@ -236,8 +248,10 @@ void run(PlanArgs& a) {
     }
     j["calibration_file"] = rr.cache();
     if (kind == ModelKind::gat)
-      j["attention_probe"] = {{"epoch_ms", probe.epoch_ms}, {"factor", probe.factor},
-                              {"vertices", probe.vertices}, {"threads", rr.threads_for(1)}};
+      j["attention_probe"] = {{"epoch_ms", probe.epoch_ms},
+                              {"factor", probe.factor},
+                              {"vertices", probe.vertices},
+                              {"threads", rr.threads_for(1)}};
     if (!fitted.empty()) j["extrapolated_from"] = fitted;
     for (const Row& r : rows) {
       nlohmann::json o = prediction_json(r.p, r.threads, r.copies, r.compute_scale);
@@ -247,7 +261,8 @@ void run(PlanArgs& a) {
                 {"extrapolated", r.p.extrapolated}});
       j["rows"].push_back(o);
     }
-    j["best"] = {{"ranks", best->p.ranks}, {"partitioner", best->partitioner},
+    j["best"] = {{"ranks", best->p.ranks},
+                 {"partitioner", best->partitioner},
                  {"epoch_ms", best->p.epoch_ms}};
     std::printf("%s\n", j.dump(1).c_str());
     return;
@@ -256,8 +271,8 @@ void run(PlanArgs& a) {
   std::printf("graph     %s: %lld vertices, %lld stored edges, %lld features, %d classes\n",
               graph.c_str(), (long long)n, (long long)d.graph.in.nnz(), (long long)d.feature_dim,
               int(d.num_classes));
-  std::printf("model     %s, %d layers, hidden %lld (%lld parameters)\n", a.model.c_str(),
-              a.layers, (long long)a.hidden, (long long)perf::parameter_count(layers));
+  std::printf("model     %s, %d layers, hidden %lld (%lld parameters)\n", a.model.c_str(), a.layers,
+              (long long)a.hidden, (long long)perf::parameter_count(layers));
   std::printf("network   %s: latency %.2f us, bandwidth %.2f GB/s per direction; overlap %s\n",
               net.name.c_str(), net.latency_s * 1e6, net.bandwidth_Bps / 1e9,
               opt.overlap ? "on" : "off");
@@ -266,7 +281,8 @@ void run(PlanArgs& a) {
     std::printf("rates     %d thread%s", t, t == 1 ? "" : "s");
     if (tc.second > 1) std::printf(" x %d at once", tc.second);
     std::printf(": SpMM");
-    for (auto& [w, v] : c.rates.spmm) std::printf(" %.0f M entries/s at width %lld,", v / w / 1e6, (long long)w);
+    for (auto& [w, v] : c.rates.spmm)
+      std::printf(" %.0f M entries/s at width %lld,", v / w / 1e6, (long long)w);
     double gf = 0;
     for (auto& [s, v] : c.rates.gemm_fwd) gf = std::max(gf, v);
     std::printf(" GEMM up to %.1f GFLOP/s", gf / 1e9);
@@ -274,28 +290,30 @@ void run(PlanArgs& a) {
     std::printf(" (%s)\n", c.cached ? ("cached in " + rr.cache()).c_str() : "measured now");
   }
   if (kind == ModelKind::gat)
-    std::printf("probe     one process trained the model on %lld vertices, %d thread%s: %.2f ms "
-                "per epoch; the attention kernels' times x %.2f (dropout on the coefficients, "
-                "the tape, gathers)\n",
-                (long long)probe.vertices, rr.threads_for(1), rr.threads_for(1) == 1 ? "" : "s",
-                probe.epoch_ms, probe.factor);
+    std::printf(
+        "probe     one process trained the model on %lld vertices, %d thread%s: %.2f ms "
+        "per epoch; the attention kernels' times x %.2f (dropout on the coefficients, "
+        "the tape, gathers)\n",
+        (long long)probe.vertices, rr.threads_for(1), rr.threads_for(1) == 1 ? "" : "s",
+        probe.epoch_ms, probe.factor);
   if (a.cores > 0)
     std::printf(
         "cores     %d shared by all ranks: rates timed with the ranks' threads running at "
         "once (at most one per core; beyond, compute shrinks by the share that runs)\n",
         a.cores);
   if (!fitted.empty())
-    std::printf("note      rows marked * are extrapolated from partitions computed for %d and %d "
-                "ranks (--max-partition %d)\n",
-                fitted[0], fitted[1], a.max_partition);
+    std::printf(
+        "note      rows marked * are extrapolated from partitions computed for %d and %d "
+        "ranks (--max-partition %d)\n",
+        fitted[0], fitted[1], a.max_partition);
   std::printf("\n%6s %-11s %10s %9s %9s %9s %10s %11s %10s %6s\n", "ranks", "partitioner",
               "epoch ms", "compute", "comm", "wait", "MB/epoch", "max MB/rank", "halo rows",
               "peers");
   for (const Row& r : rows)
     std::printf("%5d%s %-11s %10.2f %9.2f %9.2f %9.2f %10.2f %11.2f %10lld %6d\n", r.p.ranks,
-                r.p.extrapolated ? "*" : " ", r.partitioner.c_str(), r.p.epoch_ms,
-                r.p.compute_ms, r.p.comm_ms, r.p.wait_ms, r.p.bytes_per_epoch / 1e6,
-                r.p.max_rank_bytes / 1e6, (long long)r.p.halo_rows_total, r.p.max_peers);
+                r.p.extrapolated ? "*" : " ", r.partitioner.c_str(), r.p.epoch_ms, r.p.compute_ms,
+                r.p.comm_ms, r.p.wait_ms, r.p.bytes_per_epoch / 1e6, r.p.max_rank_bytes / 1e6,
+                (long long)r.p.halo_rows_total, r.p.max_peers);
   std::printf("\nbest      %d ranks with %s: %.2f ms per epoch\n", best->p.ranks,
               best->partitioner.c_str(), best->p.epoch_ms);
 }
@@ -317,8 +335,7 @@ void register_plan(CLI::App& app) {
       "Predict the epoch time of distributed full-graph training on P ranks from the partition's "
       "counts, kernel rates measured here, and a network model (temporal graphs: per strategy)");
   cmd->add_option("--graph", a.data.graph,
-                  "Edge-list file or dataset directory (default: the generated SBM of train)")
-;
+                  "Edge-list file or dataset directory (default: the generated SBM of train)");
   cmd->add_option("--model", a.model,
                   "gcn, sage, gin or gat (default gcn); on a temporal graph evolvegcn-o "
                   "(default), evolvegcn-h, gcrn or tgcn");
@@ -383,7 +400,9 @@ void register_plan(CLI::App& app) {
   cmd->add_flag("--json", a.json, "Print the table as JSON");
   add_dataset_options(cmd, a.data);
   add_snapshot_options(cmd, a.snapshots);
-  cmd->get_option("--train-frac")->each([args](const std::string&) { args->train_frac_given = true; });
+  cmd->get_option("--train-frac")->each([args](const std::string&) {
+    args->train_frac_given = true;
+  });
   cmd->get_option("--val-frac")->each([args](const std::string&) { args->val_frac_given = true; });
   for (const char* t : {"--strategies", "--task", "--bptt", "--neg-train", "--snapshot-groups"})
     cmd->get_option(t)->each([args](const std::string&) { args->temporal_options_given = true; });

@@ -17,6 +17,7 @@
 #include "dgnn/cli/train_args.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
+#include "dgnn/common/memory.hpp"
 #include "dgnn/common/timer.hpp"
 #include "dgnn/datasets/sbm.hpp"
 #include "dgnn/gnn/models/layers.hpp"
@@ -107,11 +108,12 @@ LocalPart load_part(const TrainArgs& a, Communicator& comm) {
     Timer load_timer;
     data = std::make_unique<Dataset>(load_or_generate(a, !print));
     if (print)
-      std::printf("graph: %lld vertices, %lld stored edges, %lld features, %d classes, "
-                  "train/val/test %zu/%zu/%zu (loaded in %.0f ms)\n",
-                  (long long)data->num_vertices(), (long long)data->graph.num_edges(),
-                  (long long)data->feature_dim, int(data->num_classes), data->train.size(),
-                  data->val.size(), data->test.size(), load_timer.ms());
+      std::printf(
+          "graph: %lld vertices, %lld stored edges, %lld features, %d classes, "
+          "train/val/test %zu/%zu/%zu (loaded in %.0f ms)\n",
+          (long long)data->num_vertices(), (long long)data->graph.num_edges(),
+          (long long)data->feature_dim, int(data->num_classes), data->train.size(),
+          data->val.size(), data->test.size(), load_timer.ms());
     if (data->labels.empty()) throw OptionError("the dataset has no labels (give --labels FILE)");
     const DatasetFiles files = a.data.graph.empty() ? DatasetFiles{} : dataset_files(a.data);
     if (files.train.empty() && files.val.empty() && files.test.empty())  // a random split
@@ -173,20 +175,6 @@ void set_threads(int threads) {
     }
 }
 
-void check_writable(const std::string& path, const char* option) {
-  if (path.empty()) return;
-  std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!std::filesystem::is_directory(dir))
-    throw OptionError(std::string(option) + " " + path + ": folder " + dir.string() +
-                      " does not exist");
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw OptionError(std::string(option) + " " + path + ": folder " + dir.string() +
-                      " is not writable");
-  if (std::filesystem::is_directory(path))
-    throw OptionError(std::string(option) + " " + path + ": is a directory (expected a file)");
-}
-
 nlohmann::json temporal_settings(const TrainArgs& a, const std::string& model,
                                  const std::string& task, int ranks) {
   return {{"graph", a.data.graph},
@@ -205,43 +193,6 @@ nlohmann::json temporal_settings(const TrainArgs& a, const std::string& model,
           {"device", a.device},
           {"partitioner", a.strategy == "snapshot" ? "none" : a.partitioner},
           {"threads", omp_get_max_threads()}};
-}
-
-void check_outputs(const TrainArgs& a,
-                   const std::vector<std::pair<const char*, std::string>>& out) {
-  namespace fs = std::filesystem;
-  auto key = [](const std::string& p) {  // links followed, as AtomicFile follows them
-    std::error_code ec;
-    const fs::path abs = fs::absolute(follow_links(p)).lexically_normal();
-    const fs::path k = fs::weakly_canonical(abs, ec);
-    return ec ? abs : k;
-  };
-  const std::vector<std::pair<const char*, std::string>> inputs = {
-      {"--graph", a.data.graph},        {"--features", a.data.features},
-      {"--labels", a.data.labels},      {"--train-ids", a.data.train},
-      {"--val-ids", a.data.val},        {"--test-ids", a.data.test},
-      {"--partition", a.partition_dir}, {"--load", a.train.load}};
-  for (size_t i = 0; i < out.size(); ++i) {
-    const auto& [option, path] = out[i];
-    if (path.empty()) continue;
-    check_writable(path, option);
-    const fs::path k = key(path);
-    for (size_t j = 0; j < i; ++j)
-      if (!out[j].second.empty() && key(out[j].second) == k)
-        throw OptionError(std::string(out[j].first) + " and " + option + " both write " + path +
-                          ": give each output a file of its own");
-    for (const auto& [in_option, in_path] : inputs) {
-      if (in_path.empty()) continue;
-      // --save over --load is resuming in place: the checkpoint is read before it is replaced.
-      if (std::string(in_option) == "--load" && std::string(option) == "--save") continue;
-      const fs::path ik = key(in_path);
-      const bool inside = fs::is_directory(ik) && k.parent_path() == ik && fs::exists(k);
-      if (k == ik || inside)
-        throw OptionError(std::string(option) + " " + path + " would overwrite the input " +
-                          (inside ? "folder's file " : "") + "given by " + in_option + " " +
-                          in_path);
-    }
-  }
 }
 
 Device train_device(const TrainArgs& a, Communicator& comm, std::unique_ptr<DeviceComm>* link) {
@@ -334,6 +285,7 @@ void run_train(TrainArgs& a) {
   std::vector<int64_t> dims{part.feature_dim};
   for (int i = 0; i + 1 < a.layers; ++i) dims.push_back(a.hidden);
   dims.push_back(part.num_classes);
+  refuse_model_past_memory(dims, part.n_owned, a.hidden, a.layers);
   StackModel model(spec.factory, dims, a.dropout);
   model.reset_parameters(a.train.seed);
   if (dev != Device::cpu) {
@@ -341,24 +293,24 @@ void run_train(TrainArgs& a) {
     if (root && !a.quiet) std::printf("device: %s\n", kernels::cuda_device_description().c_str());
   }
 
-  nlohmann::json settings = {{"graph", a.data.graph.empty() ? "generated:sbm" : a.data.graph},
-                             {"model", model_name},
-                             {"layers", a.layers},
-                             {"hidden", a.hidden},
-                             {"dropout", a.dropout},
-                             {"lr", a.train.lr},
-                             {"weight_decay", a.train.weight_decay},
-                             {"optimizer", a.train.optimizer},
-                             {"epochs", a.train.epochs},
-                             {"seed", a.train.seed},
-                             {"ranks", comm.size()},
-                             {"partitioner", a.partition_dir.empty() ? a.partitioner : "dir"},
-                             {"partition", a.partition_dir},
-                             {"overlap", !a.no_overlap},
-                             {"threads", omp_get_max_threads()},
-                             {"device", a.device},
-                             {"comm", device_link ? transport_name(device_link->transport())
-                                                  : "none"}};
+  nlohmann::json settings = {
+      {"graph", a.data.graph.empty() ? "generated:sbm" : a.data.graph},
+      {"model", model_name},
+      {"layers", a.layers},
+      {"hidden", a.hidden},
+      {"dropout", a.dropout},
+      {"lr", a.train.lr},
+      {"weight_decay", a.train.weight_decay},
+      {"optimizer", a.train.optimizer},
+      {"epochs", a.train.epochs},
+      {"seed", a.train.seed},
+      {"ranks", comm.size()},
+      {"partitioner", a.partition_dir.empty() ? a.partitioner : "dir"},
+      {"partition", a.partition_dir},
+      {"overlap", !a.no_overlap},
+      {"threads", omp_get_max_threads()},
+      {"device", a.device},
+      {"comm", device_link ? transport_name(device_link->transport()) : "none"}};
   if (mb) {
     settings["batch_size"] = mb->batch_size;
     settings["fanouts"] = mb->sampler.fanouts;
@@ -397,12 +349,9 @@ void run_train(TrainArgs& a) {
       std::printf("\n");
     }
     if (log) {
-      nlohmann::json j = {{"epoch", s.epoch},
-                          {"loss", s.loss},
-                          {"train_acc", s.train_acc},
-                          {"val_acc", s.val_acc},
-                          {"test_acc", s.test_acc},
-                          {"eval_ms", s.eval_ms}};
+      nlohmann::json j = {{"epoch", s.epoch},         {"loss", s.loss},
+                          {"train_acc", s.train_acc}, {"val_acc", s.val_acc},
+                          {"test_acc", s.test_acc},   {"eval_ms", s.eval_ms}};
       j.update(split_json(s));
       if (mb) {
         j["steps"] = s.steps;

@@ -32,8 +32,8 @@ struct TrainArgs {
   std::string predictions;
   std::string embeddings;  // --embeddings FILE.npy
   std::string device = "cpu";
-  std::string comm = "auto";        // GPU ranks: auto | mpi (staged through the host) | nccl
-  int parts = 0;                    // 0 = as many as ranks
+  std::string comm = "auto";  // GPU ranks: auto | mpi (staged through the host) | nccl
+  int parts = 0;              // 0 = as many as ranks
   std::string partitioner = "metis";
   int snapshot_groups = -1;  // vertex strategy, METIS: see PartitionOptions
   std::string partition_dir;
@@ -48,10 +48,11 @@ struct TrainArgs {
   // Temporal (snapshot) training: used when the input has a time column.
   SnapshotOptions snapshots;
   std::string task = "link";
-  int lags = 4;              // --task forecast: past steps a vertex sees
-  int horizon = 1;           // ... and how far ahead its target is
-  std::string signals;       // --signals FILE.npy (else signals.npy in the dataset folder)
-  std::string strategy = "vertex";  // vertex | snapshot (distributed temporal training)  // link (prediction) on temporal graphs
+  int lags = 4;                     // --task forecast: past steps a vertex sees
+  int horizon = 1;                  // ... and how far ahead its target is
+  std::string signals;              // --signals FILE.npy (else signals.npy in the dataset folder)
+  std::string strategy = "vertex";  // vertex | snapshot (distributed temporal training)  // link
+                                    // (prediction) on temporal graphs
   int bptt = 0;
   int neg_train = 5;
   std::string neg_eval = "100";  // sampled non-edges per edge, or "all" (every vertex pair)
@@ -85,10 +86,23 @@ void print_split(const StepSplit& s);
 // Fails now, not after hours of training, if `path` could not be written later: its folder must
 // exist and be writable.
 void check_writable(const std::string& path, const char* option);
-// check_writable for each (option, path) given, and no output may name the same file as another
-// or as an input (a file given by --graph, --features, ..., or a file inside a dataset folder);
-// --save may name --load's checkpoint (resuming in place).
-void check_outputs(const TrainArgs& a, const std::vector<std::pair<const char*, std::string>>& out);
+// An option and the path it names.
+struct NamedPath {
+  const char* option;
+  std::string path;
+};
+// Before a run: check_writable for each output given, no two outputs on one file, and no output
+// on an input: a file given by an input option, or any file inside an input folder, its
+// subfolders included, compared by identity (device, inode), so that symbolic and hard links
+// count. `resumed` (--load's checkpoint) may be rewritten by --save. OptionError naming both.
+void check_outputs(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs,
+                   const std::string& resumed = "");
+// check_outputs without check_writable (an output whose writing may fail harmlessly: a cache).
+void check_not_inputs(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs,
+                      const std::string& resumed = "");
+// The same with train's inputs (--graph, --features, --labels, the split files, --signals,
+// --partition, --load).
+void check_outputs(const TrainArgs& a, const std::vector<NamedPath>& out);
 
 // --device: cpu, or cuda bound to this rank's GPU (the node-local rank picks it); fails with one
 // line when no GPU is usable (the count and CUDA's error). With several GPU ranks, also the

@@ -11,6 +11,7 @@
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
+#include "dgnn/graph/input_files.hpp"
 
 namespace dgnn {
 
@@ -51,6 +52,7 @@ void sweep_stale_temporaries(const std::filesystem::path& target) {
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   namespace fs = std::filesystem;
   const fs::path target = follow_links(path_);
+  refuse_overwriting_input(path_);
   std::error_code ec;
   const fs::file_status st = fs::status(target, ec);
   if (fs::is_directory(st)) throw IoError(path_ + ": cannot write: it is a directory");
@@ -130,6 +132,7 @@ LineLog::~LineLog() {
 
 void LineLog::line(const std::string& text) {
   if (fd_ < 0) {  // opened by the first line: a run that fails before it leaves no file
+    refuse_overwriting_input(path_);  // truncating a hard link of an input would destroy it
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd_ < 0) throw IoError(path_ + ": cannot write: " + std::strerror(errno));
   }

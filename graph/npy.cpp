@@ -16,6 +16,7 @@
 #include "dgnn/common/error.hpp"
 #include "dgnn/graph/atomic_write.hpp"
 #include "dgnn/graph/graph.hpp"
+#include "dgnn/graph/input_files.hpp"
 
 namespace dgnn {
 
@@ -93,6 +94,7 @@ NpyMatrix read_npy(const std::string& path, int max_dims) {
   if (!stream) {
     file.f = std::fopen(path.c_str(), "rb");
     if (!file.f) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
+    note_input(::fileno(file.f), path);
     if (::fstat(::fileno(file.f), &st) != 0 || S_ISDIR(st.st_mode))
       throw IoError("cannot read '" + path + "': not a regular file");
   }

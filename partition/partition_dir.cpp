@@ -16,6 +16,7 @@
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
 #include "dgnn/graph/atomic_write.hpp"
+#include "dgnn/graph/input_files.hpp"
 #include "dgnn/partition/partition.hpp"
 
 namespace dgnn {
@@ -46,6 +47,7 @@ using File = std::unique_ptr<std::FILE, Closer>;
 std::string read_bytes(const fs::path& path, const char* what) {
   File f(std::fopen(path.c_str(), "rb"));
   if (!f) throw IoError(path.string() + ": cannot open " + what + ": " + std::strerror(errno));
+  note_input(::fileno(f.get()), path.string());
   std::string out;
   char buf[1 << 16];
   size_t got;

@@ -551,4 +551,22 @@ Rates RankRates::rates_for(int p) {
   return r;
 }
 
+void check_calibration_file(const std::string& file) {
+  std::error_code ec;
+  if (file.empty() || !fs::exists(file, ec)) return;
+  if (fs::is_directory(file, ec))
+    throw OptionError("--calibration " + file + ": is a directory (expected a JSON file)");
+  if (fs::is_regular_file(file, ec) && fs::file_size(file, ec) == 0) return;
+  std::ifstream in(file);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  bool ours = j.is_object();
+  if (ours)
+    for (const auto& [key, entry] : j.items())
+      ours = ours && entry.is_object() && entry.contains("threads");
+  if (!ours)
+    throw OptionError("--calibration " + file +
+                      ": exists and is not a dgnn calibration cache (the plan would replace it); "
+                      "give a new file name");
+}
+
 }  // namespace dgnn::perf

@@ -22,6 +22,11 @@ namespace dgnn::perf {
 // plan-calibration.json.
 std::string default_calibration_file();
 
+// OptionError naming --calibration when `file` exists and is not a calibration cache that dgnn
+// wrote (a JSON object of entries with "threads"): a plan rewrites its cache, and a file of the
+// user's given there by mistake (an edge list, another JSON) would be replaced. Empty is fine.
+void check_calibration_file(const std::string& file);
+
 struct Calibration {
   Rates rates;
   bool cached = false;  // read from the file, not timed now

@@ -12,6 +12,7 @@
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/graph/atomic_write.hpp"
+#include "dgnn/graph/graph.hpp"
 #include "temp_files.hpp"
 
 using namespace dgnn;
@@ -123,4 +124,25 @@ TEST_CASE("atomic directory write with a marker: a folder of our names without i
   write_dir_atomically(dir.path("empty"), "dataset", ours, 3, fill, "mark");
   write_dir_atomically(dir.path("fresh"), "dataset", ours, 4, fill, "mark");
   CHECK(fs::exists(dir.path("fresh") + "/mark"));
+}
+
+TEST_CASE("atomic write: a file this process read is never overwritten, by any of its names",
+          "[io]") {
+  TempDir dir;
+  const std::string edges = dir.write("edges.txt", "0 1\n1 2\n");
+  const std::string hard = dir.path("hard.txt"), soft = dir.path("soft.txt");
+  fs::create_hard_link(edges, hard);
+  fs::create_symlink(edges, soft);
+  const std::string other = dir.write("other.txt", "x");
+  (void)read_file(edges);  // now an input of this process
+  for (const std::string& name : {edges, hard, soft}) {
+    INFO(name);
+    CHECK_THAT(error_of<IoError>([&] { AtomicFile f(name); }), Contains("refusing to write over"));
+    CHECK_THAT(error_of<IoError>([&] { LineLog(name).line("{}"); }),
+               Contains("refusing to write over"));
+  }
+  CHECK(slurp(edges) == "0 1\n1 2\n");
+  // A file that was not read is an output like any other.
+  write_file_atomically(other, "y");
+  CHECK(slurp(other) == "y");
 }
