@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dgnn/common/error.hpp"
+#include "dgnn/common/memory.hpp"
 #include "dgnn/common/timer.hpp"
 
 namespace dgnn {
@@ -88,6 +89,7 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
   }
   std::vector<int64_t> dims{feature_dim_};
   for (int i = 0; i < cfg_.layers; ++i) dims.push_back(cfg_.hidden);
+  refuse_model_past_memory(dims, g.num_vertices / comm.size(), cfg_.hidden, cfg_.layers);
   model_ = cfg_.make_model ? cfg_.make_model(dims) : make_temporal_model(*kind, dims);
   if (!model_) throw Error("TemporalRunConfig::make_model returned no model");
   head_ = std::make_unique<PairClassifier>(model_->out_dim(), cfg_.hidden, 1);

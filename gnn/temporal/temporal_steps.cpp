@@ -9,6 +9,7 @@
 #include "dgnn/common/format.hpp"
 #include "dgnn/common/hash_rng.hpp"
 #include "dgnn/common/key_set.hpp"
+#include "dgnn/common/memory.hpp"
 #include "dgnn/common/radix_sort.hpp"
 #include "dgnn/gnn/temporal/temporal_trainer.hpp"
 #include "dgnn/kernels/kernels.hpp"
@@ -87,6 +88,19 @@ TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt)
   if (opt.neg_eval < 1)
     throw OptionError("--neg-eval: sampled non-edges per edge must be >= 1 (or all), got " +
                       std::to_string(opt.neg_eval));
+  // Every step's pairs are scored: the negatives of its largest step, at 8 bytes a pair (score
+  // and key) at least, must fit in memory (--neg-eval 1e9 on bitcoin-alpha asked for 19 TB).
+  int64_t widest = 0;
+  for (const SnapshotEvents& e : g.events) widest = std::max(widest, e.size());
+  for (const auto& [flag, per] : {std::pair{"--neg-train", opt.neg_train},
+                                  std::pair{"--neg-eval", opt.eval_all_pairs ? 0 : opt.neg_eval}}) {
+    const double bytes = double(per) * double(widest) * 8;
+    if (exceeds_memory(bytes))
+      throw OptionError(std::string(flag) + " " + std::to_string(per) + ": " + std::to_string(per) +
+                        " non-edges for each of a step's " + std::to_string(widest) +
+                        " edges need " + memory_str(bytes) + ", more than this machine's " +
+                        memory_str(physical_memory_bytes()));
+  }
   return sp;
 }
 
@@ -423,8 +437,7 @@ std::shared_ptr<const LinkStepPlan> plan_link_step(const TemporalGraph& g, int s
   for (size_t u = 0; u + 1 < start.size(); ++u)
     if (start[u + 1] > start[u]) plan->sources.push_back(int32_t(u));
   std::vector<uint32_t> at(start.begin(), start.end() - 1);
-  for (size_t j = 0; j < kept; ++j)
-    plan->order[at[size_t(ev.src[known.event[j]])]++] = uint32_t(j);
+  for (size_t j = 0; j < kept; ++j) plan->order[at[size_t(ev.src[known.event[j]])]++] = uint32_t(j);
   return plan;
 }
 

@@ -1,6 +1,7 @@
 // Host memory: 64-byte aligned so rows start on cache lines and vector loads never split.
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -57,6 +58,31 @@ HostPool& pool() {
   return *p;
 }
 
+// Host tensor bytes handed out and not yet freed. A request that would take them past 90% of the
+// machine's memory is refused with a line saying so: the allocator would grant it (overcommit),
+// and the run would swap for minutes, then be killed, when the pages are touched.
+std::atomic<size_t> g_in_use{0};
+
+size_t in_use_limit() {
+  static const size_t limit = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? size_t(double(pages) * double(page) * 0.9) : SIZE_MAX;
+  }();
+  return limit;
+}
+
+void reserve_in_use(size_t rounded, size_t bytes) {
+  const size_t before = g_in_use.fetch_add(rounded);
+  if (before + rounded <= in_use_limit()) return;
+  g_in_use.fetch_sub(rounded);
+  throw Error("out of memory: " + std::to_string(bytes >> 20) +
+              " MB more for this run's tensors (" + std::to_string(before >> 20) +
+              " MB in use) is past 90% of this machine's " +
+              std::to_string((size_t(in_use_limit() / 0.9)) >> 20) +
+              " MB; a size option (--hidden, --layers, --feature-dim, --batch-size, --fanouts, "
+              "--neg-train, --neg-eval) or the graph is too large for it");
+}
+
 }  // namespace
 
 void* alloc(size_t bytes) {
@@ -65,6 +91,7 @@ void* alloc(size_t bytes) {
   size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
   if (rounded == 0) rounded = kAlign;
   rounded = size_class(rounded);
+  reserve_in_use(rounded, bytes);
   if (rounded >= kPoolMin) {
     HostPool& hp = pool();
     std::lock_guard<std::mutex> lock(hp.mu);
@@ -77,7 +104,10 @@ void* alloc(size_t bytes) {
     }
   }
   void* raw = std::aligned_alloc(kAlign, rounded + kAlign);
-  if (!raw) throw Error("out of host memory allocating " + std::to_string(bytes) + " bytes");
+  if (!raw) {
+    g_in_use.fetch_sub(rounded);
+    throw Error("out of host memory allocating " + std::to_string(bytes) + " bytes");
+  }
   *static_cast<size_t*>(raw) = rounded;
   return static_cast<char*>(raw) + kAlign;
 }
@@ -86,6 +116,7 @@ void free(void* p) noexcept {
   if (!p) return;
   void* raw = static_cast<char*>(p) - kAlign;
   const size_t size = *static_cast<size_t*>(raw);
+  g_in_use.fetch_sub(size);
   if (size >= kPoolMin) {
     HostPool& hp = pool();
     std::lock_guard<std::mutex> lock(hp.mu);
