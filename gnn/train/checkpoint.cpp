@@ -128,6 +128,9 @@ Checkpoint load_checkpoint(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw IoError(path + ": is a directory, not a checkpoint file");
+  // A FIFO or a device would block or never end: a checkpoint is a file.
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+    throw IoError(path + ": not a regular file (a checkpoint is a file)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(path + ": cannot open checkpoint (" + std::strerror(errno) + ")");
   // The whole file, once: nothing is allocated beyond its size, and (version 2) its checksum is
@@ -171,6 +174,13 @@ Checkpoint load_checkpoint(const std::string& path) {
       throw InputError(path, 0, "tensor '" + name + "' of the checkpoint has an impossible shape");
   if (expected > size) throw InputError(path, 0, "checkpoint is truncated");
   if (expected < size) throw InputError(path, 0, "checkpoint has bytes after its end");
+  // Format 1 predates the shared training loop: a format-1 header with the loop's record of the
+  // best epoch ("best", written since format 2) is a format-2 file whose version was changed and
+  // whose checksum was cut off, and nothing in it can be trusted.
+  if (version == 1 && nlohmann::json::parse(layout->meta, nullptr, false).contains("best"))
+    throw InputError(path, 0,
+                     "checkpoint says format 1 but holds format 2's fields (its version was "
+                     "changed and its checksum removed?)");
   Checkpoint ck;
   ck.meta_json = layout->meta;
   size_t at = kFixed + len;

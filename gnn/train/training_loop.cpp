@@ -288,6 +288,23 @@ void TrainingLoop::load_checkpoint(const std::string& path) {
 void TrainingLoop::restore_checkpoint(const std::string& path) {
   Checkpoint ck = dgnn::load_checkpoint(path);
   nlohmann::json meta = nlohmann::json::parse(ck.meta_json);
+  // The loop's position is believed only when it is one the loop could have written.
+  auto count = [&](const char* key) -> int64_t {
+    if (!meta.contains(key)) return 0;
+    const nlohmann::json& v = meta[key];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0)
+      throw InputError(path, 0,
+                       std::string("checkpoint's ") + key + " is " +
+                           (v.is_number() ? v.dump() : "not a number") +
+                           " (a count: a whole number >= 0)");
+    return v.get<int64_t>();
+  };
+  const int64_t epoch = count("epoch"), best_epoch = count("best_epoch");
+  count("optimizer_steps");
+  if (best_epoch > epoch)
+    throw InputError(path, 0,
+                     "checkpoint's best epoch " + std::to_string(best_epoch) +
+                         " is after its epoch " + std::to_string(epoch));
   if (meta.value("optimizer", opt_.optimizer) != opt_.optimizer)
     throw OptionError(path + ": checkpoint was written with --optimizer " +
                       meta.value("optimizer", std::string()) + ", this run uses " + opt_.optimizer);
