@@ -232,9 +232,12 @@ void run_temporal(const InfoArgs& args) {
   SnapshotOptions snap = args.snapshots;
   const TemporalGraph g = load_temporal(args.dataset.graph, args.dataset.edges, snap);
   const double load_ms = timer.ms();
-  // A dataset directory's snapshots.txt may have supplied the bucket length.
+  // A dataset directory's snapshots.txt may have supplied the bucket length (or the count).
   if (snap.seconds == 0 && snap.count == 0)
-    if (auto lay = read_temporal_layout(args.dataset.graph)) snap.seconds = lay->seconds;
+    if (auto lay = read_temporal_layout(args.dataset.graph)) {
+      snap.seconds = lay->seconds;
+      if (snap.seconds == 0) snap.count = lay->snapshots;
+    }
   const std::vector<SnapshotStats> st = snapshot_stats(g);
   if (args.json) {
     temporal_json(args, snap, g, st, load_ms);

@@ -130,15 +130,9 @@ void run_train_forecast(TrainArgs& a) {
 
   std::string feature_file;
   int64_t static_dim = 0;
+  // A signal names its vertices 0..N-1: a .npy of features has a row for each, no more (as
+  // read_vertex_features requires of every temporal graph).
   const std::vector<float> statics = read_static_features(a, g, &static_dim, &feature_file);
-  // A signal names its vertices 0..N-1: a .npy of features must have a row for each, no more.
-  if (!feature_file.empty() && is_npy_file(feature_file)) {
-    const int64_t rows = read_npy(feature_file).rows;
-    if (rows != g.num_vertices)
-      throw InputError(feature_file, 0,
-                       "has " + std::to_string(rows) + " rows, but the signal has " +
-                           std::to_string(g.num_vertices) + " vertices (row i = vertex i)");
-  }
 
   // Vertex strategy on several ranks: each rank its vertices of every step. One process, or the
   // snapshot strategy: whole graphs (under the snapshot strategy only those of the steps this

@@ -25,7 +25,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kMagic[8] = {'D', 'G', 'N', 'N', 'G', 'R', 'P', 'H'};
-constexpr uint32_t kVersion = 1;
+// 2: a file with bare '\r' line ends (old Mac text) is refused; version 1 cached it as one line.
+constexpr uint32_t kVersion = 2;
 
 struct Header {
   char magic[8];

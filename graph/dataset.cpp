@@ -11,7 +11,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <string_view>
+#include <tuple>
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/format.hpp"
@@ -25,10 +27,12 @@ namespace {
 namespace fs = std::filesystem;
 
 // Calls fn(line, fields) for each data line of a small text table. '#'/'%' comments, blank
-// lines and a non-numeric first line (a header) are skipped; whitespace and commas separate.
+// lines and a non-numeric first line (a header) are skipped; whitespace and commas separate; a
+// field starting with '#' starts a comment to the end of the line. Lines end in '\n' or "\r\n"
+// (read_text_file refuses a bare '\r').
 template <class Fn>
 void for_each_row(const std::string& path, Fn&& fn) {
-  std::string buf = read_file(path);
+  std::string buf = read_text_file(path);
   buf.push_back('\n');
   std::vector<std::string_view> fields;
   int64_t line = 0;
@@ -44,6 +48,7 @@ void for_each_row(const std::string& path, Fn&& fn) {
       while (i < text.size() && sep(text[i])) ++i;
       size_t j = i;
       while (j < text.size() && !sep(text[j])) ++j;
+      if (j > i && text[i] == '#' && !fields.empty()) break;  // a comment after the data
       if (j > i) fields.push_back(text.substr(i, j - i));
       i = j;
     }
@@ -73,18 +78,42 @@ int64_t parse_vertex(std::string_view f, const std::string& path, int64_t line) 
   return v;
 }
 
+std::string columns(size_t n) { return std::to_string(n) + (n == 1 ? " column" : " columns"); }
+
+// `exact`: the layout has no room for more columns (a third column of a label file is more likely
+// a shifted layout than a comment).
 void expect_fields(size_t got, size_t want, const std::string& path, int64_t line,
-                   const char* layout) {
-  if (got < want)
-    throw InputError(path, line,
-                     "expected " + std::string(layout) + ", found " + std::to_string(got) +
-                         " column" + (got == 1 ? "" : "s"));
+                   const char* layout, bool exact = false) {
+  if (got < want || (exact && got > want))
+    throw InputError(path, line, "expected " + std::string(layout) + ", found " + columns(got));
+}
+
+// A matrix's shape as its file has it: "3000 x 16", or "43336 (1-D)".
+std::string shape_of(const NpyMatrix& m) {
+  if (m.shape.size() == 1) return std::to_string(m.rows) + " (1-D)";
+  return std::to_string(m.rows) + " x " + std::to_string(m.cols);
+}
+
+// "expected N x F" for a feature matrix of `m`'s width and `rows` rows, with a guess at what went
+// wrong: a matrix saved flattened, or transposed.
+std::string expected_rows(const NpyMatrix& m, int64_t rows) {
+  const std::string r = std::to_string(rows);
+  if (m.shape.size() != 1 && m.cols == rows && m.rows != rows)
+    return "expected " + r + " x " + std::to_string(m.rows) + " (transposed?)";
+  if (m.shape.size() != 1) return "expected " + r + " x " + std::to_string(m.cols);
+  std::string e = "expected " + r + " x F";
+  if (rows > 0 && m.rows > rows && m.rows % rows == 0) {
+    const std::string f = std::to_string(m.rows / rows);
+    e += " (" + std::to_string(m.rows) + " = " + r + " x " + f +
+         ": a flattened matrix? save it 2-D, as [" + r + ", " + f + "])";
+  }
+  return e;
 }
 
 struct TextFeatures {
   std::vector<int64_t> ids;
   std::vector<int64_t> lines;  // the file line of each row
-  std::vector<float> rows;  // ids.size() x dim
+  std::vector<float> rows;     // ids.size() x dim
   int64_t dim = -1;
 };
 
@@ -141,6 +170,7 @@ NpyMatrix read_row_matrix(const std::string& path) {
     ++m.rows;
   });
   if (m.rows == 0) throw InputError(path, 0, "no feature rows found (one row per vertex)");
+  m.shape = {m.rows, m.cols};
   return m;
 }
 
@@ -168,7 +198,7 @@ std::vector<LabelRow> read_labels(const std::string& path, int32_t num_classes,
                                   bool by_row = false) {
   std::vector<LabelRow> rows;
   for_each_row(path, [&](int64_t line, const std::vector<std::string_view>& f) {
-    if (!by_row) expect_fields(f.size(), 2, path, line, "'vertex label'");
+    if (!by_row) expect_fields(f.size(), 2, path, line, "'vertex label'", true);
     if (by_row && f.size() != 1)
       throw InputError(path, line,
                        "expected one label per line (row i = vertex i), found " +
@@ -176,8 +206,7 @@ std::vector<LabelRow> read_labels(const std::string& path, int32_t num_classes,
     const int64_t v = by_row ? int64_t(rows.size()) : parse_vertex(f[0], path, line);
     const std::string_view yf = f[by_row ? 0 : 1];
     const bool nan = by_row && (yf == "nan" || yf == "NaN");
-    const int64_t y =
-        nan ? -1 : parse_number<int64_t>(yf, path, line, "an integer label");
+    const int64_t y = nan ? -1 : parse_number<int64_t>(yf, path, line, "an integer label");
     if (y < -1)
       throw InputError(path, line,
                        "expected a label >= 0, or -1 for unlabelled, found " + std::to_string(y));
@@ -193,6 +222,11 @@ std::vector<LabelRow> read_labels(const std::string& path, int32_t num_classes,
                            " (give --num-classes for more classes), found " + std::to_string(y));
     rows.push_back({v, line, int32_t(y)});
   });
+  // (An empty label file would leave every vertex unlabelled, an error far from its cause.)
+  if (rows.empty())
+    throw InputError(path, 0,
+                     by_row ? "no labels found (expected one per line, row i = vertex i)"
+                            : "no labels found (expected 'vertex label' lines)");
   return rows;
 }
 
@@ -214,6 +248,7 @@ std::vector<int32_t> read_split(const std::string& path, const Graph& g,
   seen.paths.push_back(path);
   std::vector<int32_t> out;
   for_each_row(path, [&](int64_t line, const std::vector<std::string_view>& f) {
+    expect_fields(f.size(), 1, path, line, "one vertex id per line", true);
     const int64_t v = parse_vertex(f[0], path, line);
     const int64_t d = g.dense_id(v);
     if (d < 0)
@@ -300,6 +335,60 @@ std::string generate_features(Dataset& ds, const DatasetOptions& opt) {
   return "one-hot log2 degree buckets, " + std::to_string(dim) + " columns";
 }
 
+// OGB's num-node-list.csv: one number, the vertex count. It sizes the graph's arrays before any
+// edge is read, so a count beyond 32-bit ids, or beyond what this machine can hold (the graph
+// alone takes 16 bytes a vertex), is a damaged file: refused, naming the value.
+int64_t read_vertex_count(const std::string& path) {
+  int64_t count = -1, at = 0;
+  for_each_row(path, [&](int64_t line, const std::vector<std::string_view>& f) {
+    if (count >= 0 || f.size() != 1)
+      throw InputError(path, line,
+                       "expected one number, the vertex count, found " +
+                           (count >= 0 ? "a second line" : columns(f.size())));
+    count = parse_number<int64_t>(f[0], path, line, "the vertex count (an integer)");
+    at = line;
+  });
+  if (count < 0 && at == 0) throw InputError(path, 0, "expected the vertex count, found nothing");
+  if (count <= 0)
+    throw InputError(path, at, "expected a vertex count > 0, found " + std::to_string(count));
+  constexpr int64_t kMaxIds = std::numeric_limits<int32_t>::max();
+  if (count > kMaxIds)
+    throw InputError(path, at,
+                     "the vertex count " + std::to_string(count) + " is more than dgnn's " +
+                         std::to_string(kMaxIds) + " (vertex ids are 32-bit)");
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  const __int128 need = __int128(count) * 16, have = __int128(pages) * page;
+  if (pages > 0 && page > 0 && need > have)
+    throw InputError(path, at,
+                     "the vertex count " + std::to_string(count) + " needs " +
+                         std::to_string(int64_t(need / 1000000)) +
+                         " MB for the graph's arrays alone, more than this machine's " +
+                         std::to_string(int64_t(have / 1000000)) + " MB");
+  return count;
+}
+
+// A .npy's rows make ids 0..rows-1 vertices. Rows past every id that the edges and the labels
+// name would be vertices of the matrix alone: a matrix of another graph, or a flattened one, far
+// more likely than isolated unlabelled vertices (which a label line 'ID -1' keeps).
+void check_unnamed_rows(const NpyMatrix& m, const DatasetFiles& p, const EdgeListOptions& opt,
+                        const Graph& g, const std::vector<LabelRow>& labels) {
+  int64_t named = -1;  // ids are dense ids here: every row is a vertex
+  for (const LabelRow& r : labels) named = std::max(named, r.id);
+  for (int64_t v = g.in.rows - 1; v > named; --v)
+    if (g.in.degree(v) > 0) named = v;
+  if (g.directed && named < m.rows - 1)  // (undirected: every source is a destination too)
+    for (int32_t s : g.in.indices) named = std::max<int64_t>(named, s);
+  if (named >= m.rows - 1) return;
+  // A vertex of a removed self-loop has no edge left: the file has the last word.
+  if (find_edge_id_at_least(p.edges, opt, named + 1).line > 0) return;
+  throw InputError(p.features, 0,
+                   "is " + shape_of(m) + ", " + expected_rows(m, named + 1) + ": rows " +
+                       std::to_string(named + 1) + ".." + std::to_string(m.rows - 1) +
+                       " (row i = vertex i) are vertices in no edge of " + p.edges +
+                       " and no label line (a matrix of another graph?); a line 'ID -1' in the "
+                       "labels keeps such a vertex");
+}
+
 }  // namespace
 
 std::string find_edges_file(const std::string& dir) {
@@ -323,37 +412,62 @@ DatasetFiles dataset_files(const DatasetOptions& opt) {
   std::error_code ec;
   if (fs::is_directory(opt.graph, ec)) {
     const fs::path dir(opt.graph);
-    auto first = [&](std::initializer_list<const char*> names) -> std::string {
-      for (const char* n : names)
-        if (fs::is_regular_file(dir / n, ec)) return (dir / n).string();
-      return {};
-    };
-    const auto gz = [&](const fs::path& f) -> std::string {  // f or f.gz, whichever exists
+    // A name that exists but is no regular file (a folder, a FIFO) is refused, as edges.txt is:
+    // skipped, it would leave the dataset without its features, labels or split, silently.
+    auto file = [&](const fs::path& f, const char* what) -> std::string {
       if (fs::is_regular_file(f, ec)) return f.string();
-      if (fs::is_regular_file(f.string() + ".gz", ec)) return f.string() + ".gz";
+      if (fs::exists(f, ec))
+        throw IoError(f.string() + ": is " +
+                      (fs::is_directory(f, ec) ? "a directory" : "not a regular file") + ", not " +
+                      what);
       return {};
     };
-    if (!fs::exists(dir / "edges.txt", ec) && !gz(dir / "raw" / "edge.csv").empty()) {
+    // The file an option names, else the folder's first of `names` (each may be gzipped: read in
+    // place, as datasets ship compressed).
+    auto first = [&](const std::string& given, std::initializer_list<const char*> names,
+                     const char* what) -> std::string {
+      if (!given.empty()) return given;
+      for (const char* n : names)
+        if (std::string f = file(dir / n, what); !f.empty()) return f;
+      return {};
+    };
+    // The file an option names, else f or f.gz (OGB's layout: paths below the folder).
+    const auto gz = [&](const std::string& given, const fs::path& f, const char* what) {
+      if (!given.empty()) return given;
+      const std::string plain = file(f, what);
+      return plain.empty() ? file(f.string() + ".gz", what) : plain;
+    };
+    if (!fs::exists(dir / "edges.txt", ec) &&
+        !gz({}, dir / "raw" / "edge.csv", "an edge list").empty()) {
       // OGB: what ogbn-arxiv, ogbn-products, ... unpack to.
       p.by_row = true;
-      p.edges = gz(dir / "raw" / "edge.csv");
-      p.features = gz(dir / "raw" / "node-feat.csv");
-      p.labels = gz(dir / "raw" / "node-label.csv");
-      p.vertex_count = gz(dir / "raw" / "num-node-list.csv");
+      p.edges = gz({}, dir / "raw" / "edge.csv", "an edge list");
+      p.features = gz({}, dir / "raw" / "node-feat.csv", "a feature matrix");
+      p.labels = gz({}, dir / "raw" / "node-label.csv", "a label file");
+      p.vertex_count = gz({}, dir / "raw" / "num-node-list.csv", "a vertex count");
       std::vector<fs::path> splits;
       for (const auto& e : fs::directory_iterator(dir / "split", ec))
         if (e.is_directory(ec)) splits.push_back(e.path());
       std::sort(splits.begin(), splits.end());
-      if (splits.size() > 1) {
+      const bool all_given = !opt.train.empty() && !opt.val.empty() && !opt.test.empty();
+      if (splits.size() > 1 && !all_given) {
         std::string names;
         for (const fs::path& s : splits) names += (names.empty() ? "" : ", ") + s.string();
         throw IoError(opt.graph + ": several splits (" + names +
                       "); choose one with --train-ids, --val-ids and --test-ids");
       }
-      if (!splits.empty()) {
-        p.train = gz(splits[0] / "train.csv");
-        p.val = gz(splits[0] / "valid.csv");
-        p.test = gz(splits[0] / "test.csv");
+      if (splits.size() == 1) {
+        // OGB's splits always come as the three: one missing is a damaged or partial download,
+        // which would train without validation (or test on nothing) and say nothing.
+        for (auto [mine, given, name] : {std::tuple{&p.train, &opt.train, "train.csv"},
+                                         {&p.val, &opt.val, "valid.csv"},
+                                         {&p.test, &opt.test, "test.csv"}}) {
+          *mine = gz(*given, splits[0] / name, "a split file");
+          if (mine->empty())
+            throw IoError((splits[0] / name).string() + ": missing (and no " + name +
+                          ".gz); an OGB split folder holds train.csv, valid.csv and test.csv "
+                          "(or give --train-ids, --val-ids and --test-ids)");
+        }
       }
       // A features or labels file given by option is in dgnn's own 'vertex ...' format.
       if (!opt.features.empty() || !opt.labels.empty())
@@ -362,12 +476,13 @@ DatasetFiles dataset_files(const DatasetOptions& opt) {
             "vertex without ids: give neither, or convert the folder");
     } else {
       p.edges = find_edges_file(opt.graph);
-      // Each file may also be gzipped (read in place: datasets ship compressed).
-      p.features = first({"features.npy", "features.npy.gz", "features.txt", "features.txt.gz"});
-      p.labels = first({"labels.txt", "labels.txt.gz"});
-      p.train = first({"train.txt", "train.txt.gz"});
-      p.val = first({"val.txt", "val.txt.gz"});
-      p.test = first({"test.txt", "test.txt.gz"});
+      p.features = first(opt.features,
+                         {"features.npy", "features.npy.gz", "features.txt", "features.txt.gz"},
+                         "a feature matrix");
+      p.labels = first(opt.labels, {"labels.txt", "labels.txt.gz"}, "a label file");
+      p.train = first(opt.train, {"train.txt", "train.txt.gz"}, "a split file");
+      p.val = first(opt.val, {"val.txt", "val.txt.gz"}, "a split file");
+      p.test = first(opt.test, {"test.txt", "test.txt.gz"}, "a split file");
     }
   } else {
     p.edges = opt.graph;
@@ -407,45 +522,48 @@ Dataset load_dataset(const DatasetOptions& opt) {
   }
   int64_t min_vertices = npy_rows;
   if (!p.vertex_count.empty()) {  // OGB's num-node-list.csv: the vertex count
-    int64_t count = -1;
-    for_each_row(p.vertex_count, [&](int64_t line, const std::vector<std::string_view>& f) {
-      if (count >= 0) throw InputError(p.vertex_count, line, "expected one number, the vertex count");
-      count = parse_vertex(f[0], p.vertex_count, line);
-    });
-    if (count <= 0) throw InputError(p.vertex_count, 0, "expected the vertex count, a number > 0");
+    const int64_t count = read_vertex_count(p.vertex_count);
     if (npy && count != npy_rows)
       throw InputError(p.features, 0,
-                       "has " + std::to_string(npy_rows) + " rows, but " + p.vertex_count +
-                           " says " + std::to_string(count) + " vertices");
+                       "is " + shape_of(mat) + ", " + expected_rows(mat, count) +
+                           ": one row per vertex, and " + p.vertex_count + " says " +
+                           std::to_string(count) + " vertices");
     min_vertices = count;
   }
+  // Labels before the graph: a label file of one row per vertex checks the vertex count before
+  // the count sizes the graph's arrays.
+  std::vector<LabelRow> label_rows;
+  if (!p.labels.empty()) label_rows = read_labels(p.labels, opt.num_classes, p.by_row);
+  if (p.by_row && min_vertices > 0 && !label_rows.empty() &&
+      int64_t(label_rows.size()) != min_vertices)
+    throw InputError(p.labels, 0,
+                     "has " + std::to_string(label_rows.size()) +
+                         " rows, expected one per vertex (" + std::to_string(min_vertices) + ", " +
+                         (npy ? "the rows of " + p.features : "the count in " + p.vertex_count) +
+                         ")");
   ds.graph = load_graph(p.edges, opt.edges, min_vertices);
   const bool bounded = npy || !p.vertex_count.empty();
   if (bounded && ds.graph.original_ids.back() >= min_vertices) {
     const EdgeLocation at = find_edge_id_at_least(p.edges, opt.edges, min_vertices);
     throw InputError(p.edges, at.line,
                      "expected vertex ids below " + std::to_string(min_vertices) + " (" +
-                         (npy ? "the rows of " + p.features + "; row i = vertex i"
+                         (npy ? "the rows of " + p.features + ", which is " + shape_of(mat) +
+                                    "; row i = vertex i"
                               : "the vertex count in " + p.vertex_count) +
                          "), found " + std::to_string(at.id));
   }
 
-  std::vector<LabelRow> label_rows;
-  if (!p.labels.empty()) label_rows = read_labels(p.labels, opt.num_classes, p.by_row);
-  if (p.by_row && min_vertices > 0 && !label_rows.empty() &&
-      int64_t(label_rows.size()) != min_vertices)
-    throw InputError(p.labels, 0,
-                     "has " + std::to_string(label_rows.size()) + " rows, expected one per vertex (" +
-                         std::to_string(min_vertices) + ")");
   std::vector<int64_t> extra = text.ids;
   for (const LabelRow& r : label_rows) {
     if (npy && r.id >= npy_rows)
       throw InputError(p.labels, r.line,
                        "expected vertex ids below " + std::to_string(npy_rows) + " (the rows of " +
-                           p.features + "), found " + std::to_string(r.id));
+                           p.features + ", which is " + shape_of(mat) + "), found " +
+                           std::to_string(r.id));
     ds.labelled_isolated += ds.graph.dense_id(r.id) < 0;  // (a repeated row is an error below)
     extra.push_back(r.id);
   }
+  if (npy && p.vertex_count.empty()) check_unnamed_rows(mat, p, opt.edges, ds.graph, label_rows);
   add_isolated_vertices(ds.graph, std::move(extra));
   const int64_t n = ds.graph.num_vertices();
 
@@ -571,14 +689,23 @@ std::vector<float> read_vertex_features(const std::string& path,
   if (npy) {
     NpyMatrix m = read_npy(path);
     check_finite(m, path);
+    // The graph is read first and fixes the vertices: a row for each id up to the largest, no
+    // more (rows past it would be dropped unseen: a matrix of another graph, or a flattened one).
+    const int64_t rows = original_ids.empty() ? 0 : original_ids.back() + 1;
+    if (m.rows != rows)
+      throw InputError(
+          path, 0,
+          "is " + shape_of(m) + ", " + expected_rows(m, rows) + ": one row per vertex id 0.." +
+              std::to_string(rows - 1) + " of the graph (row i = vertex id i)" +
+              (m.rows < rows ? ", and vertex id " + std::to_string(rows - 1) + " is in the edges"
+                             : ""));
+    if (m.cols == 0)
+      throw InputError(path, 0,
+                       "expected at least one feature column, the matrix is " + shape_of(m));
     *dim = m.cols;
     out.resize(size_t(n * m.cols));
     for (int64_t v = 0; v < n; ++v) {
       const int64_t id = original_ids[size_t(v)];
-      if (id >= m.rows)
-        throw InputError(path, 0,
-                         "has " + std::to_string(m.rows) + " rows, but vertex id " +
-                             std::to_string(id) + " appears in the edges (row i = vertex id i)");
       std::copy(m.data.begin() + id * m.cols, m.data.begin() + (id + 1) * m.cols,
                 out.begin() + v * m.cols);
     }
@@ -646,9 +773,9 @@ LabelSplit split_labelled(const std::vector<int32_t>& labels, double train_frac,
 
 Dataset head_subgraph(const Dataset& d, int64_t max_entries) {
   const Csr& in = d.graph.in;
-  const int64_t k = std::max<int64_t>(
-      1, std::upper_bound(in.offsets.begin(), in.offsets.end(), max_entries) -
-             in.offsets.begin() - 1);
+  const int64_t k =
+      std::max<int64_t>(1, std::upper_bound(in.offsets.begin(), in.offsets.end(), max_entries) -
+                               in.offsets.begin() - 1);
   Dataset s;
   s.feature_dim = d.feature_dim;
   s.num_classes = d.num_classes;

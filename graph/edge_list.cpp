@@ -2,6 +2,7 @@
 // single pass over it. Speed matters here (10M+ edges/s), so no iostreams and no per-field
 // allocation; std::from_chars only for the rarer weight and time columns.
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -9,6 +10,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <climits>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -20,6 +25,7 @@
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/graph/graph.hpp"
+#include "dgnn/graph/input_files.hpp"
 
 namespace dgnn {
 
@@ -126,6 +132,52 @@ uint32_t le32(const unsigned char* b) {
   return b[0] | b[1] << 8 | b[2] << 16 | uint32_t(b[3]) << 24;
 }
 
+// A named FIFO (a node in a file system, made by mkfifo) opened for reading waits until a writer
+// opens it, forever if none does. It is opened without waiting and polled instead: for
+// DGNN_FIFO_WAIT seconds (default 60) until something comes (data, or a writer's end), then read
+// as usual; a line on a terminal says what it waits for. A pipe (`<(zcat g.gz)`, /dev/stdin) has
+// its writer from the start, however slow, and is read as it is.
+bool is_named_fifo(const std::string& path) {
+  char real[PATH_MAX];
+  struct stat st;
+  // A pipe's /dev/fd/N names "pipe:[inode]", which resolves to no path.
+  return ::realpath(path.c_str(), real) != nullptr && ::stat(real, &st) == 0 &&
+         S_ISFIFO(st.st_mode);
+}
+
+int open_fifo(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) io_fail(path, "open");
+  double limit_s = 60;
+  if (const char* w = std::getenv("DGNN_FIFO_WAIT"); w && *w) limit_s = std::max(0.0, std::atof(w));
+  const auto start = std::chrono::steady_clock::now();
+  bool told = false;
+  for (;;) {
+    struct pollfd p = {fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, 250);
+    if (ready > 0) break;
+    if (ready < 0 && errno != EINTR) {
+      ::close(fd);
+      io_fail(path, "poll");
+    }
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!told && waited >= 1 && ::isatty(STDERR_FILENO)) {
+      std::fprintf(stderr, "dgnn: waiting for a writer on the FIFO %s (at most %.0f s)\n",
+                   path.c_str(), limit_s);
+      told = true;
+    }
+    if (waited >= limit_s) {
+      ::close(fd);
+      throw IoError("cannot read '" + path + "': nothing came through the FIFO within " +
+                    std::to_string(int(limit_s)) +
+                    " s (no writer opened it?): start its writer first, or set DGNN_FIFO_WAIT");
+    }
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // a writer is there: read as usual
+  return fd;
+}
+
 // Every byte of a pipe, FIFO or character device (`<(zcat g.gz)`, /dev/stdin), read to its end
 // once per process and kept: a source that cannot be read twice is still read by the hash of
 // the inputs and by the parser, and gives both the same bytes.
@@ -141,7 +193,7 @@ const std::string& spool(const std::string& path) {
   const std::pair<uint64_t, uint64_t> key{uint64_t(st.st_dev), uint64_t(st.st_ino)};
   if (auto it = spooled.find(key); it != spooled.end()) return it->second;
   Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  f.fd = is_named_fifo(path) ? open_fifo(path) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (f.fd < 0) io_fail(path, "open");
   std::string bytes;
   constexpr size_t kChunk = size_t(1) << 20;
@@ -184,6 +236,7 @@ std::string read_file(const std::string& path, const ProgressFn& progress) {
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (f.fd < 0) io_fail(path, "open");
+  note_input(f.fd, path);
   struct stat st;
   if (::fstat(f.fd, &st) != 0) io_fail(path, "stat");
   if (S_ISDIR(st.st_mode)) throw IoError("cannot read '" + path + "': it is a directory");
@@ -238,22 +291,40 @@ std::string token_at(const char* q) {
   return t;
 }
 
+// The time column's option, for messages: "--time-col 3", or the dataset's snapshots.txt that
+// set it.
+std::string time_option(const EdgeListOptions& opt) {
+  const std::string n = std::to_string(opt.time_col);
+  return opt.time_col_from.empty() ? "--time-col " + n
+                                   : "time-col " + n + " (" + opt.time_col_from + ")";
+}
+
+// The option that asks for column `c`, with its value ("--src-col 5"), for messages.
+std::string column_option(const EdgeListOptions& opt, int64_t c) {
+  const std::string n = std::to_string(c);
+  if (c == opt.src_col) return "--src-col " + n;
+  if (c == opt.dst_col) return "--dst-col " + n;
+  if (c == opt.weight_col) return "--weight-col " + n;
+  return time_option(opt);
+}
+
 // Parses the buffer, calling sink(src, dst, weight, time, line) per edge; the sink returns
 // false to stop early. `buf` must end with '\n' followed by a NUL.
 template <class Sink>
 int64_t parse_edges(const std::string& buf, const std::string& path, const EdgeListOptions& opt,
                     Sink&& sink) {
-  const int want = std::max({opt.src_col, opt.dst_col, opt.weight_col, opt.time_col});
+  // 64 bits: the column count is want + 1, and a column may be INT_MAX.
+  const int64_t want = std::max<int64_t>({opt.src_col, opt.dst_col, opt.weight_col, opt.time_col});
   if (opt.src_col < 0 || opt.dst_col < 0 || opt.src_col == opt.dst_col)
     throw OptionError("--src-col " + std::to_string(opt.src_col) + " and --dst-col " +
                       std::to_string(opt.dst_col) +
                       ": the source and destination ids must be two different columns >= 0");
   for (int c : {opt.weight_col, opt.time_col})
     if (c >= 0 && (c == opt.src_col || c == opt.dst_col))
-      throw OptionError(std::string(c == opt.weight_col ? "--weight-col " : "--time-col ") +
-                        std::to_string(c) + ": the column of a vertex id (--src-col " +
-                        std::to_string(opt.src_col) + ", --dst-col " + std::to_string(opt.dst_col) +
-                        ")");
+      throw OptionError(
+          (c == opt.weight_col ? "--weight-col " + std::to_string(c) : time_option(opt)) +
+          ": the column of a vertex id (--src-col " + std::to_string(opt.src_col) + ", --dst-col " +
+          std::to_string(opt.dst_col) + ")");
   if (opt.weight_col >= 0 && opt.weight_col == opt.time_col)
     throw OptionError("--weight-col and --time-col name the same column " +
                       std::to_string(opt.time_col));
@@ -289,7 +360,7 @@ int64_t parse_edges(const std::string& buf, const std::string& path, const EdgeL
     int64_t id[2] = {0, 0};
     float w = 1.0f;
     int64_t t = 0;
-    for (int col = 0; col <= want; ++col) {
+    for (int64_t col = 0; col <= want; ++col) {
       if (col > 0) {
         const char* s = q;
         while (is_space(*q)) ++q;
@@ -300,11 +371,11 @@ int64_t parse_edges(const std::string& buf, const std::string& path, const EdgeL
         if (*q == '\n' || *q == '#' || q == s) {
           if (q == s && *q != '\n')
             fail("expected a separator (space, tab or comma) before " + token_at(q));
-          fail("expected at least " + std::to_string(want + 1) + " columns (src in column " +
-               std::to_string(opt.src_col) + ", dst in " + std::to_string(opt.dst_col) +
-               (opt.weight_col >= 0 ? ", weight in " + std::to_string(opt.weight_col) : "") +
-               (opt.time_col >= 0 ? ", time in " + std::to_string(opt.time_col) : "") +
-               "), found " + std::to_string(col));
+          // Named by the option that asks for the furthest column (the defaults by the format).
+          const std::string found = std::to_string(col) + (col == 1 ? " column" : " columns");
+          if (want == 1) fail(found + ", but an edge needs at least 2 ('src dst')");
+          fail(found + ", but " + column_option(opt, want) + " needs at least " +
+               std::to_string(want + 1));
         }
       }
       if (col == opt.src_col || col == opt.dst_col) {
@@ -357,12 +428,31 @@ int64_t parse_edges(const std::string& buf, const std::string& path, const EdgeL
 }
 
 std::string read_for_parse(const std::string& path, const ProgressFn& progress = {}) {
-  std::string buf = read_file(path, progress);
+  std::string buf = read_text_file(path, progress);
   if (buf.empty() || buf.back() != '\n') buf.push_back('\n');
   return buf;  // c_str() supplies the NUL after the final '\n'
 }
 
 }  // namespace
+
+std::string read_text_file(const std::string& path, const ProgressFn& progress) {
+  std::string text = read_file(path, progress);
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  // One memchr per '\r': nothing to do in a Unix file, one short step per line in a CRLF one.
+  for (const char* p = begin; (p = static_cast<const char*>(std::memchr(p, '\r', size_t(end - p))));
+       ++p) {
+    if (p + 1 < end && p[1] == '\n') continue;
+    // A bare '\r' with only blanks after it ends nothing: a file of '\r's alone reads as empty.
+    const char* rest = p + 1;
+    while (rest < end && (is_space(*rest) || *rest == '\n')) ++rest;
+    if (rest == end) break;
+    throw InputError(path, 1 + std::count(begin, p, '\n'),
+                     "a carriage return without a line feed (old Mac line ends?): dgnn reads LF "
+                     "or CRLF line ends; convert the file, e.g. tr '\\r' '\\n' < IN > OUT");
+  }
+  return text;
+}
 
 EdgeList read_edge_list(const std::string& path, const EdgeListOptions& opt) {
   const std::string buf = read_for_parse(path, opt.progress);

@@ -23,6 +23,8 @@ struct EdgeListOptions {
   // Times are int64. A fractional or exponent-written time (1.5, 1.7e9) is rounded down
   // (floor, so -0.5 is -1 and buckets stay half-open); one outside int64 is an InputError.
   int time_col = -1;
+  // For messages only: what set time_col when it was not --time-col (a dataset's snapshots.txt).
+  std::string time_col_from;
   bool directed = false;  // false: every edge is stored both ways (symmetrised)
   // The source and destination columns are two id spaces (JODIE's and TGB's users and items,
   // both numbered from 0): destination ids are shifted past the largest source id, so item i
@@ -49,13 +51,19 @@ struct EdgeList {
 // Parses an edge-list file (plain or .gz). Lines starting with '#' or '%' are comments; a first
 // non-comment line that is not numeric is a header and skipped. Throws InputError naming
 // path:LINE for a malformed line, a non-numeric or negative id, or too few columns; IoError for
-// a missing or unreadable file; InputError for a file with no edges.
+// a missing or unreadable file; InputError for a file with no edges. Lines end in '\n' or
+// "\r\n"; a bare '\r' (old Mac text) is an InputError naming path:LINE, as read_text_file says.
 EdgeList read_edge_list(const std::string& path, const EdgeListOptions& opt);
 
 // The whole file, gunzipped when it starts with the gzip magic (what the parser reads).
 // IoError when missing or unreadable; InputError for corrupt gzip data. A pipe, FIFO or device
 // (`<(zcat g.txt.gz)`, /dev/stdin) is read to its end, as stream_bytes keeps it.
 std::string read_file(const std::string& path, const ProgressFn& progress = {});
+
+// read_file for the text formats: lines end in '\n' or "\r\n" (whose '\r' reads as a space). A
+// bare '\r' (old Mac line ends) followed by more text is an InputError naming path:LINE: read as
+// a space, it would join the whole file into one line and drop all but its first fields.
+std::string read_text_file(const std::string& path, const ProgressFn& progress = {});
 
 // True for a path that exists and is neither a regular file nor a directory: a pipe, a FIFO, a
 // character device. Such a source can be read only once, so it is never cached by its stamp.

@@ -176,6 +176,12 @@ NpyMatrix read_npy(const std::string& path, int max_dims) {
   if (need > data_bytes)
     throw bad("truncated data: shape " + shape_text + " needs " + std::to_string(need) +
               " bytes, the file has " + std::to_string(data_bytes));
+  // NumPy writes nothing after the data: more bytes are a header whose shape understates the
+  // array, or a second array saved into the same file (np.load would read the first alone).
+  if (need < data_bytes)
+    throw bad("shape " + shape_text + " is " + std::to_string(need) +
+              " bytes of data, the file has " + std::to_string(data_bytes) +
+              ": the shape in the header is not the array's (or a second array follows)");
   const size_t count = size_t(count64);
   m.data.resize(count);
   if (item == 4) {

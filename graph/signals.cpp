@@ -201,22 +201,30 @@ SignalSeries attach_signals(TemporalGraph graph, NpyMatrix m, const std::string&
   s.steps = m.shape[0];
   const int64_t n = m.shape[1];
   s.channels = m.shape.size() == 3 ? m.shape[2] : 1;
+  // The array's shape as the file has it, for messages: "is [10, 4] ([T, N])". (Appended:
+  // "x" + std::string trips GCC 12's -Wrestrict.)
+  std::string shape = "is [";
+  for (size_t d = 0; d < m.shape.size(); ++d)
+    shape.append(d ? ", " : "").append(std::to_string(m.shape[d]));
+  shape += m.shape.size() == 3 ? "] ([T, N, F])" : "] ([T, N])";
   if (graph.num_vertices != n) {
     int64_t largest = 0;
     for (int64_t id : graph.original_ids) largest = std::max(largest, id);
     throw InputError(path, 0,
-                     "has " + std::to_string(n) + " vertex columns (N), but the graph names " +
+                     shape + ", expected N = " +
+                         std::to_string(largest >= n ? largest + 1 : graph.num_vertices) +
+                         ": the graph names " +
                          (largest >= n ? "vertex " + std::to_string(largest) + " (ids must be 0.." +
-                                             std::to_string(n - 1) + ")"
+                                             std::to_string(n - 1) + ", the signal's columns)"
                                        : std::to_string(graph.num_vertices) + " vertices"));
   }
   for (int64_t v = 0; v < n; ++v)
     DGNN_CHECK(graph.original_ids[size_t(v)] == v, Error, "attach_signals: ids are not 0..N-1");
   if (graph.num_snapshots() > 1 && graph.num_snapshots() != s.steps)
     throw InputError(path, 0,
-                     "has " + std::to_string(s.steps) + " steps (T), but the graph has " +
-                         std::to_string(graph.num_snapshots()) +
-                         " snapshots: a temporal graph needs one signal row per snapshot");
+                     shape + ", expected T = " + std::to_string(graph.num_snapshots()) +
+                         ": the graph has " + std::to_string(graph.num_snapshots()) +
+                         " snapshots, and a temporal graph needs one signal row per snapshot");
   s.values = std::move(m.data);
   s.graph = std::move(graph);
   return s;

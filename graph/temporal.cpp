@@ -586,7 +586,7 @@ std::optional<TemporalLayout> read_temporal_layout(const std::string& path) {
   if (!fs::is_directory(dir, ec) || !fs::is_regular_file(file, ec)) return std::nullopt;
   TemporalLayout lay;
   lay.edges = find_edges_file(path);
-  const std::string text = read_file(file.string());
+  const std::string text = read_text_file(file.string());
   int64_t line = 0;
   std::vector<std::string> seen;
   size_t start = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a byte-order mark
@@ -641,8 +641,37 @@ TemporalGraph load_temporal(const std::string& path, const EdgeListOptions& opt,
   std::error_code ec;
   if (auto lay = read_temporal_layout(path)) {
     file = lay->edges;
-    if (o.time_col < 0) o.time_col = lay->time_col;
-    if (s.seconds == 0 && s.count == 0) s.seconds = lay->seconds;
+    const std::string layout_file = (fs::path(path) / "snapshots.txt").string();
+    // The folder says how its edge list reads ('src dst [weight] time'): a column option that
+    // disagrees would read another column as the time or as a vertex.
+    std::string other;
+    if (o.time_col >= 0 && o.time_col != lay->time_col) {
+      other = "--time-col " + std::to_string(o.time_col);
+    } else if (o.src_col > 1) {
+      other = "--src-col " + std::to_string(o.src_col);
+    } else if (o.dst_col > 1) {
+      other = "--dst-col " + std::to_string(o.dst_col);
+    }
+    if (!other.empty())
+      throw OptionError(other + ": " + path +
+                        " is a temporal dataset already cut into snapshots (" + layout_file +
+                        ": vertex ids in columns 0 and 1, times in column " +
+                        std::to_string(lay->time_col) +
+                        "); --time-col, --src-col and --dst-col do not apply to it");
+    if (o.time_col < 0) {
+      o.time_col = lay->time_col;
+      o.time_col_from = layout_file;
+    }
+    if (s.seconds == 0 && s.count == 0) {
+      // Its bucket length; else the count it was made with, as equal buckets.
+      s.seconds = lay->seconds;
+      if (s.seconds == 0) s.count = lay->snapshots;
+      if (s.seconds == 0 && s.count == 0)
+        throw InputError(layout_file, 0,
+                         "neither a snapshot-seconds nor a snapshots line: the folder does not "
+                         "say how its edges are cut into snapshots (add one, or give "
+                         "--snapshot-seconds S or --snapshots T)");
+    }
     min_vertices = std::max(min_vertices, lay->vertices);
   } else if (fs::is_directory(path, ec)) {
     file = find_edges_file(path);

@@ -137,8 +137,9 @@ TemporalGraph build_temporal(const EdgeList& edges, const EdgeListOptions& opt,
 // read_edge_list + build_temporal. OptionError for impossible snapshot options (both or neither
 // of seconds / count, a window < 1, more snapshots than distinct times allow, ...).
 // `path` may be a dataset directory: its edges.txt (.csv, .gz) and, when present, snapshots.txt
-// (TemporalLayout), whose time column, bucket length and vertex count apply unless opt / snap
-// set their own.
+// (TemporalLayout), whose bucket length (or, without one, its snapshot count) and vertex count
+// apply unless snap sets its own. Its columns are fixed: opt's time column must be the file's or
+// unset, its vertex columns 0 and 1 (OptionError otherwise).
 // `min_vertices`: as build_temporal's (the larger of it and snapshots.txt's count applies).
 TemporalGraph load_temporal(const std::string& path, const EdgeListOptions& opt,
                             const SnapshotOptions& snap, int64_t min_vertices = 0);
@@ -148,8 +149,8 @@ TemporalGraph load_temporal(const std::string& path, const EdgeListOptions& opt,
 void validate(const SnapshotOptions& snap);
 
 // snapshots.txt of a temporal dataset directory: lines "key value" ('#' comments), keys
-// time-col, snapshot-seconds, snapshots (the count it was generated with, for reference) and
-// vertices (ids 0..vertices-1 are vertices).
+// time-col, snapshot-seconds, snapshots (the count it was generated with: equal buckets when
+// there is no snapshot-seconds) and vertices (ids 0..vertices-1 are vertices).
 struct TemporalLayout {
   std::string edges;  // the directory's edge-list file
   int time_col = -1;

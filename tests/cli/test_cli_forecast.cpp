@@ -163,12 +163,13 @@ TEST_CASE("cli forecast: signals and options that do not fit are one line", "[cl
   write_npy(d / "folder" / "signals.npy", {10, 4}, std::vector<float>(40, 1.f));
   one_line_error(
       "train --graph " + (d / "folder").string() + f,
-      "signals.npy: has 4 vertex columns (N), but the graph names vertex 5 (ids must be 0..3)");
+      "signals.npy: is [10, 4] ([T, N]), expected N = 6: the graph names vertex 5 (ids must be "
+      "0..3, the signal's columns)");
   write(d / "temporal" / "edges.txt", "0 1 0\n1 2 15\n2 3 25\n");
   write(d / "temporal" / "snapshots.txt", "time-col 2\nsnapshot-seconds 10\n");
   write_npy(d / "temporal" / "signals.npy", {7, 4}, std::vector<float>(28, 1.f));
   one_line_error("train --graph " + (d / "temporal").string() + f,
-                 "has 7 steps (T), but the graph has 3 snapshots");
+                 "signals.npy: is [7, 4] ([T, N]), expected T = 3: the graph has 3 snapshots");
   std::vector<float> nan(40, 0.f);
   nan[13] = std::nanf("");
   write_npy(d / "folder" / "signals.npy", {10, 4}, nan);
@@ -180,7 +181,7 @@ TEST_CASE("cli forecast: signals and options that do not fit are one line", "[cl
   write_npy(d / "feats.npy", {9, 2}, std::vector<float>(18, 1.f));
   one_line_error(
       "train --graph " + (d / "folder").string() + f + " --features " + (d / "feats.npy").string(),
-      "feats.npy: has 9 rows, but the signal has 6 vertices (row i = vertex i)");
+      "feats.npy: is 9 x 2, expected 6 x 2: one row per vertex id 0..5 of the graph");
   one_line_error("generate diffusion --vertices 10 --steps 1 --out " + (d / "g").string(),
                  "--steps");
 }

@@ -104,7 +104,7 @@ TEST_CASE("cli temporal: bad snapshot options and bad files are one line", "[cli
   one_line_error("info --graph " + kSmall + " --time-col 3 --snapshot-seconds 0.0001",
                  "longer duration");
   one_line_error("info --graph " + kSmall + " --time-col 4 --snapshots 2",
-                 "temporal_small.txt:3: expected at least 5 columns");
+                 "temporal_small.txt:3: 4 columns, but --time-col 4 needs at least 5");
   const fs::path d = scratch("bad");
   std::ofstream(d / "times.csv") << "src,dst,time\n1,2,10\n2,3,later\n";
   one_line_error("info --graph " + (d / "times.csv").string() + " --time-col 2 --snapshots 2",
@@ -112,9 +112,10 @@ TEST_CASE("cli temporal: bad snapshot options and bad files are one line", "[cli
   // A split whose steps predict only empty snapshots (a gap in time) has nothing to measure.
   std::ofstream(d / "gap.txt") << "0 1 0\n1 2 1\n2 3 2\n3 4 3\n4 5 4\n5 6 5\n6 7 6\n0 2 9\n"
                                << "0 3 10\n1 3 11\n";
-  one_line_error("train --graph " + (d / "gap.txt").string() +
-                     " --time-col 2 --snapshot-seconds 1 --epochs 1 --train-frac 0.6 --val-frac 0.2",
-                 "the validation steps 6..7 have no edge in the next snapshot");
+  one_line_error(
+      "train --graph " + (d / "gap.txt").string() +
+          " --time-col 2 --snapshot-seconds 1 --epochs 1 --train-frac 0.6 --val-frac 0.2",
+      "the validation steps 6..7 have no edge in the next snapshot");
 }
 
 TEST_CASE("cli temporal: generate evolving-sbm, then info reads it with no flags", "[cli]") {
@@ -301,8 +302,8 @@ TEST_CASE("cli temporal: node classification over snapshots from the command lin
   CHECK(n.code != 0);
   CHECK(n.out.find("labels") != std::string::npos);
   CHECK(count_lines(n.out) == 1);
-  Result s = run("train --graph " + (d / "evo").string() +
-                 " --task node --strategy snapshot --epochs 1");
+  Result s =
+      run("train --graph " + (d / "evo").string() + " --task node --strategy snapshot --epochs 1");
   CHECK(s.code != 0);
   CHECK(s.out.find("--strategy") != std::string::npos);
 

@@ -61,7 +61,21 @@ TEST_CASE("dataset_files: what a folder provides, explicit options on top", "[da
   tmp.write("features.txt", "0 1\n");
   tmp.write("labels.txt", "0 1\n");
   tmp.write("val.txt", "0\n");
-  std::filesystem::create_directories(tmp.path("features.npy"));  // a folder is not a file
+  // A folder where a file belongs is refused (skipped, the dataset lost its features silently),
+  // unless an option names the file instead.
+  std::filesystem::create_directories(tmp.path("features.npy"));
+  CHECK_THAT(error_of<IoError>([&] { dataset_files(o); }),
+             Contains(tmp.path("features.npy") + ": is a directory, not a feature matrix"));
+  {
+    DatasetOptions given = o;
+    given.features = tmp.path("features.txt");
+    CHECK(dataset_files(given).features == given.features);
+  }
+  std::filesystem::remove(tmp.path("features.npy"));
+  std::filesystem::create_directories(tmp.path("train.txt.gz"));
+  CHECK_THAT(error_of<IoError>([&] { dataset_files(o); }),
+             Contains(tmp.path("train.txt.gz") + ": is a directory, not a split file"));
+  std::filesystem::remove(tmp.path("train.txt.gz"));
   DatasetFiles f = dataset_files(o);
   CHECK(f.edges == tmp.path("edges.csv"));
   CHECK(f.features == tmp.path("features.txt"));
@@ -472,16 +486,32 @@ TEST_CASE("dataset: the OGB node-property layout reads as the same graph", "[dat
              Contains("node-feat.csv.gz:3: expected 2 feature values"));
   tmp.write_gz("small/raw/node-feat.csv.gz", "0.5,1\n1,2\n3,4\n");
   CHECK_THAT(error_of<InputError>([&] { load_dataset(options(small, tmp)); }),
-             Contains("has 3 rows, but") && Contains("says 4 vertices"));
+             Contains("node-feat.csv.gz: is 3 x 2, expected 4 x 2: one row per vertex") &&
+                 Contains("num-node-list.csv.gz says 4 vertices"));
   tmp.write_gz("small/raw/node-feat.csv.gz", "0.5,1\n1,2\n3,4\n5,6\n");
   tmp.write_gz("small/raw/edge.csv.gz", "0,1\n1,7\n");
   CHECK_THAT(error_of<InputError>([&] { load_dataset(options(small, tmp)); }),
              Contains("edge.csv.gz:2: expected vertex ids below 4"));
   tmp.write_gz("small/raw/edge.csv.gz", "0,1\n");
+  // One split missing its valid.csv trained without validation, silently.
   tmp.write_gz("small/split/a/train.csv.gz", "0\n");
+  tmp.write_gz("small/split/a/test.csv.gz", "1\n");
+  CHECK_THAT(error_of<IoError>([&] { load_dataset(options(small, tmp)); }),
+             Contains(small + "/split/a/valid.csv: missing (and no valid.csv.gz)"));
+  tmp.write_gz("small/split/a/valid.csv.gz", "3\n");
+  CHECK(load_dataset(options(small, tmp)).val == std::vector<int32_t>{3});
+  // A relative folder name finds the same files.
+  const std::string relative = std::filesystem::relative(small).string();
+  REQUIRE(relative.front() != '/');
+  CHECK(load_dataset(options(relative, tmp)).val == std::vector<int32_t>{3});
   tmp.write_gz("small/split/b/train.csv.gz", "1\n");
   CHECK_THAT(error_of<IoError>([&] { load_dataset(options(small, tmp)); }),
              Contains("several splits"));
+  DatasetOptions chosen = options(small, tmp);  // what the message asks for: all three
+  chosen.train = tmp.path("small/split/a/train.csv.gz");
+  chosen.val = tmp.path("small/split/a/valid.csv.gz");
+  chosen.test = tmp.path("small/split/a/test.csv.gz");
+  CHECK(load_dataset(chosen).test == std::vector<int32_t>{1});
 }
 
 TEST_CASE("head_subgraph: the first vertices, the edges among them, their rows and splits",
@@ -509,4 +539,147 @@ TEST_CASE("head_subgraph: the first vertices, the edges among them, their rows a
   CHECK(s.num_classes == 2);
   CHECK(head_subgraph(d, 100).num_vertices() == 4);  // everything fits
   CHECK(head_subgraph(d, 0).num_vertices() == 1);    // at least one row
+}
+
+TEST_CASE("dataset: split files hold one id per line, in LF or CRLF lines", "[dataset][errors]") {
+  TempDir tmp;
+  DatasetOptions o = options(tmp.write("e.txt", "0 1\n1 2\n2 3\n"), tmp);
+  o.labels = tmp.write("l.txt", "0 1\r\n1 0\r\n2 1\r\n3 0\r\n");
+  o.train = tmp.write("train.txt", "0\n1\n");
+  o.val = tmp.write("val.txt", "# val\r\n2\r\n");
+  o.test = tmp.write("test.txt", "3 # the last one\n");  // a comment after the id
+  const Dataset ds = load_dataset(o);
+  CHECK(ds.labels == std::vector<int32_t>{1, 0, 1, 0});
+  CHECK(ds.train == std::vector<int32_t>{0, 1});
+  CHECK(ds.val == std::vector<int32_t>{2});
+  CHECK(ds.test == std::vector<int32_t>{3});
+  // Old Mac line ends: one line of ids, its first alone was read (1 of 2 training vertices).
+  {
+    DatasetOptions c = o;
+    c.train = tmp.write("train_cr.txt", "0\r1\r");
+    CHECK_THAT(error_of<InputError>([&] { load_dataset(c); }),
+               Contains(c.train + ":1: a carriage return without a line feed"));
+    c.train = o.train;
+    c.labels = tmp.write("l_cr.txt", "# vertex label\r0 1\r1 0\r");
+    CHECK_THAT(error_of<InputError>([&] { load_dataset(c); }),
+               Contains(c.labels + ":1: a carriage return without a line feed"));
+  }
+  // Two columns (an id and a label, say): the second one was silently dropped.
+  o.val = tmp.write("val2.txt", "2\n3 7\n");
+  o.test.clear();
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(o); }),
+             Contains(o.val + ":2: expected one vertex id per line, found 2 columns"));
+  o.val = tmp.write("val3.txt", "2,0\n");
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(o); }),
+             Contains(o.val + ":1: expected one vertex id per line, found 2 columns"));
+}
+
+TEST_CASE("dataset: a label line has two columns, no more", "[dataset][errors]") {
+  TempDir tmp;
+  DatasetOptions o = options(tmp.write("e.txt", "0 1\n1 2\n"), tmp);
+  o.labels = tmp.write("l.txt", "# vertex label\n0 1\n1 0 5\n");
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(o); }),
+             Contains(o.labels + ":3: expected 'vertex label', found 3 columns"));
+  o.labels = tmp.write("l2.txt", "0 1 # first\n1 0\n");
+  CHECK(load_dataset(o).labels == std::vector<int32_t>{1, 0, -1});
+  o.labels = tmp.write("l3.txt", "0 1\n1 0.5\n");
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(o); }),
+             Contains(o.labels + ":2: expected an integer label, found '0.5'"));
+  // No label at all: every vertex unlabelled, an error far from its cause (a split's), before.
+  o.labels = tmp.write("l4.txt", "# vertex label\n");
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(o); }),
+             Contains(o.labels + ": no labels found (expected 'vertex label' lines)"));
+}
+
+TEST_CASE("dataset: npy rows past every vertex the edges and labels name are refused",
+          "[dataset][errors]") {
+  TempDir tmp;
+  DatasetOptions o = options(tmp.write("e.txt", "0 1\n1 2\n"), tmp);
+  o.labels = tmp.write("l.txt", "0 1\n1 0\n2 1\n3 0\n");  // vertex 3: labelled, no edge
+  // 6 x 2: rows 4 and 5 are vertices of nothing (a matrix of another graph).
+  o.features = tmp.path("f6.npy");
+  write_npy(o.features, std::vector<float>(12, 1.f).data(), 6, 2);
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(o); }),
+             Contains(o.features + ": is 6 x 2, expected 4 x 2: rows 4..5 (row i = vertex i) are "
+                                   "vertices in no edge") &&
+                 Contains("'ID -1'"));
+  // A flattened 4 x 2 matrix: 8 vertices of one feature each, before.
+  o.features = tmp.path("flat.npy");
+  write_npy(o.features, std::vector<float>(8, 1.f).data(), std::vector<int64_t>{8});
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(o); }),
+             Contains(o.features + ": is 8 (1-D), expected 4 x F (8 = 4 x 2: a flattened "
+                                   "matrix? save it 2-D, as [4, 2])"));
+  // Too few rows (transposed): the edge line and the matrix's shape.
+  o.features = tmp.path("t.npy");
+  write_npy(o.features, std::vector<float>(8, 1.f).data(), 2, 4);
+  CHECK_THAT(error_of<InputError>([&] { load_dataset(o); }),
+             Contains(o.graph + ":2: expected vertex ids below 2 (the rows of " + o.features +
+                      ", which is 2 x 4; row i = vertex i), found 2"));
+  // What is named keeps its rows: a label line 'ID -1', a vertex of a removed self-loop; and a
+  // 1-D array of one value per vertex is one feature.
+  o.features = tmp.path("f6.npy");
+  o.labels = tmp.write("l2.txt", "0 1\n1 0\n2 1\n3 0\n5 -1\n");
+  CHECK(load_dataset(o).num_vertices() == 6);
+  o.labels = tmp.write("l3.txt", "0 1\n1 0\n2 1\n");
+  o.graph = tmp.write("loop.txt", "0 1\n1 2\n5 5\n");
+  CHECK(load_dataset(o).num_vertices() == 6);
+  o.features = tmp.path("one.npy");
+  write_npy(o.features, std::vector<float>(6, 1.f).data(), std::vector<int64_t>{6});
+  CHECK(load_dataset(o).feature_dim == 1);
+}
+
+TEST_CASE("dataset: an OGB vertex count is checked before it sizes anything", "[dataset][ogb]") {
+  TempDir tmp;
+  const std::string d = tmp.path("ogb");
+  tmp.write("ogb/raw/edge.csv", "0,1\n1,2\n");
+  const std::string count = tmp.path("ogb/raw/num-node-list.csv");
+  auto err = [&](const std::string& text) {
+    tmp.write("ogb/raw/num-node-list.csv", text);
+    return error_of<InputError>([&] { load_dataset(options(d, tmp)); });
+  };
+  CHECK_THAT(err("3000000000\n"), Contains(count + ":1: the vertex count 3000000000 is more than "
+                                                   "dgnn's 2147483647 (vertex ids are 32-bit)"));
+  CHECK_THAT(err("3e9\n"),
+             Contains(count + ":1: expected the vertex count (an integer), found '3e9'"));
+  CHECK_THAT(err("4,5\n"), Contains(count + ":1: expected one number, the vertex count, found 2 "
+                                            "columns"));
+  CHECK_THAT(err("4\n5\n"), Contains(count + ":2: expected one number, the vertex count, found a "
+                                             "second line"));
+  CHECK_THAT(err("0\n"), Contains(count + ":1: expected a vertex count > 0, found 0"));
+  CHECK_THAT(err(""), Contains(count + ": expected the vertex count, found nothing"));
+  // One label row per vertex: 3 rows cannot be 200 million vertices (refused before the graph's
+  // arrays are sized by the count).
+  tmp.write("ogb/raw/node-label.csv", "0\n1\n0\n");
+  CHECK_THAT(err("200000000\n"),
+             Contains("node-label.csv: has 3 rows, expected one per vertex (200000000, the count "
+                      "in " +
+                      count + ")"));
+  tmp.write("ogb/raw/num-node-list.csv", "3\n");
+  CHECK(load_dataset(options(d, tmp)).num_vertices() == 3);
+}
+
+TEST_CASE("read_vertex_features: a .npy has a row per vertex id of the graph, no more",
+          "[dataset][errors]") {
+  TempDir tmp;
+  const std::vector<int64_t> ids = {0, 2, 3};  // a temporal graph's vertices: ids up to 3
+  int64_t dim = 0;
+  const std::string ok = tmp.path("ok.npy");
+  write_npy(ok, std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}.data(), 4, 2);
+  CHECK(read_vertex_features(ok, ids, &dim) == std::vector<float>{0, 1, 4, 5, 6, 7});
+  CHECK(dim == 2);
+  // Rows past the graph were dropped unseen, before.
+  const std::string more = tmp.path("more.npy");
+  write_npy(more, std::vector<float>(12, 1.f).data(), 6, 2);
+  CHECK_THAT(
+      error_of<InputError>([&] { read_vertex_features(more, ids, &dim); }),
+      Contains(more + ": is 6 x 2, expected 4 x 2: one row per vertex id 0..3 of the graph"));
+  const std::string flat = tmp.path("flat.npy");
+  write_npy(flat, std::vector<float>(8, 1.f).data(), std::vector<int64_t>{8});
+  CHECK_THAT(error_of<InputError>([&] { read_vertex_features(flat, ids, &dim); }),
+             Contains(flat + ": is 8 (1-D), expected 4 x F (8 = 4 x 2: a flattened matrix?"));
+  const std::string few = tmp.path("few.npy");
+  write_npy(few, std::vector<float>(12, 1.f).data(), 3, 4);
+  CHECK_THAT(error_of<InputError>([&] { read_vertex_features(few, ids, &dim); }),
+             Contains(few + ": is 3 x 4, expected 4 x 3 (transposed?)") &&
+                 Contains("vertex id 3 is in the edges"));
 }

@@ -167,6 +167,20 @@ TEST_CASE("npy: bad headers are input errors naming the file", "[npy][errors]") 
   CHECK_THAT(error_of<IoError>([&] { read_npy(missing); }), Contains(missing));
 }
 
+TEST_CASE("npy: data past the header's shape is refused, not dropped", "[npy][errors]") {
+  TempDir tmp;
+  const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  // A 4 x 2 matrix whose header says 2 x 2 (or two arrays saved into one file): NumPy's np.load
+  // and dgnn read the first 4 values alone, before.
+  const std::string f = tmp.write(
+      "long.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", x, 32));
+  CHECK_THAT(error_of<InputError>([&] { read_npy(f); }),
+             Contains(f + ": shape 2 x 2 is 16 bytes of data, the file has 32"));
+  const std::string g = tmp.write(
+      "exact.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4, 2), }", x, 32));
+  CHECK(read_npy(g).rows == 4);
+}
+
 TEST_CASE("npy: a shape whose byte size overflows is refused, not miscounted", "[npy][errors]") {
   TempDir tmp;
   const float x[4] = {1, 2, 3, 4};

@@ -306,7 +306,7 @@ TEST_CASE("temporal: bad input names the file and line, bad options the option",
   o.use_cache = false;
   const std::string short_line = tmp.write("short.txt", "1 2 5\n2 3\n");
   CHECK_THAT(error_of<InputError>([&] { load_temporal(short_line, o, seconds(1)); }),
-             Contains("short.txt:2:") && Contains("time in 2"));
+             Contains("short.txt:2: 2 columns, but --time-col 2 needs at least 3"));
   const std::string word = tmp.write("word.csv", "a,b,when\n1,2,5\n2,3,soon\n");
   CHECK_THAT(error_of<InputError>([&] { load_temporal(word, o, seconds(1)); }),
              Contains("word.csv:3:") && Contains("time") && Contains("'soon'"));
@@ -360,6 +360,54 @@ TEST_CASE("temporal: a dataset directory with snapshots.txt needs no options", "
   tmp.write("bad/snapshots.txt", "time-col 2\nsnapshot-seconds soon\n");
   CHECK_THAT(error_of<InputError>([&] { read_temporal_layout(tmp.path("bad")); }),
              Contains("snapshots.txt:2:") && Contains("snapshot-seconds"));
+}
+
+TEST_CASE("temporal: a snapshots.txt folder keeps its own columns and snapshot count",
+          "[temporal][errors]") {
+  TempDir tmp;
+  tmp.write("d/edges.txt", "0 1 0\n1 2 1\n2 3 2\n0 3 3\n");
+  // Only the count it was made with: equal buckets, no option needed.
+  tmp.write("d/snapshots.txt", "time-col 2\r\nsnapshots 2\r\n");
+  const std::string d = tmp.path("d");
+  CHECK(load_temporal(d, {}, {}).num_snapshots() == 2);
+  SnapshotOptions four;
+  four.count = 4;
+  CHECK(load_temporal(d, {}, four).num_snapshots() == 4);  // an option still re-cuts it
+  EdgeListOptions same;
+  same.time_col = 2;
+  CHECK(load_temporal(d, same, {}).num_snapshots() == 2);
+
+  // Column options that disagree with the folder are refused, naming the option.
+  EdgeListOptions o;
+  o.time_col = 3;
+  CHECK_THAT(error_of<OptionError>([&] { load_temporal(d, o, {}); }),
+             Contains("--time-col 3: " + d + " is a temporal dataset already cut into snapshots") &&
+                 Contains("times in column 2") && Contains("do not apply to it"));
+  o = {};
+  o.src_col = 5;
+  CHECK_THAT(error_of<OptionError>([&] { load_temporal(d, o, {}); }),
+             Contains("--src-col 5: " + d + " is a temporal dataset"));
+  o = {};
+  o.src_col = 1;  // swapped ids: the same columns, reversed edges
+  o.dst_col = 0;
+  o.directed = true;
+  const TemporalGraph swapped = load_temporal(d, o, {});
+  CHECK(swapped.events[0].src == std::vector<int32_t>{1, 2});
+  CHECK(swapped.events[0].dst == std::vector<int32_t>{0, 1});
+
+  // A short line names the file that set the time column.
+  tmp.write("d/edges.txt", "0 1 0\n1 2\n");
+  CHECK_THAT(error_of<InputError>([&] { load_temporal(d, {}, {}); }),
+             Contains("edges.txt:2: 2 columns, but time-col 2 (" + d +
+                      "/snapshots.txt) needs at least 3"));
+  // Old Mac line ends: refused at the line, not read as one line of four words.
+  tmp.write("d/snapshots.txt", "time-col 2\rsnapshots 2\r");
+  CHECK_THAT(error_of<InputError>([&] { load_temporal(d, {}, {}); }),
+             Contains(d + "/snapshots.txt:1: a carriage return without a line feed"));
+  // Neither a bucket length nor a count: the file is named, not the options alone.
+  tmp.write("d/snapshots.txt", "time-col 2\nvertices 4\n");
+  CHECK_THAT(error_of<InputError>([&] { load_temporal(d, {}, {}); }),
+             Contains(d + "/snapshots.txt: neither a snapshot-seconds nor a snapshots line"));
 }
 
 // EvolveGCN's buckets on the real files. The counts are printed for docs/temporal.md.
