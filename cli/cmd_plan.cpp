@@ -85,10 +85,12 @@ std::vector<perf::PartitionCounts> counts_for(const Dataset& d, Partitioner meth
 // four epochs here at the 1-rank row's threads, and the attention terms of every row are
 // scaled by what the measured epoch leaves them beyond the model's other terms (on the first 4 M
 // entries' vertices of a larger graph: a ratio, which the graph's size hardly moves). Returns
-// the factor (1 for other models) and the epoch measured (ms, 0 for other models).
+// the factor (1 for other models) and the epoch measured (ms, 0 for other models); with --rates,
+// the file's factor, nothing trained.
 struct AttentionProbe {
   double factor = 1, epoch_ms = 0;
   int64_t vertices = 0;  // the graph it trained on
+  bool given = false;
 };
 
 AttentionProbe attention_probe(const Dataset& whole, ModelKind kind, const PlanArgs& a,
@@ -132,13 +134,14 @@ AttentionProbe attention_probe(const Dataset& whole, ModelKind kind, const PlanA
     for (auto& [shape, v] : *m) v = 0;
   const double all = perf::predict(c1, layers, one, net, opt).epoch_ms;
   const double rest = perf::predict(c1, layers, none, net, opt).epoch_ms;
-  AttentionProbe probe{1.0, measured, d.num_vertices()};
+  AttentionProbe probe{1.0, measured, d.num_vertices(), false};
   if (all - rest > 0) probe.factor = std::clamp((measured - rest) / (all - rest), 0.5, 8.0);
   return probe;
 }
 
 void run(PlanArgs& a) {
   const std::vector<int> ranks = parse_ranks(a.ranks, 1 << 20);
+  read_given_rates(a);
   perf::check_calibration_file(a.calibration);
   check_not_inputs({{"--graph", a.data.graph},
                     {"--features", a.data.features},
@@ -196,7 +199,9 @@ void run(PlanArgs& a) {
   std::map<int, perf::Rates> rates;
   for (int p : ranks) rates[p] = rr.rates_for(p);
   AttentionProbe probe;
-  if (kind == ModelKind::gat)  // (the 1-rank rates: calibrated for it if 1 is not among --ranks)
+  if (kind == ModelKind::gat && a.given)
+    probe = {a.given->attention_factor, 0, 0, true};
+  else if (kind == ModelKind::gat)  // (the 1-rank rates: calibrated for it if 1 is not in --ranks)
     probe = attention_probe(d, kind, a, layers, rr.rates_for(1), rr.scale_for(1), net,
                             rr.threads_for(1));
   for (auto& [p, r] : rates)
@@ -240,6 +245,7 @@ void run(PlanArgs& a) {
       nlohmann::json cj = {{"threads", tc.first},
                            {"copies", tc.second},
                            {"cached", c.cached},
+                           {"given", c.given},
                            {"seconds", c.seconds},
                            {"elementwise_per_s", c.rates.elementwise},
                            {"sync_ms", c.rates.sync_s * 1e3}};
@@ -247,11 +253,16 @@ void run(PlanArgs& a) {
       j["calibration"].push_back(cj);
     }
     j["calibration_file"] = rr.cache();
+    if (!a.rates.empty()) j["rates_file"] = a.rates;
     if (kind == ModelKind::gat)
       j["attention_probe"] = {{"epoch_ms", probe.epoch_ms},
                               {"factor", probe.factor},
                               {"vertices", probe.vertices},
-                              {"threads", rr.threads_for(1)}};
+                              {"threads", rr.threads_for(1)},
+                              {"given", probe.given}};
+    perf::GivenRates used;
+    used.attention_factor = probe.factor;
+    j["rates"] = used_rates_json(rr, used);
     if (!fitted.empty()) j["extrapolated_from"] = fitted;
     for (const Row& r : rows) {
       nlohmann::json o = prediction_json(r.p, r.threads, r.copies, r.compute_scale);
@@ -287,9 +298,14 @@ void run(PlanArgs& a) {
     for (auto& [s, v] : c.rates.gemm_fwd) gf = std::max(gf, v);
     std::printf(" GEMM up to %.1f GFLOP/s", gf / 1e9);
     if (tc.second > 1) std::printf(", a synchronisation %.2f ms", c.rates.sync_s * 1e3);
-    std::printf(" (%s)\n", c.cached ? ("cached in " + rr.cache()).c_str() : "measured now");
+    std::printf(" (%s)\n", c.given    ? ("given in " + a.rates).c_str()
+                           : c.cached ? ("cached in " + rr.cache()).c_str()
+                                      : "measured now");
   }
-  if (kind == ModelKind::gat)
+  if (kind == ModelKind::gat && probe.given)
+    std::printf("probe     the attention kernels' times x %.2f (given in %s)\n", probe.factor,
+                a.rates.c_str());
+  else if (kind == ModelKind::gat)
     std::printf(
         "probe     one process trained the model on %lld vertices, %d thread%s: %.2f ms "
         "per epoch; the attention kernels' times x %.2f (dropout on the coefficients, "
@@ -397,6 +413,9 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--calibration", a.calibration,
                   "Calibration cache file (default: " + perf::default_calibration_file() + ")");
   cmd->add_flag("--recalibrate", a.recalibrate, "Time the kernels again even if cached");
+  cmd->add_option("--rates", a.rates,
+                  "JSON file of the rates to plan with instead of timing them here (as --json's "
+                  "\"rates\" prints them): the same plan on any machine (docs/scaling.md)");
   cmd->add_flag("--json", a.json, "Print the table as JSON");
   add_dataset_options(cmd, a.data);
   add_snapshot_options(cmd, a.snapshots);

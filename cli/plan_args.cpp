@@ -1,5 +1,6 @@
 // What `dgnn plan`'s static and temporal paths share (plan_args.hpp): the network of the options,
-// and the JSON row of a prediction.
+// the rates given with --rates (and those used, as `--json` prints them), and the JSON row of a
+// prediction.
 #include "dgnn/cli/plan_args.hpp"
 
 #include <cmath>
@@ -24,6 +25,35 @@ nlohmann::json prediction_json(const perf::Prediction& p, int threads, int copie
           {"threads_per_rank", threads},
           {"copies", copies},
           {"compute_scale", compute_scale}};
+}
+
+void read_given_rates(PlanArgs& a) {
+  if (a.rates.empty()) return;
+  if (!a.calibration.empty())
+    throw OptionError("--calibration: --rates " + a.rates +
+                      " gives the rates, so nothing is timed or cached; give one of them");
+  if (a.recalibrate)
+    throw OptionError("--recalibrate: --rates " + a.rates +
+                      " gives the rates, so nothing is timed; give one of them");
+  a.given = std::make_shared<const perf::GivenRates>(perf::read_rates_file(a.rates));
+}
+
+nlohmann::json used_rates_json(const perf::RankRates& rr, perf::GivenRates g,
+                               const std::map<int, perf::Rates>& fused) {
+  g.cores = rr.node_cores();
+  g.entries.clear();
+  g.fallback.reset();
+  for (auto& [tc, c] : rr.calibrations()) {
+    perf::Rates r = c.rates;
+    // The fused ops are timed per thread count, one rank's threads alone.
+    if (auto it = fused.find(tc.first); it != fused.end() && tc.second == 1) {
+      const perf::Rates& f = it->second;
+      r.lstm_fwd = f.lstm_fwd, r.lstm_bwd = f.lstm_bwd, r.gru_fwd = f.gru_fwd;
+      r.gru_bwd = f.gru_bwd, r.pair_fwd = f.pair_fwd, r.pair_bwd = f.pair_bwd, r.gather = f.gather;
+    }
+    g.entries[tc] = r;
+  }
+  return nlohmann::json::parse(perf::rates_file_text(g));
 }
 
 perf::Network plan_network(const PlanArgs& a) {

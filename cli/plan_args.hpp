@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -46,16 +47,29 @@ struct PlanArgs {
   uint64_t seed = 0;
   std::string calibration;
   bool recalibrate = false;
+  std::string rates;                              // --rates FILE: every rate given, nothing timed
+  std::shared_ptr<const perf::GivenRates> given;  // read from `rates` by read_given_rates
   bool json = false;
 };
 
 // The network of --network, --latency-us and --bandwidth-gbs (OptionError naming the option).
 perf::Network plan_network(const PlanArgs& a);
 
-// The cores and calibration cache of --threads-per-rank, --cores, --calibration, --recalibrate.
+// Reads --rates into a.given (OptionError: the file's errors, or --calibration / --recalibrate
+// given with it: nothing is timed, so nothing is cached).
+void read_given_rates(PlanArgs& a);
+
+// The cores and the calibration cache (or given rates) of --threads-per-rank, --cores,
+// --calibration, --recalibrate and --rates.
 inline perf::RateOptions rate_options(const PlanArgs& a) {
-  return {a.threads_per_rank, a.cores, a.calibration, a.recalibrate};
+  return {a.threads_per_rank, a.cores, a.calibration, a.recalibrate, a.given};
 }
+
+// What a plan used, in the form --rates reads (perf::rates_file_text), for `--json`'s "rates".
+// `g` holds what the plan measured beyond the kernels (probes, synchronisations, pair drawing);
+// `fused`, the temporal models' fused ops by threads per rank.
+nlohmann::json used_rates_json(const perf::RankRates& rr, perf::GivenRates g,
+                               const std::map<int, perf::Rates>& fused = {});
 
 // A prediction's times, bytes and the rank's threads as `--json` rows print them.
 nlohmann::json prediction_json(const perf::Prediction& p, int threads, int copies,

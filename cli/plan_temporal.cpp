@@ -184,7 +184,13 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
   for (int s = 0; s < split.train && !forecast; ++s) {
     Timer t;
     batches.push_back(step_pairs(g, task, s, opt.neg_train, a.seed, train_salt(1)));
-    steps.batch_s.push_back(t.ms() / 1e3);
+    const double drawn_s = t.ms() / 1e3;
+    steps.entries.push_back(snap(s).nnz());
+    steps.pairs.push_back(int64_t(batches.back().src.size()));
+    most_pairs = std::max(most_pairs, steps.pairs.back());
+    if (snap(s).nnz() > snap(int(largest)).nnz()) largest = size_t(s);
+    if (a.given) continue;  // its drawing rate instead (below)
+    steps.batch_s.push_back(drawn_s);
     // A rank of several, with its positives known (after epoch 1): all of them, then none (it
     // still reads every event of the step to find the edges its draws must avoid).
     auto all = [](int32_t) { return true; };
@@ -199,11 +205,15 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
     step_pairs(g, task, s, opt.neg_train, a.seed, train_salt(1), none,
                link ? &known_none : nullptr);
     steps.batch_fixed_s.push_back(std::min(t_none.ms() / 1e3, steps.batch_known_s.back()));
-    steps.entries.push_back(snap(s).nnz());
-    steps.pairs.push_back(int64_t(batches.back().src.size()));
-    most_pairs = std::max(most_pairs, steps.pairs.back());
-    if (snap(s).nnz() > snap(int(largest)).nnz()) largest = size_t(s);
   }
+  // Given rates: pairs drawn at the file's rate, each rank of several paying its fixed share of a
+  // step's drawing and its share of the rest; without a rate, drawing is not costed.
+  if (a.given && a.given->pairs_per_s > 0 && !forecast)
+    for (int64_t pairs : steps.pairs) {
+      steps.batch_s.push_back(double(pairs) / a.given->pairs_per_s);
+      steps.batch_known_s.push_back(steps.batch_s.back());
+      steps.batch_fixed_s.push_back(steps.batch_s.back() * a.given->pair_draw_fixed);
+    }
   // The step probed for the overhead: the largest that scores pairs.
   int probe_step = forecast ? int(largest) : -1;
   for (int s = 0; s < split.train && !forecast; ++s)
@@ -224,6 +234,7 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
   // One rank's threads alone on the node, with the fused ops' rates at that thread count.
   auto alone = [&](int P) {
     perf::Rates r = rr.alone(P);
+    if (a.given) return r;  // the file's fused ops (0: estimated from the element-wise rate)
     const int t = rr.threads_for(P);
     auto it = fused.find(t);
     if (it == fused.end())
@@ -249,7 +260,10 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
       const int n_procs = std::min(procs, 4 * a.cores);
       auto it = oversubscribed.find(n_procs);
       if (it == oversubscribed.end())
-        it = oversubscribed.emplace(n_procs, perf::process_sync_seconds(n_procs, 2e-3)).first;
+        it = oversubscribed
+                 .emplace(n_procs, a.given ? a.given->process_sync(n_procs)
+                                           : perf::process_sync_seconds(n_procs, 2e-3))
+                 .first;
       r.sync_s = std::max(r.sync_s, it->second);
     }
     const perf::Rates f = alone(P);
@@ -265,10 +279,12 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
   // against the kernels' sum for that step at the same threads, gives the factor every kernel
   // time is multiplied by (1 when no step scores pairs).
   std::map<int, std::pair<double, double>> probes;  // threads -> (measured, kernels) seconds
+  std::map<int, double> given_overhead;             // threads -> the factor --rates gives
   auto overhead_for = [&](int P) {
     const int t = rr.threads_for(P);
     auto it = probes.find(t);
     if (probe_step < 0) return 1.0;
+    if (a.given) return given_overhead[t] = a.given->overhead(t);
     if (it == probes.end()) {
       const perf::Rates r = alone(P);
       const size_t ps = size_t(probe_step);
@@ -409,19 +425,43 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
     j["overlap"] = popt.overlap;
     j["cores"] = a.cores;
     j["calibration_file"] = rr.cache();
+    if (!a.rates.empty()) j["rates_file"] = a.rates;
     for (auto& [t, pr] : probes)
       j["step_probe"].push_back({{"threads", t},
                                  {"measured_ms", pr.first * 1e3},
                                  {"kernels_ms", pr.second * 1e3},
-                                 {"overhead", std::clamp(pr.first / pr.second, 0.25, 8.0)}});
+                                 {"overhead", std::clamp(pr.first / pr.second, 0.25, 8.0)},
+                                 {"given", false}});
+    for (auto& [t, f] : given_overhead)
+      j["step_probe"].push_back({{"threads", t}, {"overhead", f}, {"given", true}});
     for (auto& [tc, c] : rr.calibrations())
       j["calibration"].push_back({{"threads", tc.first},
                                   {"copies", tc.second},
                                   {"cached", c.cached},
+                                  {"given", c.given},
                                   {"seconds", c.seconds},
                                   {"sync_ms", c.rates.sync_s * 1e3}});
     for (auto& [procs, s] : oversubscribed)
-      j["oversubscribed_sync"].push_back({{"processes", procs}, {"sync_ms", s * 1e3}});
+      j["oversubscribed_sync"].push_back(
+          {{"processes", procs}, {"sync_ms", s * 1e3}, {"given", a.given != nullptr}});
+    // What this plan used, as --rates reads it: the same plan anywhere.
+    perf::GivenRates used;
+    for (auto& [t, pr] : probes)
+      used.step_overhead[t] = std::clamp(pr.first / pr.second, 0.25, 8.0);
+    for (auto& [t, f] : given_overhead) used.step_overhead[t] = f;
+    used.process_sync_s = oversubscribed;
+    double drawn = 0, drawn_s = 0, known_s = 0, fixed_s = 0;
+    for (size_t s = 0; s < steps.batch_s.size(); ++s) {
+      drawn += double(steps.pairs[s]);
+      drawn_s += steps.batch_s[s];
+      known_s += steps.batch_known_s.empty() ? steps.batch_s[s] : steps.batch_known_s[s];
+      fixed_s += steps.batch_fixed_s.empty() ? steps.batch_s[s] : steps.batch_fixed_s[s];
+    }
+    if (drawn > 0 && drawn_s > 0) {
+      used.pairs_per_s = drawn / drawn_s;
+      used.pair_draw_fixed = known_s > 0 ? std::clamp(fixed_s / known_s, 0.0, 1.0) : 1.0;
+    }
+    j["rates"] = used_rates_json(rr, used, fused);
     for (const Row& r : rows) {
       nlohmann::json o = {{"ranks", r.p.ranks}};
       if (r.p.feasible)
@@ -455,11 +495,17 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
   for (auto& [tc, c] : rr.calibrations()) {
     std::printf("rates     %d thread%s", tc.first, tc.first == 1 ? "" : "s");
     if (tc.second > 1) std::printf(" x %d at once", tc.second);
-    std::printf(": timed on the largest training snapshot (%lld entries)",
-                (long long)snap(int(largest)).nnz());
+    if (!c.given)
+      std::printf(": timed on the largest training snapshot (%lld entries)",
+                  (long long)snap(int(largest)).nnz());
     if (tc.second > 1) std::printf(", a synchronisation %.2f ms", c.rates.sync_s * 1e3);
-    std::printf(" (%s)\n", c.cached ? ("cached in " + rr.cache()).c_str() : "measured now");
+    std::printf(" (%s)\n", c.given    ? ("given in " + a.rates).c_str()
+                           : c.cached ? ("cached in " + rr.cache()).c_str()
+                                      : "measured now");
   }
+  for (auto& [t, f] : given_overhead)
+    std::printf("step      %d thread%s: kernel times x %.2f (given in %s)\n", t, t == 1 ? "" : "s",
+                f, a.rates.c_str());
   for (auto& [t, pr] : probes)
     std::printf(
         "step      one real step (snapshot %d), %d thread%s: %.2f ms, its kernels %.2f ms: kernel "
@@ -471,12 +517,15 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
   double fixed_ms = 0, known_ms = 0;
   for (double x : steps.batch_fixed_s) fixed_ms += x * 1e3;
   for (double x : steps.batch_known_s) known_ms += x * 1e3;
-  if (!forecast)
-  std::printf(
-      "pairs     drawing each step's pairs: %.1f ms per epoch (one rank, and the step's owner "
-      "under the snapshot strategy); under the vertex strategy on several ranks %.1f ms, of "
-      "which %.1f ms on every rank, the rest by share\n",
-      batch_ms, known_ms, fixed_ms);
+  if (!forecast && a.given && steps.batch_s.empty())
+    std::printf("pairs     drawing each step's pairs: not costed (%s gives no \"pairs_per_s\")\n",
+                a.rates.c_str());
+  else if (!forecast)
+    std::printf(
+        "pairs     drawing each step's pairs: %.1f ms per epoch (one rank, and the step's owner "
+        "under the snapshot strategy); under the vertex strategy on several ranks %.1f ms, of "
+        "which %.1f ms on every rank, the rest by share\n",
+        batch_ms, known_ms, fixed_ms);
   std::printf("\n%6s %-9s %-11s %10s %9s %9s %9s %10s %11s\n", "ranks", "strategy", "partitioner",
               "epoch ms", "compute", "comm", "wait", "MB/epoch", "max MB/rank");
   for (const Row& r : rows) {

@@ -510,8 +510,10 @@ RankRates::RankRates(RateOptions opt, const Csr& in, const std::vector<LayerShap
     : opt_(std::move(opt)),
       in_(in),
       layers_(layers),
-      node_cores_(omp_get_num_procs()),
-      cache_(opt_.calibration.empty() ? default_calibration_file() : opt_.calibration) {}
+      node_cores_(opt_.given && opt_.given->cores > 0 ? opt_.given->cores : omp_get_num_procs()),
+      cache_(opt_.given                 ? std::string()
+             : opt_.calibration.empty() ? default_calibration_file()
+                                        : opt_.calibration) {}
 
 int RankRates::threads_for(int p) const {
   if (opt_.threads_per_rank > 0) return opt_.threads_per_rank;
@@ -529,10 +531,15 @@ double RankRates::scale_for(int p) const {
 
 const Calibration& RankRates::calibration(int t, int c) {
   auto it = cal_.find({t, c});
-  if (it == cal_.end())
-    it = cal_.emplace(std::pair{t, c}, calibrate(in_, layers_, t, c, cache_, opt_.recalibrate))
-             .first;
-  return it->second;
+  if (it != cal_.end()) return it->second;
+  Calibration cal;
+  if (opt_.given) {
+    cal.rates = opt_.given->at(t, c);
+    cal.given = true;
+  } else {
+    cal = calibrate(in_, layers_, t, c, cache_, opt_.recalibrate);
+  }
+  return cal_.emplace(std::pair{t, c}, std::move(cal)).first->second;
 }
 
 Rates RankRates::rates_for(int p) {

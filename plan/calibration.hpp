@@ -2,11 +2,13 @@
 // The planner's calibration: this machine's SpMM, GEMM and element-wise rates on the shapes of
 // one graph and model, for a given number of threads per rank, cached in a JSON file so that
 // repeated plans skip the timing; the temporal models' fused ops and a real training step; and
-// the rates of P ranks sharing a node (RankRates). `dgnn plan` parses options into these and
-// prints what plan/perf_model.hpp and plan/perf_temporal.hpp predict from them.
+// the rates of P ranks sharing a node (RankRates), timed or given (--rates, rates_file.hpp).
+// `dgnn plan` parses options into these and prints what plan/perf_model.hpp and
+// plan/perf_temporal.hpp predict from them.
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "dgnn/gnn/temporal/temporal_trainer.hpp"
 #include "dgnn/graph/csr.hpp"
 #include "dgnn/plan/perf_model.hpp"
+#include "dgnn/plan/rates_file.hpp"
 
 namespace dgnn::perf {
 
@@ -30,6 +33,7 @@ void check_calibration_file(const std::string& file);
 struct Calibration {
   Rates rates;
   bool cached = false;  // read from the file, not timed now
+  bool given = false;   // from --rates (RateOptions::given): neither timed nor cached
   double seconds = 0;   // spent timing
 };
 
@@ -73,6 +77,9 @@ struct RateOptions {
   int cores = 0;             // 0: not given (the ranks have the node to themselves)
   std::string calibration;   // the cache file; empty: default_calibration_file()
   bool recalibrate = false;
+  // Rates given instead of timed (--rates): nothing is timed nor cached, and the node's cores
+  // are the file's (when it names them) rather than this machine's.
+  std::shared_ptr<const GivenRates> given;
 };
 
 // Threads per rank and how much the ranks' compute shrinks when they share too few cores.
@@ -95,7 +102,8 @@ class RankRates {
   Rates rates_for(int p);
   // The rates of one rank's threads alone on the node (no other rank's copies running).
   const Rates& alone(int p) { return calibration(threads_for(p), 1).rates; }
-  const std::string& cache() const { return cache_; }
+  const std::string& cache() const { return cache_; }  // empty with given rates
+  int node_cores() const { return node_cores_; }
   // Every calibration used so far, by (threads, copies).
   const std::map<std::pair<int, int>, Calibration>& calibrations() const { return cal_; }
 

@@ -10,6 +10,8 @@ trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMP_NUM_THREADS=1
 run() { mpiexec -n 2 --oversubscribe "$@"; }
+# The plans below check bytes, which no rate moves: they take fixed rates, timing nothing.
+rates="$(cd "$(dirname "$0")/../data" && pwd)/plan_rates.json"
 
 "$dgnn" generate sbm --vertices 800 --classes 4 --seed 2 --out "$work/g" >/dev/null
 "$dgnn" train --graph "$work/g" --epochs 15 --seed 1 --quiet --log-json "$work/one.jsonl" >/dev/null
@@ -128,7 +130,7 @@ PY
 # strategy's every epoch, the vertex strategy's first (later epochs draw other negatives).
 for m in gcrn evolvegcn-h; do
   "$dgnn" plan --graph "$work/evo" --model $m --hidden 8 --bptt 3 --ranks 2 --network shm \
-    --threads-per-rank 1 --calibration "$work/plan-cal.json" --json > "$work/plan-$m.json"
+    --threads-per-rank 1 --rates "$rates" --json > "$work/plan-$m.json"
 done
 python3 - "$work" <<'PY'
 import json, sys
@@ -155,7 +157,7 @@ run "$dgnn" train --graph "$work/g" --model gat --hidden 16 --epochs 2 --seed 1 
   --quiet --log-json "$work/gat2.jsonl" >/dev/null
 for m in gat gcn; do
   "$dgnn" plan --graph "$work/g" --model $m --hidden 16 --ranks 2 --network shm \
-    --threads-per-rank 1 --calibration "$work/plan-cal.json" --json > "$work/plan-$m.json"
+    --threads-per-rank 1 --rates "$rates" --json > "$work/plan-$m.json"
 done
 python3 - "$work" <<'PY'
 import json, sys
@@ -167,7 +169,6 @@ for model, log in (("gat", "gat2"), ("gcn", "two")):
     for e in (r for r in runs if not r.get("final")):
         assert e["bytes_sent"] == row["bytes_per_epoch"], (model, e["bytes_sent"], row)
     print(f"dgnn plan predicts {model}'s 2-rank bytes exactly: {row['bytes_per_epoch']}")
-assert json.load(open(f"{work}/plan-gat.json"))["attention_probe"]["epoch_ms"] > 0
 PY
 set +e
 out=$(timeout 60 mpiexec -n 4 --oversubscribe "$dgnn" train --graph "$work/evo" --snapshots 4 \
