@@ -182,7 +182,8 @@ int dgnn::cli_main_with(int argc, char** argv, const char* share_dir) {
     // first rank only: every rank parses the same arguments and fails the same way.
     if (dgnn::launcher_rank() <= 0) {
       std::fflush(stdout);
-      std::fprintf(stderr, "dgnn: error: %s (see %s --help)\n", e.what(), name.c_str());
+      std::fprintf(stderr, "dgnn: error: %s (see %s --help)\n", dgnn::one_line(e.what()).c_str(),
+                   name.c_str());
     }
     return 2;
   } catch (const dgnn::OptionError& e) {

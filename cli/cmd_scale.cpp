@@ -21,6 +21,9 @@
 #include "dgnn/cli/subprocess.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/format.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/temporal/temporal_models.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
 #include "dgnn/graph/atomic_write.hpp"
 #include "dgnn/graph/temporal.hpp"
 
@@ -50,8 +53,6 @@ std::vector<std::string> parse_names(const std::string& s, const char* option,
       for (const std::string& k : known) all += (all.empty() ? "" : ", ") + k;
       throw OptionError(std::string(option) + ": unknown '" + item + "' (expected " + all + ")");
     }
-    if (std::find(names.begin(), names.end(), item) != names.end())
-      throw OptionError(std::string(option) + ": '" + item + "' is listed twice");
     names.push_back(item);
   }
   return names;
@@ -234,35 +235,63 @@ void run_scale(ScaleArgs& a) {
   std::error_code ec;
   if (fs::exists(out / "results.csv") && !fs::is_regular_file(out / "results.csv"))
     throw OptionError("--out " + a.out + ": results.csv there is not a file");
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    throw OptionError("--out " + a.out + ": exists and is not a folder");
+  // A study writes results.csv, runs/, the plots and plot.log, replacing those of an earlier
+  // study; a folder holding anything else is someone's, and its results.csv may be theirs.
+  if (fs::is_directory(out, ec))
+    for (const auto& entry : fs::directory_iterator(out, ec)) {
+      static const std::set<std::string> ours = {"results.csv",  "runs",           "plot.log",
+                                                 "epoch_ms.png", "bytes_sent.png", "speedup.png"};
+      const std::string name = entry.path().filename().string();
+      if (!ours.count(name))
+        throw OptionError("--out " + a.out + ": holds " + name +
+                          ", which dgnn scale does not write: give a new or empty folder");
+    }
   if (!a.graph.empty() && fs::is_directory(a.graph) &&
       fs::weakly_canonical(fs::absolute(out), ec) ==
           fs::weakly_canonical(fs::absolute(a.graph), ec))
     throw OptionError("--out " + a.out +
                       " is the dataset folder --graph reads: give the study a "
                       "folder of its own");
+
+  // Strategies divide snapshots among ranks (forecasting: the samples of a signal, static graph
+  // or not); a static graph has one way to be split.
+  const bool temporal =
+      a.task == "forecast" || (!a.graph.empty() && read_temporal_layout(a.graph).has_value()) ||
+      std::any_of(a.extra.begin(), a.extra.end(),
+                  [](const std::string& s) { return s.rfind("--time-col", 0) == 0; });
+  if (!temporal) {
+    std::vector<std::string> skipped;
+    for (const std::string& s : strategies)
+      if (s != "vertex") skipped.push_back(s);
+    if (skipped.size() == strategies.size())
+      throw OptionError("--strategies " + a.strategies +
+                        ": a static graph is split only by vertex (--strategies vertex)");
+    if (!skipped.empty())
+      std::printf("note: strategy %s not applicable to a static graph (only vertex): skipped\n",
+                  join(skipped, ", ").c_str());
+    strategies = {"vertex"};
+  }
+  // Names every run would refuse, refused once, before any run.
+  if (!a.model.empty()) {
+    if (temporal)
+      (void)parse_temporal_kind(a.model);
+    else if (!find_registered_layer(a.model))
+      (void)parse_model_kind(a.model);
+  }
+  if (!a.task.empty() && a.task != "forecast") {
+    if (!temporal)
+      throw OptionError("--task " + a.task + ": for temporal graphs (a static graph's task is " +
+                        "node classification)");
+    if (a.task != "node") (void)parse_temporal_task(a.task);
+  }
   fs::create_directories(runs_dir, ec);
   if (ec)
     throw OptionError("--out " + a.out + ": cannot create " + runs_dir.string() + ": " +
                       ec.message());
   if (::access(runs_dir.c_str(), W_OK) != 0 || ::access(out.c_str(), W_OK) != 0)
     throw OptionError("--out " + a.out + ": not writable");
-
-  // Strategies divide snapshots among ranks (forecasting: the samples of a signal, static graph
-  // or not); a static graph has one way to be split.
-  const bool temporal = a.task == "forecast" ||
-                        (!a.graph.empty() && read_temporal_layout(a.graph).has_value()) ||
-                        std::any_of(a.extra.begin(), a.extra.end(), [](const std::string& s) {
-                          return s.rfind("--time-col", 0) == 0;
-                        });
-  if (!temporal) {
-    std::vector<std::string> skipped;
-    for (const std::string& s : strategies)
-      if (s != "vertex") skipped.push_back(s);
-    if (!skipped.empty())
-      std::printf("note: strategy %s not applicable to a static graph (only vertex): skipped\n",
-                  join(skipped, ", ").c_str());
-    strategies = {"vertex"};
-  }
 
   std::vector<ScaleConfig> configs;
   // The snapshot strategy partitions no vertices: one run per rank count, partitioner "-"
@@ -281,7 +310,9 @@ void run_scale(ScaleArgs& a) {
   std::printf("scale: %d run%s of `dgnn train` on %s (%s graph), %d epochs each; logs in %s\n",
               total, total == 1 ? "" : "s",
               a.graph.empty() ? "the generated default" : a.graph.c_str(),
-              a.task == "forecast" ? "forecasting on a" : temporal ? "temporal" : "static",
+              a.task == "forecast" ? "forecasting on a"
+              : temporal           ? "temporal"
+                                   : "static",
               a.epochs, runs_dir.c_str());
   std::fflush(stdout);
 
@@ -331,6 +362,11 @@ void run_scale(ScaleArgs& a) {
     }
   }
 
+  // A study where some configurations fail is still a study (their rows say why); one where
+  // every run failed measured nothing: no results.csv, no plots, and its exit code says so.
+  if (failed_runs == total)
+    throw Error("every run failed (the first: " + results.front().front().error + "); logs in " +
+                runs_dir.string());
   const std::vector<ScaleRow> rows = summarise_scale(configs, results);
   const fs::path csv = out / "results.csv";
   write_file_atomically(csv.string(), scale_csv(rows));
@@ -355,11 +391,6 @@ void run_scale(ScaleArgs& a) {
       (a.model.empty() ? std::string(temporal ? "evolvegcn-o" : "gcn") : a.model) + " on " +
       (a.graph.empty() ? std::string("the generated SBM") : graph_name(a.graph)) + ", " +
       std::to_string(a.epochs) + " epochs";
-  // A study where some configurations fail is still a study (their rows say why); one where
-  // every run failed measured nothing (no plots), and says so by its exit code.
-  if (failed_runs == total)
-    throw Error("every run failed (the first: " + results.front().front().error + "); see " +
-                csv.string());
   draw_plots(exe, out, title);
 }
 

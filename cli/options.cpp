@@ -257,6 +257,8 @@ std::vector<std::string> split_list(const std::string& s, const char* option) {
     if (item.empty())
       throw OptionError(std::string(option) + " '" + s +
                         "': expected a comma-separated list with no empty items");
+    if (std::find(items.begin(), items.end(), item) != items.end())
+      throw OptionError(std::string(option) + " '" + s + "': '" + item + "' is listed twice");
     items.push_back(item);
     if (comma == std::string::npos) break;
     start = comma + 1;

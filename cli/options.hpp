@@ -51,7 +51,7 @@ bool is_temporal_input(const std::string& graph, const EdgeListOptions& edges,
 
 namespace dgnn::cli {
 
-// "a, b,c" -> {"a", "b", "c"}; OptionError naming `option` for an empty item.
+// "a, b,c" -> {"a", "b", "c"}; OptionError naming `option` for an empty item or one listed twice.
 std::vector<std::string> split_list(const std::string& s, const char* option);
 // --ranks "1,2,4,8": distinct positive rank counts up to max_ranks, ascending; OptionError
 // naming --ranks otherwise.

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/error.hpp"
 #include "dgnn/dgnn_config.hpp"
 #if DGNN_HAVE_MPI
 #include "dgnn/comm/mpi/mpi.hpp"
@@ -126,7 +127,7 @@ void fail_job(const std::string& message, int code, bool same_on_every_rank) {
   // One write, so that lines from several failing ranks do not interleave.
   const std::string line =
       "dgnn: error: " + (size > 1 ? "[rank " + std::to_string(rank) + "] " : std::string()) +
-      message + "\n";
+      one_line(message) + "\n";  // one line, whatever the message holds
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
 #if DGNN_HAVE_MPI

@@ -52,12 +52,27 @@ class CommError : public Error {
   using Error::Error;
 };
 
+// `message` as one line: a line break in it (a file name holding a newline) is written \n or \r,
+// as a C string would spell it, so that an error stays the one line it is meant to be.
+inline std::string one_line(const std::string& message) {
+  std::string out;
+  out.reserve(message.size());
+  for (char c : message) {
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else
+      out += c;
+  }
+  return out;
+}
+
 }  // namespace dgnn
 
 // Precondition check that throws a typed error naming the call site.
-#define DGNN_CHECK(cond, ErrType, msg)                                                    \
-  do {                                                                                    \
-    if (!(cond))                                                                          \
-      throw ErrType(std::string(msg) + " [" + __FILE__ + ":" + std::to_string(__LINE__) + \
-                    "]");                                                                 \
+#define DGNN_CHECK(cond, ErrType, msg)                                                          \
+  do {                                                                                          \
+    if (!(cond))                                                                                \
+      throw ErrType(std::string(msg) + " [" + __FILE__ + ":" + std::to_string(__LINE__) + "]"); \
   } while (0)

@@ -7,6 +7,7 @@
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/format.hpp"
 #include "dgnn/common/hash_rng.hpp"
+#include "dgnn/common/memory.hpp"
 #include "dgnn/datasets/dataset_dir.hpp"
 #include "dgnn/datasets/sbm.hpp"
 #include "dgnn/graph/npy.hpp"
@@ -44,6 +45,11 @@ void validate(const DiffusionConfig& c) {
   if (c.drive == 0 && c.noise == 0)
     fail("drive and noise are both 0: the signal would be constant");
   if (c.period < 2) fail("period must be >= 2 steps, got " + std::to_string(c.period));
+  // The signal (steps x vertices floats) is held whole while written.
+  const double bytes = double(c.steps) * double(c.vertices) * 4;
+  if (exceeds_memory(bytes))
+    fail("--steps " + std::to_string(c.steps) + " x --vertices " + std::to_string(c.vertices) +
+         " signal values need " + memory_str(bytes) + more_than_usable());
   validate(graph_config(c));
 }
 

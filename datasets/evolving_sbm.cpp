@@ -7,6 +7,7 @@
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
+#include "dgnn/common/memory.hpp"
 #include "dgnn/datasets/dataset_dir.hpp"
 #include "dgnn/graph/npy.hpp"
 
@@ -94,6 +95,14 @@ void validate(const EvolvingSbmConfig& cfg) {
            " within-community neighbours per vertex, but a community has about " +
            fmt_double(smallest) + " members; use fewer classes or a lower degree");
   }
+  // Every snapshot's edges (two ids each way) and the features are held whole while written.
+  const double bytes = double(cfg.vertices) *
+                       (double(cfg.feature_dim) * 4 + cfg.avg_degree * 16 * double(cfg.snapshots));
+  if (exceeds_memory(bytes))
+    fail("--vertices " + std::to_string(cfg.vertices) + " with --snapshots " +
+         std::to_string(cfg.snapshots) + ", --avg-degree " + fmt_double(cfg.avg_degree) +
+         " and --features " + std::to_string(cfg.feature_dim) + " need at least " +
+         memory_str(bytes) + more_than_usable());
 }
 
 EvolvingSbm generate_evolving_sbm(const EvolvingSbmConfig& cfg) {

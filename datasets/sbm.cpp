@@ -9,6 +9,7 @@
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
+#include "dgnn/common/memory.hpp"
 #include "dgnn/datasets/dataset_dir.hpp"
 #include "dgnn/graph/npy.hpp"
 
@@ -232,6 +233,12 @@ void validate(const SbmConfig& cfg) {
     if (across > double(cfg.vertices) - smallest - 1)
       fail("(1 - homophily) * avg-degree exceeds the vertices outside a class");
   }
+  // The features (floats) and the edges (two ids each way) are held whole while written.
+  const double bytes = double(cfg.vertices) * (double(cfg.feature_dim) * 4 + cfg.avg_degree * 16);
+  if (exceeds_memory(bytes))
+    fail("--vertices " + std::to_string(cfg.vertices) + " with --features " +
+         std::to_string(cfg.feature_dim) + " and --avg-degree " + fmt_double(cfg.avg_degree) +
+         " need at least " + memory_str(bytes) + more_than_usable());
 }
 
 SbmDataset generate_sbm(const SbmConfig& cfg) {

@@ -1,10 +1,13 @@
 #include "dgnn/graph/atomic_write.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -47,6 +50,30 @@ void sweep_stale_temporaries(const std::filesystem::path& target) {
   }
 }
 
+// Opens `path` for writing in place. A FIFO opened for writing waits for a reader, forever if
+// none comes: it is opened without waiting, again every 0.1 s for DGNN_FIFO_WAIT seconds
+// (default 60) while no reader has it open (ENXIO), then written as usual.
+int open_in_place(const std::string& path, int flags) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode))
+    return ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+  double limit_s = 60;
+  if (const char* w = std::getenv("DGNN_FIFO_WAIT"); w && *w) limit_s = std::max(0.0, std::atof(w));
+  for (double waited = 0;; waited += 0.1) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+      return fd;
+    }
+    if (errno != ENXIO) return -1;
+    if (waited >= limit_s)
+      throw IoError(path + ": cannot write: no reader opened the FIFO within " +
+                    std::to_string(int(limit_s)) +
+                    " s (start its reader first, or set DGNN_FIFO_WAIT)");
+    ::usleep(100000);
+  }
+}
+
 }  // namespace
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
@@ -59,7 +86,11 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   const bool in_place = fs::exists(st) && !fs::is_regular_file(st);
   target_ = target.string();
   if (in_place) {
-    f_ = std::fopen(target.c_str(), "wb");
+    const int fd = open_in_place(target.string(), O_WRONLY | O_TRUNC);
+    if (fd >= 0) {
+      f_ = ::fdopen(fd, "wb");
+      if (!f_) ::close(fd);
+    }
   } else {
     // An unnamed file in the target's folder (O_TMPFILE): nothing of it is visible until commit
     // links it in, and a run killed before that leaves nothing behind. Where the file system
@@ -133,7 +164,7 @@ LineLog::~LineLog() {
 void LineLog::line(const std::string& text) {
   if (fd_ < 0) {  // opened by the first line: a run that fails before it leaves no file
     refuse_overwriting_input(path_);  // truncating a hard link of an input would destroy it
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd_ = open_in_place(path_, O_WRONLY | O_CREAT | O_TRUNC);
     if (fd_ < 0) throw IoError(path_ + ": cannot write: " + std::strerror(errno));
   }
   const std::string whole = text + "\n";

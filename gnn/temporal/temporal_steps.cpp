@@ -98,8 +98,7 @@ TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt)
     if (exceeds_memory(bytes))
       throw OptionError(std::string(flag) + " " + std::to_string(per) + ": " + std::to_string(per) +
                         " non-edges for each of a step's " + std::to_string(widest) +
-                        " edges need " + memory_str(bytes) + ", more than this machine's " +
-                        memory_str(physical_memory_bytes()));
+                        " edges need " + memory_str(bytes) + more_than_usable());
   }
   return sp;
 }

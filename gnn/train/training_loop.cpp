@@ -322,8 +322,8 @@ void TrainingLoop::restore_checkpoint(const std::string& path) {
     throw OptionError(path + ": checkpoint was trained on another graph or split (data " +
                       meta["data"].get<std::string>() + ", this run's " +
                       mine["data"].get<std::string>() + ")");
-  if (meta.value("epoch", 0) > opt_.epochs)
-    throw OptionError(path + ": checkpoint is at epoch " + std::to_string(meta.value("epoch", 0)) +
+  if (epoch > opt_.epochs)
+    throw OptionError(path + ": checkpoint is at epoch " + std::to_string(epoch) +
                       ", past --epochs " + std::to_string(opt_.epochs) +
                       " (a resumed run trains up to --epochs)");
   auto restore = [&](const std::string& name, Tensor& into) {
@@ -358,7 +358,7 @@ void TrainingLoop::restore_checkpoint(const std::string& path) {
       best_val_.metrics = {{"val_acc", best_val_.selection}};
     }
   }
-  epoch_ = meta.value("epoch", 0);
+  epoch_ = int(epoch);  // at most --epochs (an int), checked above
   optim.set_steps(meta.value("optimizer_steps", int64_t(0)));
   best_epoch_ = meta.value("best_epoch", 0);
 }

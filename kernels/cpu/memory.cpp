@@ -1,4 +1,6 @@
 // Host memory: 64-byte aligned so rows start on cache lines and vector loads never split.
+#include "dgnn/common/memory.hpp"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -59,14 +61,15 @@ HostPool& pool() {
 }
 
 // Host tensor bytes handed out and not yet freed. A request that would take them past 90% of the
-// machine's memory is refused with a line saying so: the allocator would grant it (overcommit),
-// and the run would swap for minutes, then be killed, when the pages are touched.
+// memory this process may use (usable_memory_bytes) is refused with a line saying so: the allocator
+// would grant it (overcommit), and the run would swap for minutes, then be killed, when the pages
+// are touched.
 std::atomic<size_t> g_in_use{0};
 
 size_t in_use_limit() {
   static const size_t limit = [] {
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? size_t(double(pages) * double(page) * 0.9) : SIZE_MAX;
+    const double have = usable_memory_bytes();
+    return have > 0 ? size_t(have * 0.9) : SIZE_MAX;
   }();
   return limit;
 }
@@ -77,9 +80,9 @@ void reserve_in_use(size_t rounded, size_t bytes) {
   g_in_use.fetch_sub(rounded);
   throw Error("out of memory: " + std::to_string(bytes >> 20) +
               " MB more for this run's tensors (" + std::to_string(before >> 20) +
-              " MB in use) is past 90% of this machine's " +
-              std::to_string((size_t(in_use_limit() / 0.9)) >> 20) +
-              " MB; a size option (--hidden, --layers, --feature-dim, --batch-size, --fanouts, "
+              " MB in use) is past 90% of" +
+              more_than_usable().substr(std::string(", more than").size()) +
+              "; a size option (--hidden, --layers, --feature-dim, --batch-size, --fanouts, "
               "--neg-train, --neg-eval) or the graph is too large for it");
 }
 
