@@ -237,6 +237,12 @@ void run_scale(ScaleArgs& a) {
     throw OptionError("--out " + a.out + ": results.csv there is not a file");
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
     throw OptionError("--out " + a.out + ": exists and is not a folder");
+  if (!a.graph.empty() && fs::is_directory(a.graph) &&
+      fs::weakly_canonical(fs::absolute(out), ec) ==
+          fs::weakly_canonical(fs::absolute(a.graph), ec))
+    throw OptionError("--out " + a.out +
+                      " is the dataset folder --graph reads: give the study a "
+                      "folder of its own");
   // A study writes results.csv, runs/, the plots and plot.log, replacing those of an earlier
   // study; a folder holding anything else is someone's, and its results.csv may be theirs.
   if (fs::is_directory(out, ec))
@@ -248,12 +254,6 @@ void run_scale(ScaleArgs& a) {
         throw OptionError("--out " + a.out + ": holds " + name +
                           ", which dgnn scale does not write: give a new or empty folder");
     }
-  if (!a.graph.empty() && fs::is_directory(a.graph) &&
-      fs::weakly_canonical(fs::absolute(out), ec) ==
-          fs::weakly_canonical(fs::absolute(a.graph), ec))
-    throw OptionError("--out " + a.out +
-                      " is the dataset folder --graph reads: give the study a "
-                      "folder of its own");
 
   // Strategies divide snapshots among ranks (forecasting: the samples of a signal, static graph
   // or not); a static graph has one way to be split.
@@ -362,11 +362,6 @@ void run_scale(ScaleArgs& a) {
     }
   }
 
-  // A study where some configurations fail is still a study (their rows say why); one where
-  // every run failed measured nothing: no results.csv, no plots, and its exit code says so.
-  if (failed_runs == total)
-    throw Error("every run failed (the first: " + results.front().front().error + "); logs in " +
-                runs_dir.string());
   const std::vector<ScaleRow> rows = summarise_scale(configs, results);
   const fs::path csv = out / "results.csv";
   write_file_atomically(csv.string(), scale_csv(rows));
@@ -391,6 +386,11 @@ void run_scale(ScaleArgs& a) {
       (a.model.empty() ? std::string(temporal ? "evolvegcn-o" : "gcn") : a.model) + " on " +
       (a.graph.empty() ? std::string("the generated SBM") : graph_name(a.graph)) + ", " +
       std::to_string(a.epochs) + " epochs";
+  // A study where some configurations fail is still a study (their rows say why); one where
+  // every run failed measured nothing (no plots, its rows say why), and says so by its exit code.
+  if (failed_runs == total)
+    throw Error("every run failed (the first: " + results.front().front().error + "); see " +
+                csv.string());
   draw_plots(exe, out, title);
 }
 
