@@ -143,14 +143,7 @@ void run(PlanArgs& a) {
   const std::vector<int> ranks = parse_ranks(a.ranks, 1 << 20);
   read_given_rates(a);
   perf::check_calibration_file(a.calibration);
-  check_not_inputs({{"--graph", a.data.graph},
-                    {"--features", a.data.features},
-                    {"--labels", a.data.labels},
-                    {"--train-ids", a.data.train},
-                    {"--val-ids", a.data.val},
-                    {"--test-ids", a.data.test},
-                    {"--signals", a.signals}},
-                   {{"--calibration", a.calibration}});
+  check_not_inputs(dataset_inputs(a.data, a.signals), {{"--calibration", a.calibration}});
   if (!a.data.graph.empty() && !std::filesystem::exists(a.data.graph))
     throw OptionError("--graph " + a.data.graph + ": no such file or directory");
   if (a.task == "forecast" || is_temporal_input(a.data.graph, a.data.edges, a.snapshots))

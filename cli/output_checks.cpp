@@ -105,17 +105,17 @@ void check_outputs(const std::vector<NamedPath>& inputs, const std::vector<Named
   check_not_inputs(inputs, outputs, resumed);
 }
 
+std::vector<NamedPath> dataset_inputs(const DatasetOptions& data, const std::string& signals) {
+  return {{"--graph", data.graph},     {"--features", data.features}, {"--labels", data.labels},
+          {"--train-ids", data.train}, {"--val-ids", data.val},       {"--test-ids", data.test},
+          {"--signals", signals}};
+}
+
 void check_outputs(const TrainArgs& a, const std::vector<NamedPath>& out) {
-  check_outputs({{"--graph", a.data.graph},
-                 {"--features", a.data.features},
-                 {"--labels", a.data.labels},
-                 {"--train-ids", a.data.train},
-                 {"--val-ids", a.data.val},
-                 {"--test-ids", a.data.test},
-                 {"--signals", a.signals},
-                 {"--partition", a.partition_dir},
-                 {"--load", a.train.load}},
-                out, a.train.load);
+  std::vector<NamedPath> inputs = dataset_inputs(a.data, a.signals);
+  inputs.push_back({"--partition", a.partition_dir});
+  inputs.push_back({"--load", a.train.load});
+  check_outputs(inputs, out, a.train.load);
 }
 
 }  // namespace dgnn::cli

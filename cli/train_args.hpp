@@ -100,6 +100,8 @@ void check_outputs(const std::vector<NamedPath>& inputs, const std::vector<Named
 // check_outputs without check_writable (an output whose writing may fail harmlessly: a cache).
 void check_not_inputs(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs,
                       const std::string& resumed = "");
+// The inputs a dataset's options name: --graph, --features, --labels, the split files, --signals.
+std::vector<NamedPath> dataset_inputs(const DatasetOptions& data, const std::string& signals);
 // The same with train's inputs (--graph, --features, --labels, the split files, --signals,
 // --partition, --load).
 void check_outputs(const TrainArgs& a, const std::vector<NamedPath>& out);
