@@ -127,11 +127,11 @@ int main(int argc, char** argv) {
     Trainer trainer(model, whole, task, comm, opt);
     trainer.set_minibatch(&loader);
     std::vector<double> times, sample, waited;
-    trainer.run([&](const EpochStats& s) {
+    trainer.run([&](const EpochRecord& s) {
       if (s.epoch == 1) return;
       times.push_back(s.time_ms);
-      sample.push_back(s.sample_ms);
-      waited.push_back(s.sample_wait_ms);
+      sample.push_back(s.figure("sample_ms"));
+      waited.push_back(s.figure("sample_wait_ms"));
     });
     out["epoch_ms"] = median(times);
     out["sample_ms"] = median(sample);

@@ -117,7 +117,7 @@ AttentionProbe attention_probe(const Dataset& whole, ModelKind kind, const PlanA
   SelfCommunicator self;
   Trainer trainer(model, graph, task, self, to);
   std::vector<double> ms;
-  trainer.run([&](const EpochStats& s) { ms.push_back(s.time_ms); });
+  trainer.run([&](const EpochRecord& s) { ms.push_back(s.time_ms); });
   omp_set_num_threads(before);
   // The first epoch warms up; the median of the others.
   std::vector<double> steady(ms.begin() + 1, ms.end());

@@ -145,33 +145,8 @@ void run_train_temporal(TrainArgs& a) {
         comm.size() > 1 ? "s (all ranks)" : "", uploads->snapshots, uploads->as_difference,
         double(uploads->bytes) / 1e6, double(uploads->whole_bytes) / 1e6);
 
-  std::unique_ptr<LineLog> log;  // a line per epoch, as it ends
-  if (root && !a.log_json.empty()) log = std::make_unique<LineLog>(a.log_json);
-  TemporalResult res = run.train([&](const TemporalEpoch& s) {
-    if (!a.quiet && root) {
-      if (link)
-        std::printf("epoch %4d  loss %.4f  val auc %.4f map %.4f mrr %.4f  %7.1f ms", s.epoch,
-                    s.loss, s.val.auc, s.val.map, s.val.mrr, s.time_ms);
-      else
-        std::printf("epoch %4d  loss %.4f  val f1 %.4f macro-f1 %.4f auc %.4f  %7.1f ms", s.epoch,
-                    s.loss, s.val.f1, s.val.macro_f1, s.val.auc, s.time_ms);
-      if (comm.size() > 1) print_split(s);
-      std::printf("\n");
-    }
-    if (log) {
-      nlohmann::json j = {
-          {"epoch", s.epoch}, {"loss", s.loss}, {"val_auc", s.val.auc}, {"eval_ms", s.eval_ms}};
-      j.update(split_json(s));
-      if (link) {
-        j["val_map"] = s.val.map;
-        j["val_mrr"] = s.val.mrr;
-      } else {
-        j["val_f1"] = s.val.f1;
-        j["val_macro_f1"] = s.val.macro_f1;
-      }
-      log->line(j.dump());
-    }
-  });
+  EpochPrinter printer(a, comm, run.epoch_format());
+  TemporalResult res = run.train(printer.callback());
   // Outputs, collective; the model holds the best-validation parameters, those the test used.
   if (!a.predictions.empty()) {
     const auto pairs = trainer.test_pairs();
@@ -203,7 +178,7 @@ void run_train_temporal(TrainArgs& a) {
         "train/val/test %d/%d/%d), median epoch %.1f ms\n",
         res.test.f1, res.test.macro_f1, res.test.auc, res.best_val.f1, res.best_epoch,
         res.train_steps, res.val_steps, res.test_steps, res.median_epoch_ms);
-  if (log) {
+  if (printer.logging()) {
     nlohmann::json j = {{"final", true},
                         {"test_auc", res.test.auc},
                         {"best_val_auc", res.best_val.auc},
@@ -233,7 +208,7 @@ void run_train_temporal(TrainArgs& a) {
       j["test_macro_f1"] = res.test.macro_f1;
       j["best_val_f1"] = res.best_val.f1;
     }
-    log->line(j.dump());
+    printer.final_line(j);
   }
 }
 

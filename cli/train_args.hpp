@@ -13,6 +13,7 @@
 #include "dgnn/gnn/temporal/temporal_dist.hpp"
 #include "dgnn/gnn/temporal/temporal_run.hpp"
 #include "dgnn/gnn/temporal/temporal_trainer.hpp"
+#include "dgnn/gnn/train/epoch_report.hpp"
 #include "dgnn/gnn/train/trainer.hpp"
 #include "dgnn/graph/atomic_write.hpp"
 #include "dgnn/graph/dataset.hpp"
@@ -78,10 +79,21 @@ void set_threads(int threads);
 nlohmann::json temporal_settings(const TrainArgs& a, const std::string& model,
                                  const std::string& task, int ranks);
 
-// The compute / comm / wait split and bytes of a step, as --log-json fields.
-nlohmann::json split_json(const StepSplit& s);
-// The same on an epoch's printed line: "  (compute .. comm .. wait .., sent .. MB)".
-void print_split(const StepSplit& s);
+// Every task's epochs on rank 0: printed (unless --quiet) and logged to --log-json, one line
+// each as they end (gnn/train/epoch_report.hpp), by the task's EpochFormat; the run's final
+// record goes to the same log.
+class EpochPrinter {
+ public:
+  EpochPrinter(const TrainArgs& a, const Communicator& comm, EpochFormat format);
+  std::function<void(const EpochRecord&)> callback();
+  bool logging() const { return log_ != nullptr; }
+  void final_line(const nlohmann::json& j);
+
+ private:
+  EpochFormat format_;
+  bool print_, split_;
+  std::unique_ptr<LineLog> log_;
+};
 
 // Fails now, not after hours of training, if `path` could not be written later: its folder must
 // exist and be writable.
@@ -121,6 +133,8 @@ std::string checkpoint_data_id(const TrainArgs& a, Communicator& comm, bool temp
 // OptionError unless --parts, when given, is the job's rank count (static and temporal alike).
 void check_parts(const TrainArgs& a, const Communicator& comm);
 
+// Static node classification (full graph or mini-batch): the input has no time column.
+void run_train(TrainArgs& a);
 // Temporal training (link prediction over snapshots): the input has a time column.
 void run_train_temporal(TrainArgs& a);
 // Static vertex features for a temporal graph when given (--features, or features.npy in the

@@ -143,7 +143,7 @@ int main(int argc, char** argv) try {
   SelfCommunicator comm;
   Trainer trainer(model, graph, task, comm, opt);
   std::vector<double> steps;
-  trainer.run([&](const EpochStats& s) { steps.push_back(s.time_ms); });
+  trainer.run([&](const EpochRecord& s) { steps.push_back(s.time_ms); });
   // The first epoch pays for the adjacency's transfer and the SpMM choice: leave it out.
   std::vector<double> warm(steps.begin() + (steps.size() > 1 ? 1 : 0), steps.end());
   std::sort(warm.begin(), warm.end());

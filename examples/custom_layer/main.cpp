@@ -46,9 +46,9 @@ int main() {
     opt.lr = 0.01f;
     opt.weight_decay = 5e-4f;
     dgnn::Trainer trainer(model, *setup->graph, setup->task, comm, opt);
-    dgnn::TrainResult res = trainer.run([root](const dgnn::EpochStats& s) {
+    dgnn::TrainResult res = trainer.run([root](const dgnn::EpochRecord& s) {
       if (root && s.epoch % 10 == 0)
-        std::printf("epoch %3d  loss %.4f  val %.4f\n", s.epoch, s.loss, s.val_acc);
+        std::printf("epoch %3d  loss %.4f  val %.4f\n", s.epoch, s.loss, s.val.get("val_acc"));
     });
     if (root)
       std::printf("custom layer on %d rank(s): test accuracy %.4f (best val %.4f at epoch %d)\n",

@@ -50,8 +50,8 @@ int main(int argc, char** argv) {
     cfg.train.neg_eval = 20;
     dgnn::TemporalRun run(read, cfg, comm);
 
-    const dgnn::TemporalResult r = run.train([&](const dgnn::TemporalEpoch& e) {
-      if (root) std::printf("epoch %d loss %.6f val map %.4f\n", e.epoch, e.loss, e.val.map);
+    const dgnn::TemporalResult r = run.train([&](const dgnn::EpochRecord& e) {
+      if (root) std::printf("epoch %d loss %.6f val map %.4f\n", e.epoch, e.loss, e.val.get("map"));
     });
     // After train() the model holds the best-validation parameters: every vertex's embedding
     // after the last step (rank 0 gets them all).

@@ -228,8 +228,7 @@ std::vector<int64_t> ForecastTrainer::windows() const {
   return b;
 }
 
-double ForecastTrainer::window_gradients_snapshots(int epoch, int64_t start, int64_t end) {
-  optimizer_->zero_grad();
+StepLoss ForecastTrainer::window_loss_snapshots(int epoch, int64_t start, int64_t end) {
   const auto [a, b] = plan_->owned(int(start), int(end), comm_.rank());
   std::vector<Var> xs(size_t(split_.samples));
   for (int i = a; i < b; ++i) xs[size_t(i)] = inputs(i);
@@ -242,56 +241,34 @@ double ForecastTrainer::window_gradients_snapshots(int epoch, int64_t start, int
     Var l = sample_loss(head_.forward(w.ctx(i), relu(h[size_t(i - a)])), i);
     loss = loss.defined() ? add(loss, l) : l;
   }
-  double value = loss.defined() ? loss.value().to(Device::cpu).item() : 0.0;
+  StepLoss out;
+  out.value = loss.defined() ? loss.value().to(Device::cpu).item() : 0.0;
   // The anchor puts the window's communication on every rank's tape: their backwards are
   // collective.
-  Var anchored = loss.defined() ? add(loss, w.anchor()) : w.anchor();
-  scale(anchored, 1.f / float(end - start)).backward();
-  allreduce_gradients(comm_, params_, flat_, &value);
-  return value;
+  out.loss = loss.defined() ? add(loss, w.anchor()) : w.anchor();
+  out.scale = 1.f / float(end - start);
+  out.count = double(end - start);
+  return out;
 }
 
-double ForecastTrainer::window_gradients(int epoch, int64_t start, int64_t end) {
-  if (plan_) return window_gradients_snapshots(epoch, start, end);
-  optimizer_->zero_grad();
+StepLoss ForecastTrainer::window_loss(int epoch, int64_t start, int64_t end) {
+  if (plan_) return window_loss_snapshots(epoch, start, end);
   Var loss;
   for (int64_t i = start; i < end; ++i) {
     Var l = sample_loss(forecast(i, true, uint64_t(epoch) * uint64_t(split_.samples) + i), i);
     loss = loss.defined() ? add(loss, l) : l;
   }
-  double value = loss.value().to(Device::cpu).item();
-  scale(loss, 1.f / float(end - start)).backward();
-  allreduce_gradients(comm_, params_, flat_, &value);
-  return value;
-}
-
-double ForecastTrainer::train_epoch(int epoch) {
-  model_.reset_state();
-  const std::vector<int64_t> b = windows();
-  double total = 0;
-  for (size_t w = 0; w + 1 < b.size(); ++w) {
-    total += window_gradients(epoch, b[w], b[w + 1]);
-    optimizer_->step();
-    model_.detach_state();
-  }
-  return total / double(split_.train);
-}
-
-std::vector<ForecastTrainer::WindowGradients> ForecastTrainer::epoch_gradients(int epoch) {
-  model_.reset_state();
-  const std::vector<int64_t> b = windows();
-  std::vector<WindowGradients> out(b.size() - 1);
-  for (size_t w = 0; w + 1 < b.size(); ++w) {
-    out[w].loss = window_gradients(epoch, b[w], b[w + 1]);
-    out[w].samples = b[w + 1] - b[w];
-    for (auto& [name, p] : params_) {
-      const Tensor g = p->var.node()->grad_buffer().to(Device::cpu);
-      out[w].grads.insert(out[w].grads.end(), g.data(), g.data() + g.numel());
-    }
-    model_.detach_state();
-  }
-  model_.reset_state();
+  StepLoss out;
+  out.value = loss.value().to(Device::cpu).item();
+  out.loss = loss;
+  out.scale = 1.f / float(end - start);
+  out.count = double(end - start);
   return out;
+}
+
+StepLoss ForecastTrainer::step_loss(int epoch, int64_t window) {
+  const std::vector<int64_t> b = windows();
+  return window_loss(epoch, b[size_t(window)], b[size_t(window) + 1]);
 }
 
 void ForecastTrainer::run_samples(int64_t begin, int64_t end,
@@ -413,17 +390,8 @@ Evaluation ForecastTrainer::test() {
   return e;
 }
 
-ForecastResult ForecastTrainer::run(const std::function<void(const ForecastEpoch&)>& on_epoch) {
-  const LoopResult r = loop_->run([&](const EpochRecord& rec) {
-    ForecastEpoch st;
-    static_cast<StepSplit&>(st) = rec;
-    st.epoch = rec.epoch;
-    st.loss = rec.loss;
-    st.train_mse = rec.val.get("train_mse");
-    st.val = metrics_of(rec.val, "val");
-    st.eval_ms = rec.eval_ms;
-    if (on_epoch) on_epoch(st);
-  });
+ForecastResult ForecastTrainer::run(const std::function<void(const EpochRecord&)>& on_epoch) {
+  const LoopResult r = loop_->run(on_epoch);
   ForecastResult res;
   res.epochs_run = r.epochs_run;
   res.last_epoch = r.last_epoch;

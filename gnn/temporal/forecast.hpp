@@ -90,14 +90,6 @@ struct ForecastMetrics {
   double mape = 0;  // percent, over targets that are not 0 (NaN when every target is 0)
 };
 
-struct ForecastEpoch : StepSplit {
-  int epoch = 0;
-  double loss = 0;
-  double train_mse = 0;
-  ForecastMetrics val;
-  double eval_ms = 0;
-};
-
 struct ForecastResult {
   int epochs_run = 0;
   int last_epoch = 0;
@@ -132,8 +124,11 @@ class ForecastTrainer : private TrainingTask {
                   Device dev = Device::cpu, const SnapshotPlan* plan = nullptr);
   ~ForecastTrainer() override;
 
-  ForecastResult run(const std::function<void(const ForecastEpoch&)>& on_epoch = {});
-  double train_epoch(int epoch) override;
+  // The loop's run. Each epoch's record has the metrics train_mse and val_mse, val_mae,
+  // val_rmse, val_mape.
+  ForecastResult run(const std::function<void(const EpochRecord&)>& on_epoch = {});
+  // One training pass (an optimiser step per window); returns the mean loss over the samples.
+  double train_epoch(int epoch) { return loop_->train_epoch(epoch); }
   const ForecastSplit& split() const { return split_; }
   // This rank's forecasts of the test samples with the current parameters: test x rows x
   // channels, on the host (snapshot strategy: every vertex's, on rank 0, empty elsewhere).
@@ -143,15 +138,10 @@ class ForecastTrainer : private TrainingTask {
   // runs from its start). Collective.
   ForecastMetrics evaluate(int64_t begin, int64_t end);
   // Per training window of `epoch`, from a fresh state and without updating: the window's loss
-  // (summed over its samples) and every parameter's gradient of its mean (summed over ranks,
-  // flattened in parameters() order): what an optimiser step would apply after that window.
-  // Collective.
-  struct WindowGradients {
-    double loss = 0;
-    int64_t samples = 0;
-    std::vector<float> grads;
-  };
-  std::vector<WindowGradients> epoch_gradients(int epoch);
+  // (summed over its samples), its samples (count) and every parameter's gradient of its mean
+  // (summed over ranks, flattened in parameters() order): what an optimiser step would apply
+  // after that window. Collective.
+  std::vector<StepGradients> epoch_gradients(int epoch) { return loop_->epoch_gradients(epoch); }
   // The trained parameters as checkpoints name them (the model's, then the head's).
   const std::vector<std::pair<std::string, Parameter*>>& named_parameters() const {
     return params_;
@@ -159,8 +149,13 @@ class ForecastTrainer : private TrainingTask {
   Linear& head() { return head_; }
 
  private:
+  // TrainingTask: one optimiser step per training window.
   const std::vector<std::pair<std::string, Parameter*>>& parameters() override { return params_; }
   Optimizer& optimizer() override { return *optimizer_; }
+  int64_t steps_in_epoch(int) override { return int64_t(windows().size()) - 1; }
+  void begin_epoch(int) override { model_.reset_state(); }
+  StepLoss step_loss(int epoch, int64_t window) override;
+  void end_step(int, int64_t) override { model_.detach_state(); }
   Evaluation validate() override;
   Evaluation test() override;
   bool has_validation() const override { return split_.val > 0; }
@@ -168,10 +163,10 @@ class ForecastTrainer : private TrainingTask {
   struct Sums;
   // The training windows' bounds, from 0 to the training samples.
   std::vector<int64_t> windows() const;
-  // Forward and backward over samples [start, end) from the model's current state, gradients
-  // summed over ranks; returns the window's loss summed over its samples (and ranks).
-  double window_gradients(int epoch, int64_t start, int64_t end);
-  double window_gradients_snapshots(int epoch, int64_t start, int64_t end);
+  // The loss of samples [start, end) from the model's current state: its value summed over the
+  // samples (and ranks), the backward on its mean.
+  StepLoss window_loss(int epoch, int64_t start, int64_t end);
+  StepLoss window_loss_snapshots(int epoch, int64_t start, int64_t end);
   // The input of sample i (rows x features), on the trainer's device.
   Var inputs(int64_t i) const;
   const GraphView& graph_of(int64_t i) const {
@@ -199,7 +194,6 @@ class ForecastTrainer : private TrainingTask {
   Linear head_;
   std::vector<std::pair<std::string, Parameter*>> params_;
   std::unique_ptr<Optimizer> optimizer_;
-  std::vector<float> flat_;
   std::unique_ptr<TrainingLoop> loop_;
   const SnapshotPlan* plan_ = nullptr;
   std::vector<const GraphView*> sample_views_;  // snapshot strategy: per sample, null if not owned

@@ -64,15 +64,12 @@ Var NodeSequenceTrainer::run_sequence(bool training, uint64_t step, bool embed) 
   return head_.forward(ctx, h);
 }
 
-double NodeSequenceTrainer::train_epoch(int epoch) {
-  optimizer_->zero_grad();
+StepLoss NodeSequenceTrainer::step_loss(int epoch, int64_t) {
   Var logits = run_sequence(true, uint64_t(epoch));
-  Var loss = cross_entropy(logits, task_.train, train_labels_, double(task_.global_train));
-  double value = loss.value().item();
-  loss.backward();
-  allreduce_gradients(comm_, params_, flat_, &value);
-  optimizer_->step();
-  return value;
+  StepLoss l;
+  l.loss = cross_entropy(logits, task_.train, train_labels_, double(task_.global_train));
+  l.value = l.loss.value().item();
+  return l;
 }
 
 std::array<double, 2> NodeSequenceTrainer::evaluate(const Tensor& logits,
@@ -138,18 +135,8 @@ Evaluation NodeSequenceTrainer::test() {
 }
 
 NodeSequenceResult NodeSequenceTrainer::run(
-    const std::function<void(const NodeSequenceEpoch&)>& on_epoch) {
-  const LoopResult r = loop_->run([&](const EpochRecord& rec) {
-    NodeSequenceEpoch st;
-    static_cast<StepSplit&>(st) = rec;
-    st.epoch = rec.epoch;
-    st.loss = rec.loss;
-    st.train_acc = rec.val.get("train_acc");
-    st.val_acc = rec.val.get("val_acc");
-    st.val_macro_f1 = rec.val.get("val_macro_f1");
-    st.eval_ms = rec.eval_ms;
-    if (on_epoch) on_epoch(st);
-  });
+    const std::function<void(const EpochRecord&)>& on_epoch) {
+  const LoopResult r = loop_->run(on_epoch);
   NodeSequenceResult res;
   res.epochs_run = r.epochs_run;
   res.last_epoch = r.last_epoch;

@@ -38,13 +38,6 @@ struct NodeSequenceOptions : TrainOptions {
   int bptt = 0;  // 0: back-propagate through every snapshot
 };
 
-struct NodeSequenceEpoch : StepSplit {
-  int epoch = 0;
-  double loss = 0;
-  double train_acc = 0, val_acc = 0, val_macro_f1 = 0;
-  double eval_ms = 0;
-};
-
 struct NodeSequenceResult {
   int epochs_run = 0;  // in this invocation (after a resume: the remaining ones)
   int last_epoch = 0;
@@ -65,9 +58,10 @@ class NodeSequenceTrainer : private TrainingTask {
                       const std::vector<Var>& features, const NodeSequenceTask& task,
                       Communicator& comm, NodeSequenceOptions opt);
   ~NodeSequenceTrainer() override;
-  // The loop's run; afterwards the model and head hold the best-validation parameters.
-  NodeSequenceResult run(const std::function<void(const NodeSequenceEpoch&)>& on_epoch = {});
-  double train_epoch(int epoch) override;
+  // The loop's run; afterwards the model and head hold the best-validation parameters. Each
+  // epoch's record has the metrics train_acc, val_acc and val_macro_f1.
+  NodeSequenceResult run(const std::function<void(const EpochRecord&)>& on_epoch = {});
+  double train_epoch(int epoch) { return loop_->train_epoch(epoch); }
   // Accuracy and macro F1 (over classes present) of rows `rows` of host logits, summed over
   // ranks.
   std::array<double, 2> evaluate(const Tensor& logits, const std::vector<int32_t>& rows,
@@ -82,6 +76,7 @@ class NodeSequenceTrainer : private TrainingTask {
   // TrainingTask.
   const std::vector<std::pair<std::string, Parameter*>>& parameters() override { return params_; }
   Optimizer& optimizer() override { return *optimizer_; }
+  StepLoss step_loss(int epoch, int64_t step) override;  // the whole sequence: one step
   Evaluation validate() override;  // training and validation accuracy, validation macro-F1
   Evaluation test() override;
   bool has_validation() const override { return task_.global_val > 0; }
@@ -98,7 +93,6 @@ class NodeSequenceTrainer : private TrainingTask {
   Linear head_;
   std::vector<std::pair<std::string, Parameter*>> params_;
   std::unique_ptr<Optimizer> optimizer_;
-  std::vector<float> flat_;
   std::vector<int32_t> train_labels_;
   std::unique_ptr<TrainingLoop> loop_;
 };

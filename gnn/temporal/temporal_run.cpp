@@ -130,8 +130,19 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
 
 TemporalRun::~TemporalRun() = default;
 
-TemporalResult TemporalRun::train(const std::function<void(const TemporalEpoch&)>& on_epoch) {
+TemporalResult TemporalRun::train(const std::function<void(const EpochRecord&)>& on_epoch) {
   return trainer_->run(on_epoch);
+}
+
+EpochFormat TemporalRun::epoch_format() const {
+  EpochFormat f;
+  if (cfg_.train.task == TemporalTask::link)
+    f.metrics = {{"auc", "val_auc", "  val auc"}, {"map", "val_map", " map"}, {"mrr", "val_mrr", " mrr"}};
+  else
+    f.metrics = {{"f1", "val_f1", "  val f1"},
+                 {"macro_f1", "val_macro_f1", " macro-f1"},
+                 {"auc", "val_auc", " auc"}};
+  return f;
 }
 
 }  // namespace dgnn

@@ -23,6 +23,7 @@
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/gnn/temporal/temporal_dist.hpp"
 #include "dgnn/gnn/temporal/temporal_trainer.hpp"
+#include "dgnn/gnn/train/epoch_report.hpp"
 #include "dgnn/partition/partition.hpp"
 
 namespace dgnn {
@@ -84,7 +85,9 @@ class TemporalRun {
 
   // Trains (the loop: resume, checkpoints, patience) and tests; the model then holds the
   // best-validation parameters.
-  TemporalResult train(const std::function<void(const TemporalEpoch&)>& on_epoch = {});
+  TemporalResult train(const std::function<void(const EpochRecord&)>& on_epoch = {});
+  // How an epoch is printed and logged (gnn/train/epoch_report.hpp).
+  EpochFormat epoch_format() const;
 
   LinkPredictionTrainer& trainer() { return *trainer_; }  // test_pairs, final_embeddings, ...
   TemporalModel& model() { return *model_; }

@@ -124,19 +124,9 @@ Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch&
                      PairEnd{fetch_rows(comm_, dir_, h, ends), std::move(slot)});
 }
 
-double LinkPredictionTrainer::train_epoch(int epoch) {
-  model_.reset_state();
-  double total = 0;
-  int counted = 0;
+StepLoss LinkPredictionTrainer::step_loss(int epoch, int64_t window) {
   const std::vector<int> bounds = training_windows();
-  for (size_t wi = 0; wi + 1 < bounds.size(); ++wi) {
-    int in_window = 0;
-    total += window_gradients(epoch, bounds[wi], bounds[wi + 1], &in_window);
-    counted += in_window;
-    if (in_window > 0) optimizer_->step();
-    model_.detach_state();
-  }
-  return counted ? total / counted : 0.0;
+  return window_loss(epoch, bounds[size_t(window)], bounds[size_t(window) + 1]);
 }
 
 std::vector<int> LinkPredictionTrainer::training_windows() const {
@@ -153,29 +143,10 @@ std::vector<int> LinkPredictionTrainer::training_windows() const {
   return b;
 }
 
-std::vector<LinkPredictionTrainer::WindowGradients> LinkPredictionTrainer::epoch_gradients(
-    int epoch) {
-  model_.reset_state();
-  const std::vector<int> bounds = training_windows();
-  std::vector<WindowGradients> out(bounds.size() - 1);
-  for (size_t wi = 0; wi + 1 < bounds.size(); ++wi) {
-    WindowGradients& w = out[wi];
-    w.loss = window_gradients(epoch, bounds[wi], bounds[wi + 1], &w.steps);
-    for (auto& [name, p] : params_) {
-      const Tensor g = p->var.node()->grad_buffer().to(Device::cpu);
-      w.grads.insert(w.grads.end(), g.data(), g.data() + g.numel());
-    }
-    model_.detach_state();
-  }
-  model_.reset_state();
-  return out;
-}
-
-double LinkPredictionTrainer::window_gradients(int epoch, int start, int end, int* in_window) {
-  if (plan_) return window_gradients_snapshots(epoch, start, end, in_window);
-  optimizer_->zero_grad();
+StepLoss LinkPredictionTrainer::window_loss(int epoch, int start, int end) {
+  if (plan_) return window_loss_snapshots(epoch, start, end);
   Var loss;
-  *in_window = 0;
+  int in_window = 0;
   for (int s = start; s < end; ++s) {
     ForwardContext ctx{*graphs_[size_t(s)], true, opt_.seed, uint64_t(epoch)};
     const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
@@ -190,28 +161,30 @@ double LinkPredictionTrainer::window_gradients(int epoch, int start, int end, in
     Var l =
         b.src.empty() ? scale(sum(logits), 0.f) : bce_with_logits(logits, b.target, 1.0, b.weight);
     loss = loss.defined() ? add(loss, l) : l;
-    ++*in_window;
+    ++in_window;
   }
-  if (!loss.defined()) return 0.0;
-  double value = loss.value().item();
-  comm_.allreduce_sum(&value, 1);
-  scale(loss, 1.f / float(*in_window)).backward();
-  allreduce_gradients(comm_, params_, flat_);
-  return value;
+  StepLoss out;
+  out.count = in_window;
+  out.step = in_window > 0;  // the same on every rank
+  if (!loss.defined()) return out;
+  out.value = loss.value().item();
+  comm_.allreduce_sum(&out.value, 1);
+  out.summed = true;
+  out.loss = loss;
+  out.scale = 1.f / float(in_window);
+  return out;
 }
 
 // ---- the snapshot strategy ------------------------------------------------------------------
 
-double LinkPredictionTrainer::window_gradients_snapshots(int epoch, int start, int end,
-                                                         int* in_window) {
-  optimizer_->zero_grad();
+StepLoss LinkPredictionTrainer::window_loss_snapshots(int epoch, int start, int end) {
   SnapshotWindow w(comm_, *plan_, start, end, graphs_, features_, true, opt_.seed, uint64_t(epoch),
                    device());
   const std::vector<Var> h = model_.window(w);
   // The owner of a step scores the whole of its batch (same samples and weights as one
   // process); every rank knows which steps have targets, so all agree on the window's count.
-  *in_window = 0;
-  for (int s = start; s < end; ++s) *in_window += has_targets_[size_t(s)];
+  int in_window = 0;
+  for (int s = start; s < end; ++s) in_window += has_targets_[size_t(s)];
   Var loss;
   for (int s = w.own_begin(); s < w.own_end(); ++s) {
     if (!has_targets_[size_t(s)]) continue;
@@ -220,15 +193,18 @@ double LinkPredictionTrainer::window_gradients_snapshots(int epoch, int start, i
     Var l = bce_with_logits(logits, b.target, 1.0, b.weight);
     loss = loss.defined() ? add(loss, l) : l;
   }
-  if (*in_window == 0) return 0.0;
-  double value = loss.defined() ? loss.value().item() : 0.0;
-  comm_.allreduce_sum(&value, 1);
+  StepLoss out;
+  out.count = in_window;
+  out.step = in_window > 0;  // every rank counts the same
+  if (in_window == 0) return out;
+  out.value = loss.defined() ? loss.value().item() : 0.0;
+  comm_.allreduce_sum(&out.value, 1);
+  out.summed = true;
   // The anchor (a zero) puts the window's communication on every rank's tape: their
   // backwards are collective.
-  Var anchored = loss.defined() ? add(loss, w.anchor()) : w.anchor();
-  scale(anchored, 1.f / float(*in_window)).backward();
-  allreduce_gradients(comm_, params_, flat_);
-  return value;
+  out.loss = loss.defined() ? add(loss, w.anchor()) : w.anchor();
+  out.scale = 1.f / float(in_window);
+  return out;
 }
 
 namespace {
@@ -295,20 +271,12 @@ Evaluation LinkPredictionTrainer::test() {
                        opt_);
 }
 
-TemporalResult LinkPredictionTrainer::run(const std::function<void(const TemporalEpoch&)>& cb) {
+TemporalResult LinkPredictionTrainer::run(const std::function<void(const EpochRecord&)>& cb) {
   TemporalResult res;
   res.train_steps = n_train_;
   res.val_steps = n_val_;
   res.test_steps = n_steps_ - n_train_ - n_val_;
-  const LoopResult r = loop_->run([&](const EpochRecord& rec) {
-    TemporalEpoch st;
-    static_cast<StepSplit&>(st) = rec;
-    st.epoch = rec.epoch;
-    st.loss = rec.loss;
-    st.val = to_metrics(rec.val);
-    st.eval_ms = rec.eval_ms;
-    if (cb) cb(st);
-  });
+  const LoopResult r = loop_->run(cb);
   res.epochs_run = r.epochs_run;
   res.last_epoch = r.last_epoch;
   res.stopped_early = r.stopped_early;

@@ -188,13 +188,6 @@ struct LinkMetrics {
   double selection(TemporalTask t) const { return t == TemporalTask::link ? map : f1; }
 };
 
-struct TemporalEpoch : StepSplit {
-  int epoch = 0;
-  double loss = 0;
-  LinkMetrics val;
-  double eval_ms = 0;
-};
-
 struct TemporalResult {
   int epochs_run = 0;          // in this invocation (after a resume: the remaining ones)
   int last_epoch = 0;          // counting a resumed checkpoint's
@@ -227,20 +220,18 @@ class LinkPredictionTrainer : private TrainingTask {
   ~LinkPredictionTrainer() override;
 
   // The loop's run (resume, epochs, checkpoints, patience, best-validation selection); afterwards
-  // the model holds the best-validation parameters, those the test used.
-  TemporalResult run(const std::function<void(const TemporalEpoch&)>& on_epoch = {});
-  // One training pass over the training steps; returns the mean loss.
-  double train_epoch(int epoch) override;
+  // the model holds the best-validation parameters, those the test used. Each epoch's record
+  // has the validation metrics auc, map, mrr and loss (link prediction) or f1, macro_f1, auc
+  // and loss (edge classification).
+  TemporalResult run(const std::function<void(const EpochRecord&)>& on_epoch = {});
+  // One training pass over the training steps (an optimiser step per window); returns the
+  // mean loss.
+  double train_epoch(int epoch) { return loop_->train_epoch(epoch); }
   // Per training window of `epoch`, from a fresh state and without updating (the parameters
-  // stay as they are): the loss summed over the window's steps, and every parameter's gradient
-  // (summed over ranks, flattened in parameter order), what an optimiser step would apply after
-  // that window. Collective.
-  struct WindowGradients {
-    double loss = 0;
-    int steps = 0;  // steps with targets in the window
-    std::vector<float> grads;
-  };
-  std::vector<WindowGradients> epoch_gradients(int epoch);
+  // stay as they are): the loss summed over the window's steps, the steps with targets in it
+  // (count), and every parameter's gradient (summed over ranks, flattened in parameter order),
+  // what an optimiser step would apply after that window. Collective.
+  std::vector<StepGradients> epoch_gradients(int epoch) { return loop_->epoch_gradients(epoch); }
   // Metrics over steps [begin, end) after running the sequence from the start (or, with `from`,
   // from the state after step begin - 1 that it holds).
   LinkMetrics evaluate(int begin, int end, const std::vector<Var>* from = nullptr);
@@ -265,9 +256,13 @@ class LinkPredictionTrainer : private TrainingTask {
   Tensor final_embeddings();
 
  private:
-  // TrainingTask.
+  // TrainingTask: one optimiser step per training window.
   const std::vector<std::pair<std::string, Parameter*>>& parameters() override { return params_; }
   Optimizer& optimizer() override { return *optimizer_; }
+  int64_t steps_in_epoch(int) override { return int64_t(training_windows().size()) - 1; }
+  void begin_epoch(int) override { model_.reset_state(); }
+  StepLoss step_loss(int epoch, int64_t window) override;
+  void end_step(int, int64_t) override { model_.detach_state(); }
   Evaluation validate() override;
   Evaluation test() override;
 
@@ -332,12 +327,11 @@ class LinkPredictionTrainer : private TrainingTask {
   Device device() const { return params_.front().second->var.device(); }
   // The training windows' bounds, from 0 to the training steps (both strategies).
   std::vector<int> training_windows() const;
-  // Forward and backward over window [start, end) from the model's current state; the
-  // gradients summed over ranks; returns the window's loss summed over steps (and ranks), and
-  // how many steps had targets. Collective.
-  double window_gradients(int epoch, int start, int end, int* in_window);
+  // The loss of window [start, end) from the model's current state: its value the window's
+  // loss summed over steps (and ranks), its count the steps with targets. Collective.
+  StepLoss window_loss(int epoch, int start, int end);
   // The snapshot strategy's window and evaluation.
-  double window_gradients_snapshots(int epoch, int start, int end, int* in_window);
+  StepLoss window_loss_snapshots(int epoch, int start, int end);
   LinkMetrics evaluate_snapshots(int begin, int end);
 
   TemporalModel& model_;
@@ -353,7 +347,6 @@ class LinkPredictionTrainer : private TrainingTask {
   const SnapshotPlan* plan_ = nullptr;
   std::vector<uint8_t> has_targets_;  // per step: its batch is not empty
   RowDirectory dir_;
-  std::vector<float> flat_;
   // local_batch(): per link step, this rank's distinct positives (found on first use).
   mutable std::vector<std::unique_ptr<const StepPositives>> positives_;
   std::unique_ptr<const EdgeHistory> history_;  // the tgb protocol's training-span edges

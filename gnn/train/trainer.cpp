@@ -55,8 +55,7 @@ Trainer::Trainer(Module& model, const GraphView& graph, const NodeTask& task, Co
 Trainer::~Trainer() = default;
 
 double Trainer::train_step(uint64_t step) {
-  const double loss = forward_backward(step);
-  optimizer_->step();
+  const double loss = loop_->step(full_loss(step));
   kernels::synchronize(features_.device());  // the step's time includes its queued kernels
   return loss;
 }
@@ -69,60 +68,77 @@ void Trainer::check_logits(const Var& logits) const {
                      std::to_string(task_.num_classes) + " classes");
 }
 
-double Trainer::forward_backward(uint64_t step) {
-  optimizer_->zero_grad();
+StepLoss Trainer::full_loss(uint64_t step) {
   ForwardContext ctx{graph_, true, opt_.seed, step};
   Var logits = model_.forward(ctx, features_);
   check_logits(logits);
-  Var loss = cross_entropy(logits, task_.train, train_labels_, double(task_.global_train));
-  double value = loss.value().item();
-  loss.backward();
-  // Parameters are replicated: sum every rank's share of the gradient (and of the loss).
-  allreduce_gradients(comm_, params_, flat_, &value);
-  return value;
+  StepLoss l;
+  l.loss = cross_entropy(logits, task_.train, train_labels_, double(task_.global_train));
+  l.value = l.loss.value().item();
+  return l;
 }
+
+StepLoss Trainer::batch_loss(const MiniBatch& batch, uint64_t step) {
+  StepLoss l;
+  // The epoch's loss is the mean over its seeds.
+  l.weight = l.count = double(batch.global_seeds);
+  // A rank out of seeds computes nothing but still joins the gradient all-reduce.
+  if (batch.seeds.empty()) return l;
+  ForwardContext ctx{*batch.views.front(), true, opt_.seed, step};
+  ctx.blocks = batch.blocks();
+  Var logits = model_.forward(ctx, batch.inputs);
+  DGNN_CHECK(logits.rows() == int64_t(batch.seeds.size()) && logits.cols() == task_.num_classes,
+             ShapeError,
+             "the model outputs " + logits.value().shape_str() + " for " +
+                 std::to_string(batch.seeds.size()) + " seeds and " +
+                 std::to_string(task_.num_classes) + " classes");
+  std::vector<int32_t> rows(batch.seeds.size());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = int32_t(i);
+  l.loss = cross_entropy(logits, rows, batch.labels, double(batch.global_seeds));
+  l.value = l.loss.value().item();  // data()[0] would read device memory on a GPU
+  return l;
+}
+
+double Trainer::forward_backward(uint64_t step) { return loop_->gradients(full_loss(step)); }
 
 double Trainer::forward_backward(const MiniBatch& batch, uint64_t step) {
-  optimizer_->zero_grad();
-  double value = 0;
-  // A rank out of seeds computes nothing but still joins the gradient all-reduce.
-  if (!batch.seeds.empty()) {
-    ForwardContext ctx{*batch.views.front(), true, opt_.seed, step};
-    ctx.blocks = batch.blocks();
-    Var logits = model_.forward(ctx, batch.inputs);
-    DGNN_CHECK(logits.rows() == int64_t(batch.seeds.size()) && logits.cols() == task_.num_classes,
-               ShapeError,
-               "the model outputs " + logits.value().shape_str() + " for " +
-                   std::to_string(batch.seeds.size()) + " seeds and " +
-                   std::to_string(task_.num_classes) + " classes");
-    std::vector<int32_t> rows(batch.seeds.size());
-    for (size_t i = 0; i < rows.size(); ++i) rows[i] = int32_t(i);
-    Var loss = cross_entropy(logits, rows, batch.labels, double(batch.global_seeds));
-    value = loss.value().item();  // data()[0] would read device memory on a GPU
-    loss.backward();
-  }
-  allreduce_gradients(comm_, params_, flat_, &value);
-  return value;
+  return loop_->gradients(batch_loss(batch, step));
 }
 
-double Trainer::train_epoch_minibatch(int epoch, EpochStats& st) {
-  double weighted = 0;
-  int64_t seeds = 0;
-  st.steps = loader_->steps_per_epoch();
-  for (int64_t s = 0; s < st.steps; ++s) {
-    MiniBatch b = loader_->next();
-    DGNN_CHECK(b.epoch == epoch - 1 && b.step == s, Error, "mini-batch pipeline out of order");
-    st.sample_ms += b.sample_ms;
-    st.sample_wait_ms += loader_->last_wait_ms();
-    st.sampled_edges += b.edges;
-    st.sample_bytes += b.sample_bytes;
-    // The optimiser's step count keys dropout: unique per step, and restored by a checkpoint.
-    weighted += forward_backward(b, uint64_t(optimizer_->steps())) * double(b.global_seeds);
-    seeds += b.global_seeds;
-    optimizer_->step();
-  }
-  kernels::synchronize(features_.device());  // the epoch's time includes its queued kernels
-  return seeds ? weighted / double(seeds) : 0;
+int64_t Trainer::steps_in_epoch(int) { return loader_ ? loader_->steps_per_epoch() : 1; }
+
+void Trainer::begin_epoch(int) { figures_ = BatchFigures{}; }
+
+StepLoss Trainer::step_loss(int epoch, int64_t step) {
+  if (!loader_) return full_loss(uint64_t(epoch - 1));
+  // The batch's views stay alive until its backward has run (end_step drops it).
+  batch_ = std::make_unique<MiniBatch>(loader_->next());
+  const MiniBatch& b = *batch_;
+  DGNN_CHECK(b.epoch == epoch - 1 && b.step == step, Error, "mini-batch pipeline out of order");
+  ++figures_.steps;
+  figures_.sample_ms += b.sample_ms;
+  figures_.sample_wait_ms += loader_->last_wait_ms();
+  figures_.sampled_edges += b.edges;
+  figures_.sample_bytes += b.sample_bytes;
+  // The optimiser's step count keys dropout: unique per step, and restored by a checkpoint.
+  return batch_loss(b, uint64_t(optimizer_->steps()));
+}
+
+void Trainer::end_step(int, int64_t) { batch_.reset(); }
+
+void Trainer::end_epoch(int) {
+  if (loader_) kernels::synchronize(features_.device());  // the epoch's time includes its kernels
+}
+
+std::vector<std::pair<std::string, double>> Trainer::epoch_figures() {
+  if (!loader_) return {};
+  const BatchFigures& f = figures_;
+  return {{"steps", double(f.steps)},
+          {"sample_ms", f.sample_ms},
+          {"sample_wait_ms", f.sample_wait_ms},
+          {"sample_hidden_ms", std::max(0.0, f.sample_ms - f.sample_wait_ms)},
+          {"sampled_edges", double(f.sampled_edges)},
+          {"sample_bytes_sent", double(f.sample_bytes)}};
 }
 
 Tensor Trainer::predict() {
@@ -150,13 +166,6 @@ std::array<double, 3> Trainer::evaluate() {
   return acc;
 }
 
-double Trainer::train_epoch(int epoch) {
-  EpochStats st;
-  const double loss = loader_ ? train_epoch_minibatch(epoch, st) : train_step(uint64_t(epoch - 1));
-  last_ = st;
-  return loss;
-}
-
 Evaluation Trainer::validate() {
   const std::array<double, 3> acc = evaluate();
   Evaluation e;
@@ -177,20 +186,12 @@ void Trainer::on_start(int epochs_done) {
   if (loader_) loader_->start(epochs_done, opt_.epochs - 1);
 }
 
-TrainResult Trainer::run(const std::function<void(const EpochStats&)>& on_epoch) {
+TrainResult Trainer::run(const std::function<void(const EpochRecord&)>& on_epoch) {
   std::vector<double> samples, sample_waits;
   const LoopResult r = loop_->run([&](const EpochRecord& rec) {
-    EpochStats st = last_;  // the mini-batch figures of the epoch
-    static_cast<StepSplit&>(st) = rec;
-    st.epoch = rec.epoch;
-    st.loss = rec.loss;
-    st.train_acc = rec.val.get("train_acc");
-    st.val_acc = rec.val.get("val_acc");
-    st.test_acc = rec.val.get("test_acc");
-    st.eval_ms = rec.eval_ms;
-    samples.push_back(st.sample_ms);
-    sample_waits.push_back(st.sample_wait_ms);
-    if (on_epoch) on_epoch(st);
+    samples.push_back(rec.figure("sample_ms"));
+    sample_waits.push_back(rec.figure("sample_wait_ms"));
+    if (on_epoch) on_epoch(rec);
   });
   TrainResult res;
   res.epochs_run = r.epochs_run;

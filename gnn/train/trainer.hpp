@@ -30,19 +30,6 @@ struct NodeTask {
 // The whole dataset as one process's task. OptionError when it has no labels.
 NodeTask make_node_task(const Dataset& d);
 
-struct EpochStats : StepSplit {
-  int epoch = 0;  // from 1
-  double loss = 0;
-  double train_acc = 0, val_acc = 0, test_acc = 0;
-  double eval_ms = 0;
-  // Mini-batch training (this rank's): optimiser steps, time spent producing the batches
-  // (sampling, feature gather, views) and how much of it training waited for — the rest was
-  // hidden behind compute by the prefetch thread; block entries sampled; bytes the sampler sent.
-  int64_t steps = 1;
-  double sample_ms = 0, sample_wait_ms = 0;
-  int64_t sampled_edges = 0, sample_bytes = 0;
-};
-
 struct TrainResult {
   int epochs_run = 0;          // in this invocation (after a resume: the remaining ones)
   bool stopped_early = false;  // --patience ran out before --epochs
@@ -70,7 +57,12 @@ class Trainer : private TrainingTask {
   ~Trainer() override;
 
   // The loop's run; afterwards the model holds the best-validation parameters (those tested).
-  TrainResult run(const std::function<void(const EpochStats&)>& on_epoch = {});
+  // Each epoch's record has the metrics train_acc, val_acc and test_acc and, when training on
+  // mini-batches, this rank's figures: steps (optimiser steps), sample_ms (time producing the
+  // batches: sampling, feature gather, views), sample_wait_ms (how much of it training waited
+  // for; the rest was hidden behind compute by the prefetch thread), sample_hidden_ms,
+  // sampled_edges (block entries) and sample_bytes_sent (bytes the sampler sent).
+  TrainResult run(const std::function<void(const EpochRecord&)>& on_epoch = {});
   // Mini-batch training: every epoch runs the loader's steps on sampled blocks instead of one
   // full-graph step (evaluation stays full-graph, on `graph`). Null = full-batch. The loader
   // must outlive run().
@@ -91,10 +83,15 @@ class Trainer : private TrainingTask {
   void load_checkpoint(const std::string& path);
 
  private:
-  // TrainingTask.
+  // TrainingTask: one full-graph step per epoch, or the loader's mini-batches.
   const std::vector<std::pair<std::string, Parameter*>>& parameters() override { return params_; }
   Optimizer& optimizer() override { return *optimizer_; }
-  double train_epoch(int epoch) override;
+  int64_t steps_in_epoch(int epoch) override;
+  void begin_epoch(int epoch) override;
+  StepLoss step_loss(int epoch, int64_t step) override;
+  void end_step(int epoch, int64_t step) override;
+  void end_epoch(int epoch) override;
+  std::vector<std::pair<std::string, double>> epoch_figures() override;
   Evaluation validate() override;  // train, validation and test accuracy; selects on validation
   Evaluation test() override;
   bool has_validation() const override { return task_.global_val > 0; }
@@ -102,8 +99,15 @@ class Trainer : private TrainingTask {
 
   // ShapeError unless the model gave one row per owned vertex and one column per class.
   void check_logits(const Var& logits) const;
-  // One epoch of mini-batch steps; returns the mean loss over the epoch's seeds.
-  double train_epoch_minibatch(int epoch, EpochStats& st);
+  // The loss of the full graph, and of one mini-batch, at step index `step` (dropout's key).
+  StepLoss full_loss(uint64_t step);
+  StepLoss batch_loss(const MiniBatch& batch, uint64_t step);
+  // This rank's mini-batch figures of the epoch being trained.
+  struct BatchFigures {
+    int64_t steps = 0;
+    double sample_ms = 0, sample_wait_ms = 0;
+    int64_t sampled_edges = 0, sample_bytes = 0;
+  };
 
   Module& model_;
   const GraphView& graph_;
@@ -113,10 +117,10 @@ class Trainer : private TrainingTask {
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<std::pair<std::string, Parameter*>> params_;
   std::vector<int32_t> train_labels_;
-  std::vector<float> flat_;  // gradients packed for one all-reduce
   Var features_;
   MiniBatchLoader* loader_ = nullptr;
-  EpochStats last_;  // the mini-batch figures of the last epoch
+  BatchFigures figures_;
+  std::unique_ptr<MiniBatch> batch_;  // the step's batch, until its backward has run
   std::unique_ptr<TrainingLoop> loop_;
 };
 

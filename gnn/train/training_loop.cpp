@@ -156,6 +156,12 @@ std::unique_ptr<Optimizer> make_optimizer(
   throw OptionError("--optimizer: unknown '" + opt.optimizer + "' (expected adam or sgd)");
 }
 
+double EpochRecord::figure(const std::string& name, double otherwise) const {
+  for (const auto& [n, v] : figures)
+    if (n == name) return v;
+  return otherwise;
+}
+
 double Evaluation::get(const std::string& name) const {
   for (const auto& [n, v] : metrics)
     if (n == name) return v;
@@ -215,9 +221,10 @@ LoopResult TrainingLoop::run(const std::function<void(const EpochRecord&)>& on_e
     st.epoch = e;
     comm_.stats().reset();
     Timer t;
-    st.loss = task_.train_epoch(e);
+    st.loss = train_epoch(e);
     kernels::synchronize(dev);  // the epoch's time includes its queued kernels
     static_cast<StepSplit&>(st) = split_step(comm_, t.ms());
+    st.figures = task_.epoch_figures();
     Timer te;
     st.val = task_.validate();
     st.eval_ms = te.ms();
@@ -253,6 +260,59 @@ LoopResult TrainingLoop::run(const std::function<void(const EpochRecord&)>& on_e
   res.median_comm_ms = median(comms);
   res.median_wait_ms = median(waits);
   return res;
+}
+
+double TrainingLoop::gradients(const StepLoss& l) {
+  task_.optimizer().zero_grad();
+  double value = l.value;
+  if (!l.step) return value;
+  if (l.loss.defined()) {
+    Var loss = l.scale == 1.f ? l.loss : scale(l.loss, l.scale);
+    loss.backward();
+  }
+  // Parameters are replicated: sum every rank's share of the gradient (and of the loss).
+  allreduce_gradients(comm_, task_.parameters(), flat_, l.summed ? nullptr : &value);
+  return value;
+}
+
+double TrainingLoop::step(const StepLoss& l) {
+  const double value = gradients(l);
+  if (l.step) task_.optimizer().step();
+  return value;
+}
+
+double TrainingLoop::train_epoch(int epoch) {
+  task_.begin_epoch(epoch);
+  double total = 0, count = 0;
+  const int64_t steps = task_.steps_in_epoch(epoch);
+  for (int64_t s = 0; s < steps; ++s) {
+    const StepLoss l = task_.step_loss(epoch, s);
+    total += step(l) * l.weight;
+    count += l.count;
+    task_.end_step(epoch, s);
+  }
+  task_.end_epoch(epoch);
+  return count > 0 ? total / count : 0.0;
+}
+
+std::vector<StepGradients> TrainingLoop::epoch_gradients(int epoch) {
+  task_.begin_epoch(epoch);
+  const int64_t steps = task_.steps_in_epoch(epoch);
+  std::vector<StepGradients> out(static_cast<size_t>(steps));
+  for (int64_t s = 0; s < steps; ++s) {
+    const StepLoss l = task_.step_loss(epoch, s);
+    StepGradients& g = out[size_t(s)];
+    g.loss = gradients(l);
+    g.count = int64_t(l.count);
+    for (auto& [name, p] : task_.parameters()) {
+      const Tensor host = p->var.node()->grad_buffer().to(Device::cpu);
+      g.grads.insert(g.grads.end(), host.data(), host.data() + host.numel());
+    }
+    task_.end_step(epoch, s);
+  }
+  task_.end_epoch(epoch);
+  task_.begin_epoch(epoch);  // a fresh state again
+  return out;
 }
 
 void TrainingLoop::save_checkpoint(const std::string& path) {

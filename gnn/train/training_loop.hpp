@@ -64,6 +64,24 @@ struct Evaluation {
   double get(const std::string& name) const;
 };
 
+// One optimiser step's loss, as a task computes it (TrainingTask::step_loss); the loop runs the
+// rest of the step: zero_grad, backward, the gradient all-reduce and the optimiser step.
+struct StepLoss {
+  // What backward runs on (times `scale`). Undefined: this rank computed nothing in this step; it
+  // still joins the gradient all-reduce (a rank without training vertices or seeds).
+  Var loss;
+  float scale = 1;
+  // This rank's part of the step's reported loss: summed over ranks in the gradient all-reduce,
+  // unless the task summed it already (`summed`, e.g. in double precision before its backward).
+  double value = 0;
+  bool summed = false;
+  // The epoch's loss is sum(value * weight) / sum(count) over its steps (0 when the counts are).
+  double weight = 1, count = 1;
+  // False: no rank has anything to learn from in this step (every rank says so alike): no
+  // backward, no all-reduce and no optimiser step.
+  bool step = true;
+};
+
 class TrainingTask {
  public:
   virtual ~TrainingTask() = default;
@@ -71,10 +89,17 @@ class TrainingTask {
   // with make_optimizer), both replicated on every rank.
   virtual const std::vector<std::pair<std::string, Parameter*>>& parameters() = 0;
   virtual Optimizer& optimizer() = 0;
-  // One training epoch (from 1): as many optimiser steps as the task takes; returns the mean
-  // loss over all ranks. Deterministic given (epoch, parameters, optimiser state): a resumed run
-  // repeats what an uninterrupted one does.
-  virtual double train_epoch(int epoch) = 0;
+  // A training epoch (from 1) is steps_in_epoch(epoch) optimiser steps (BPTT windows,
+  // mini-batches; one full-graph step), each from step_loss(epoch, step): the forward and the
+  // loss, collective where the model is. begin_epoch runs before the first (a recurrent model
+  // resets its state), end_step after each update (truncated BPTT detaches the state there),
+  // end_epoch after the last. Deterministic given (epoch, parameters, optimiser state): a
+  // resumed run repeats what an uninterrupted one does.
+  virtual int64_t steps_in_epoch(int /*epoch*/) { return 1; }
+  virtual void begin_epoch(int /*epoch*/) {}
+  virtual StepLoss step_loss(int epoch, int64_t step) = 0;
+  virtual void end_step(int /*epoch*/, int64_t /*step*/) {}
+  virtual void end_epoch(int /*epoch*/) {}
   // The evaluation after every epoch (validation; may report more splits) and the final test,
   // with the current parameters.
   virtual Evaluation validate() = 0;
@@ -84,13 +109,31 @@ class TrainingTask {
   // Called once before the first epoch a run trains, after a checkpoint is restored, with the
   // epochs done so far (e.g. to start a loader's prefetch there).
   virtual void on_start(int /*epochs_done*/) {}
+  // Figures of the epoch just trained beside the loop's (mini-batch sampling times, ...), by
+  // name, added to its record.
+  virtual std::vector<std::pair<std::string, double>> epoch_figures() { return {}; }
 };
 
+// What every task's epoch reports: its loss, time split, validation metrics (by the task's names)
+// and the task's own figures (TrainingTask::epoch_figures).
 struct EpochRecord : StepSplit {
   int epoch = 0;  // from 1
   double loss = 0;
   Evaluation val;
   double eval_ms = 0;
+  std::vector<std::pair<std::string, double>> figures;
+  // The figure called `name` (`otherwise` when absent).
+  double figure(const std::string& name, double otherwise = 0) const;
+};
+
+// Per optimiser step of an epoch, what the step would apply without applying it
+// (TrainingLoop::epoch_gradients): the step's reported loss (summed over ranks), its count
+// (StepLoss::count: steps or samples with targets) and every parameter's gradient, summed over
+// ranks and flattened in parameter order.
+struct StepGradients {
+  double loss = 0;
+  int64_t count = 0;
+  std::vector<float> grads;
 };
 
 struct LoopResult {
@@ -137,6 +180,18 @@ class TrainingLoop {
 
   int epoch() const { return epoch_; }
 
+  // The only place in gnn/ where a task's gradients are made and applied. gradients(): zero the
+  // gradients, backward of the task's loss, sum them (and the reported value) over ranks;
+  // returns the step's reported loss, summed over ranks. step(): that, then the optimiser step
+  // (none when l.step is false). Collective.
+  double gradients(const StepLoss& l);
+  double step(const StepLoss& l);
+  // One training epoch, as run() trains it: the task's steps in order; returns its loss.
+  double train_epoch(int epoch);
+  // Epoch `epoch`'s steps from a fresh state, each one's gradients without updating (the
+  // parameters stay as they are), then a fresh state again. Collective.
+  std::vector<StepGradients> epoch_gradients(int epoch);
+
  private:
   void restore_checkpoint(const std::string& path);
   void keep_best(int epoch, const Evaluation& val);
@@ -149,6 +204,7 @@ class TrainingLoop {
   bool has_best_ = false;
   Evaluation best_val_;
   std::vector<Tensor> best_params_;
+  std::vector<float> flat_;  // gradients packed for one all-reduce
 };
 
 }  // namespace dgnn

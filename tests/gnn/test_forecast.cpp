@@ -152,7 +152,7 @@ TEST_CASE("forecast: gradients of a training window equal finite differences", "
     auto r = make_run(std::move(s), model, opt, 5, statics, 1);
     const auto w = r->trainer->epoch_gradients(1);
     REQUIRE(w.size() == 1);  // --bptt 0: one window over the training samples
-    const double n = double(w[0].samples);
+    const double n = double(w[0].count);
     // Central differences of the window's mean loss, a few entries of every parameter. An entry
     // whose one-sided differences disagree has a ReLU kink within eps (a unit changes sides):
     // no difference quotient stands for its gradient there, so it is counted, not compared.

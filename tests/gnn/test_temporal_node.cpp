@@ -62,7 +62,7 @@ TEST_CASE("node classification over snapshots learns the final communities") {
     NodeSequenceTrainer trainer(*model, s->views, s->features, s->task, comm, opt);
     std::vector<double> losses;
     const NodeSequenceResult r =
-        trainer.run([&](const NodeSequenceEpoch& e) { losses.push_back(e.loss); });
+        trainer.run([&](const EpochRecord& e) { losses.push_back(e.loss); });
     CHECK(losses.back() < losses.front());
     // Chance is 1/4. Communities are visible in every snapshot's edges (homophily 0.9), and the
     // features still show each vertex's first community. The per-vertex memories of GCRN and

@@ -96,7 +96,7 @@ TEST_CASE("snapshot strategy on one process equals the ordinary path for every m
                                         sr ? &sr->plan : nullptr);
           std::vector<double> losses;
           const TemporalResult r =
-              trainer.run([&](const TemporalEpoch& e) { losses.push_back(e.loss); });
+              trainer.run([&](const EpochRecord& e) { losses.push_back(e.loss); });
           losses.push_back(r.test.auc);
           losses.push_back(r.test.map);
           return losses;

@@ -44,7 +44,7 @@ Run train(const Dataset& data, ModelKind kind, TrainOptions opt, float dropout =
   SelfCommunicator comm;
   Trainer trainer(model, graph, task, comm, opt);
   Run run;
-  run.result = trainer.run([&](const EpochStats& s) { run.losses.push_back(s.loss); });
+  run.result = trainer.run([&](const EpochRecord& s) { run.losses.push_back(s.loss); });
   for (auto* p : model.parameters())
     run.params.emplace_back(p->var.value().data(), p->var.value().data() + p->var.value().numel());
   return run;

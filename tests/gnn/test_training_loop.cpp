@@ -33,17 +33,15 @@ class ScriptedTask : public TrainingTask {
   }
   const std::vector<std::pair<std::string, Parameter*>>& parameters() override { return params_; }
   Optimizer& optimizer() override { return *optimizer_; }
-  double train_epoch(int epoch) override {
+  StepLoss step_loss(int epoch, int64_t) override {
     if (epoch == crash_at) throw std::runtime_error("killed");
-    optimizer_->zero_grad();
     Var d = add_scalar(model_.w, -3.f);
-    Var loss = sum(mul(d, d));
-    const double value = loss.value().item();
-    loss.backward();
-    optimizer_->step();
+    StepLoss l;
+    l.loss = sum(mul(d, d));
+    l.value = l.loss.value().item();
     ++trained;
     epochs.push_back(epoch);
-    return value;
+    return l;
   }
   Evaluation validate() override {
     Evaluation e;
@@ -164,4 +162,83 @@ TEST_CASE("a run killed after a --save-every checkpoint resumes to the uninterru
   bad.save_every = 2;  // without --save
   CHECK_THROWS_WITH(TrainingLoop(whole, self, bad), Catch::Contains("--save-every needs --save"));
   fs::remove_all(ck.parent_path());
+}
+
+namespace {
+
+// Windows of a task of the test's own: per step, a loss (w - target)^2 scaled by `scale`, with
+// its value, weight and count, and whether it steps; records what the loop called.
+class WindowTask : public TrainingTask {
+ public:
+  struct Window {
+    float target, scale;
+    double weight, count;
+    bool step;
+  };
+  WindowTask(std::vector<Window> windows, const TrainOptions& opt) : windows_(std::move(windows)) {
+    params_ = model_.named_parameters();
+    optimizer_ = make_optimizer(params_, opt);
+  }
+  const std::vector<std::pair<std::string, Parameter*>>& parameters() override { return params_; }
+  Optimizer& optimizer() override { return *optimizer_; }
+  int64_t steps_in_epoch(int) override { return int64_t(windows_.size()); }
+  void begin_epoch(int) override { calls += "b"; }
+  StepLoss step_loss(int, int64_t step) override {
+    const Window& w = windows_[size_t(step)];
+    calls += "s";
+    Var d = add_scalar(model_.w, -w.target);
+    StepLoss l;
+    l.loss = sum(mul(d, d));
+    l.value = l.loss.value().item();
+    l.scale = w.scale;
+    l.weight = w.weight;
+    l.count = w.count;
+    l.step = w.step;
+    return l;
+  }
+  void end_step(int, int64_t) override { calls += "e"; }
+  void end_epoch(int) override { calls += "E"; }
+  Evaluation validate() override { return {}; }
+  Evaluation test() override { return {}; }
+  double w() const { return model_.w.value().at(0, 0); }
+  std::string calls;
+
+ private:
+  std::vector<Window> windows_;
+  Pull model_;
+  std::vector<std::pair<std::string, Parameter*>> params_;
+  std::unique_ptr<Optimizer> optimizer_;
+};
+
+}  // namespace
+
+TEST_CASE("the loop owns the step: zero, backward of the scaled loss, update; the epoch's mean") {
+  TrainOptions opt;
+  opt.optimizer = "sgd";
+  opt.lr = 0.1f;
+  opt.epochs = 1;
+  SelfCommunicator self;
+  // w = 0: the first window's gradient is 2 * (0 - 1) * 0.5 = -1, so w becomes 0.1; the second
+  // does not step (its gradient is made, then nothing applies it); the third's is
+  // 2 * (0.1 - 2) = -3.8: w = 0.48.
+  WindowTask task({{1.f, 0.5f, 2.0, 4.0, true}, {5.f, 1.f, 1.0, 0.0, false}, {2.f, 1.f, 1.0, 1.0, true}},
+                  opt);
+  TrainingLoop loop(task, self, opt);
+  const double loss = loop.train_epoch(1);
+  CHECK(task.calls == "bsesesE");
+  CHECK(task.w() == Approx(0.48).epsilon(1e-6));
+  // (1 * 2 + 4.9^2 * 1 + 1.9^2 * 1) / (4 + 0 + 1)
+  CHECK(loss == Approx((2.0 + 4.9 * 4.9 + 1.9 * 1.9) / 5.0).epsilon(1e-6));
+  CHECK(task.optimizer().steps() == 2);
+
+  // epoch_gradients: the same windows from a fresh state, nothing applied.
+  task.calls.clear();
+  const std::vector<StepGradients> g = loop.epoch_gradients(1);
+  CHECK(task.calls == "bsesesEb");
+  REQUIRE(g.size() == 3);
+  CHECK(g[0].grads.at(0) == Approx(2 * (0.48 - 1) * 0.5).epsilon(1e-6));
+  CHECK(g[0].count == 4);
+  CHECK(g[2].loss == Approx((0.48 - 2) * (0.48 - 2)).epsilon(1e-6));
+  CHECK(task.w() == Approx(0.48).epsilon(1e-6));
+  CHECK(task.optimizer().steps() == 2);
 }

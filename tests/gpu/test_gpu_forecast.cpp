@@ -35,7 +35,7 @@ Outcome train(const SignalSeries& s, const std::string& model_name, Device dev) 
   model->to(dev);
   ForecastTrainer trainer(*model, {&view}, data, world(), opt, dev);
   Outcome o;
-  o.result = trainer.run([&](const ForecastEpoch& e) { o.losses.push_back(e.loss); });
+  o.result = trainer.run([&](const EpochRecord& e) { o.losses.push_back(e.loss); });
   return o;
 }
 

@@ -171,10 +171,10 @@ TEST_CASE("GPU mini-batch epochs (prefetching) follow the CPU's losses", "[gpu]"
     std::vector<double> lc, lg;
     Side cpu(data, kind, Device::cpu, mo, opt);
     Side gpu(data, kind, Device::cuda, mo, opt);
-    const TrainResult rc = cpu.trainer->run([&](const EpochStats& s) { lc.push_back(s.loss); });
-    const TrainResult rg = gpu.trainer->run([&](const EpochStats& s) {
+    const TrainResult rc = cpu.trainer->run([&](const EpochRecord& s) { lc.push_back(s.loss); });
+    const TrainResult rg = gpu.trainer->run([&](const EpochRecord& s) {
       lg.push_back(s.loss);
-      CHECK(s.sampled_edges > 0);
+      CHECK(s.figure("sampled_edges") > 0);
     });
     REQUIRE(lc.size() == lg.size());
     for (size_t e = 0; e < lc.size(); ++e) {

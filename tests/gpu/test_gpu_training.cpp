@@ -35,7 +35,7 @@ std::vector<double> train_losses(const Dataset& data, const LayerFactory& make, 
   SelfCommunicator comm;
   Trainer trainer(model, graph, task, comm, opt);
   std::vector<double> losses;
-  const TrainResult r = trainer.run([&](const EpochStats& s) { losses.push_back(s.loss); });
+  const TrainResult r = trainer.run([&](const EpochRecord& s) { losses.push_back(s.loss); });
   *test_acc = r.test_acc;
   return losses;
 }

@@ -164,7 +164,7 @@ std::vector<double> train_gcn(Communicator& comm, Device dev, int epochs) {
   opt.weight_decay = 5e-4f;
   Trainer trainer(model, *setup->graph, setup->task, comm, opt);
   std::vector<double> losses;
-  trainer.run([&](const EpochStats& s) { losses.push_back(s.loss); });
+  trainer.run([&](const EpochRecord& s) { losses.push_back(s.loss); });
   return losses;
 }
 
@@ -203,7 +203,7 @@ std::vector<double> train_minibatch(Communicator& comm, Device dev, ModelKind ki
   MiniBatchLoader loader(*store, ids, labels, mo, comm, sample_comm.get());
   trainer.set_minibatch(&loader);
   std::vector<double> losses;
-  trainer.run([&](const EpochStats& s) { losses.push_back(s.loss); });
+  trainer.run([&](const EpochRecord& s) { losses.push_back(s.loss); });
   return losses;
 }
 
@@ -258,7 +258,7 @@ std::vector<double> train_temporal(Communicator& comm, Device dev, const std::st
   LinkPredictionTrainer trainer(*model, head, g, sr ? sr->graphs : tr ? tr->graphs : views, *x,
                                 comm, opt, tr ? &tr->dir : nullptr, sr ? &sr->plan : nullptr);
   std::vector<double> losses;
-  trainer.run([&](const TemporalEpoch& e) { losses.push_back(e.loss); });
+  trainer.run([&](const EpochRecord& e) { losses.push_back(e.loss); });
   return losses;
 }
 

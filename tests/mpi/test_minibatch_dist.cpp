@@ -221,9 +221,9 @@ TEST_CASE("ranks with fewer or no seeds take empty steps in step, and the job le
   Trainer trainer(model, *run.setup->graph, task, comm, opt);
   trainer.set_minibatch(&loader);
   std::vector<double> losses;
-  TrainResult res = trainer.run([&](const EpochStats& s) {
+  TrainResult res = trainer.run([&](const EpochRecord& s) {
     losses.push_back(s.loss);
-    CHECK(s.steps == loader.steps_per_epoch());
+    CHECK(s.figure("steps") == loader.steps_per_epoch());
   });
   CHECK(losses.front() > losses.back());
   CHECK(res.test_acc > 0.7);

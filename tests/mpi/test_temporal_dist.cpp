@@ -56,7 +56,7 @@ Run train(Communicator& comm, TemporalKind kind, Partitioner method, TemporalTas
                                 tr ? tr->features : features, comm, opt,
                                 tr ? &tr->dir : nullptr);
   Run r;
-  r.result = trainer.run([&](const TemporalEpoch& e) { r.losses.push_back(e.loss); });
+  r.result = trainer.run([&](const EpochRecord& e) { r.losses.push_back(e.loss); });
   return r;
 }
 

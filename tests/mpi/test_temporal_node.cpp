@@ -72,7 +72,7 @@ Run train(Communicator& comm, TemporalKind kind) {
   NodeSequenceTrainer trainer(*model, tr ? tr->graphs : views, tr ? tr->features : features, task,
                               comm, opt);
   Run r;
-  r.result = trainer.run([&](const NodeSequenceEpoch& e) { r.losses.push_back(e.loss); });
+  r.result = trainer.run([&](const EpochRecord& e) { r.losses.push_back(e.loss); });
   return r;
 }
 

@@ -68,7 +68,7 @@ TemporalOptions options(TemporalTask task) {
 }
 
 struct Probe {
-  std::vector<LinkPredictionTrainer::WindowGradients> windows;
+  std::vector<StepGradients> windows;
   LinkMetrics val, test;  // of the initial parameters (nothing is updated)
 };
 
@@ -152,7 +152,7 @@ TEST_CASE("real graphs: every training window's loss and gradients equal one pro
           REQUIRE(got.size() == ref.size());
           for (size_t w = 0; w < ref.size(); ++w) {
             INFO("window " << w);
-            CHECK(got[w].steps == ref[w].steps);
+            CHECK(got[w].count == ref[w].count);
             CHECK(got[w].loss == Approx(ref[w].loss).epsilon(1e-6).margin(1e-12));
             REQUIRE(got[w].grads.size() == ref[w].grads.size());
             // Float rounding of sums taken in another order, relative to the window's largest
@@ -169,7 +169,7 @@ TEST_CASE("real graphs: every training window's loss and gradients equal one pro
                 at = i;
               }
             }
-            if (ref[w].steps == 0) {
+            if (ref[w].count == 0) {
               CHECK(scale == 0);
               continue;
             }

@@ -53,7 +53,7 @@ Run train(Communicator& comm, TemporalKind kind, int bptt, bool by_snapshot,
                                 sr ? sr->features : features, comm, opt, nullptr,
                                 sr ? &sr->plan : nullptr);
   Run r;
-  r.result = trainer.run([&](const TemporalEpoch& e) { r.losses.push_back(e.loss); });
+  r.result = trainer.run([&](const EpochRecord& e) { r.losses.push_back(e.loss); });
   return r;
 }
 
@@ -237,7 +237,7 @@ TEST_CASE("snapshot strategy: edge classification with per-snapshot features equ
                                     sr ? sr->features : features, c, opt, nullptr,
                                     sr ? &sr->plan : nullptr);
       Run r;
-      r.result = trainer.run([&](const TemporalEpoch& ep) { r.losses.push_back(ep.loss); });
+      r.result = trainer.run([&](const EpochRecord& ep) { r.losses.push_back(ep.loss); });
       return r;
     };
     const Run ref = run(self, false);

@@ -52,7 +52,7 @@ Curve train_on(Communicator& comm, Partitioner method, ModelKind kind, int epoch
       c.grads0.emplace_back(g.data(), g.data() + g.numel());
     }
   }
-  c.test_acc = trainer.run([&](const EpochStats& s) { c.losses.push_back(s.loss); }).test_acc;
+  c.test_acc = trainer.run([&](const EpochRecord& s) { c.losses.push_back(s.loss); }).test_acc;
   return c;
 }
 
@@ -89,7 +89,7 @@ std::vector<double> train_custom(Communicator& comm, bool pool = false) {
   opt.seed = 2;
   Trainer trainer(model, *setup->graph, setup->task, comm, opt);
   std::vector<double> losses;
-  trainer.run([&](const EpochStats& s) { losses.push_back(s.loss); });
+  trainer.run([&](const EpochRecord& s) { losses.push_back(s.loss); });
   return losses;
 }
 
@@ -185,7 +185,7 @@ TEST_CASE("a rank that owns no vertex still trains in step with the others", "[d
   opt.weight_decay = 5e-4f;
   Trainer trainer(model, *setup->graph, setup->task, comm, opt);
   std::vector<double> losses;
-  trainer.run([&](const EpochStats& s) { losses.push_back(s.loss); });
+  trainer.run([&](const EpochRecord& s) { losses.push_back(s.loss); });
   check_close(losses, ref.losses);
 }
 

@@ -183,11 +183,11 @@ Run train_minibatch(Setup& s, ModelKind kind, int epochs, bool prefetch, uint64_
   Trainer trainer(model, s.graph, s.task, comm, opt);
   trainer.set_minibatch(&loader);
   Run r;
-  r.result = trainer.run([&](const EpochStats& st) {
+  r.result = trainer.run([&](const EpochRecord& st) {
     r.losses.push_back(st.loss);
-    CHECK(st.steps == loader.steps_per_epoch());
-    CHECK(st.sampled_edges > 0);
-    CHECK(st.sample_ms > 0);
+    CHECK(st.figure("steps") == loader.steps_per_epoch());
+    CHECK(st.figure("sampled_edges") > 0);
+    CHECK(st.figure("sample_ms") > 0);
   });
   return r;
 }

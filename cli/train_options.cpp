@@ -1,0 +1,212 @@
+// `dgnn train`'s options, and which task's run they start (cli/cmd_train*.cpp).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dgnn/cli/commands.hpp"
+#include "dgnn/cli/options.hpp"
+#include "dgnn/cli/train_args.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+
+namespace dgnn::cli {
+
+void register_train(CLI::App& app) {
+  auto a = std::make_shared<TrainArgs>();
+  a->train.weight_decay = 5e-4f;
+  CLI::App* cmd = app.add_subcommand("train", "Train a GNN for node classification");
+  cmd->add_option("--graph", a->data.graph,
+                  "Edge-list file or dataset directory (default: a generated SBM graph)");
+  add_dataset_options(cmd, a->data);
+  // Layers the program registered (dgnn::register_layer before dgnn::cli_main) join the
+  // static models.
+  std::vector<std::string> models = builtin_model_names();
+  std::string registered;
+  for (const std::string& name : registered_layer_names()) {
+    models.push_back(name);
+    registered += ", " + name;
+  }
+  cmd->add_option("--model", a->model,
+                  "Layer type (static: gcn, sage, gin, gat" + registered +
+                      "; temporal: evolvegcn-o, evolvegcn-h, gcrn, tgcn)")
+      ->check(CLI::IsMember(models));
+  cmd->add_option("--layers", a->layers, "Number of GNN layers")->capture_default_str();
+  cmd->add_option("--hidden", a->hidden, "Hidden width")->capture_default_str();
+  cmd->add_option("--dropout", a->dropout, "Dropout probability before each layer")
+      ->capture_default_str();
+  cmd->add_option("--lr", a->train.lr, "Learning rate")->capture_default_str();
+  cmd->add_option("--weight-decay", a->train.weight_decay, "L2 weight decay (weights, not biases)")
+      ->capture_default_str();
+  cmd->add_option("--optimizer", a->train.optimizer, "adam or sgd")
+      ->check(CLI::IsMember({"adam", "sgd"}))
+      ->capture_default_str();
+  cmd->add_option("--momentum", a->train.momentum, "SGD momentum")->capture_default_str();
+  cmd->add_option("--epochs", a->train.epochs, "Training epochs")
+      ->check(positive())
+      ->capture_default_str();
+  cmd->add_option("--seed", a->train.seed, "Seed for initialisation and dropout")
+      ->check(non_negative())
+      ->capture_default_str();
+  cmd->add_option("--save", a->train.save, "Write a checkpoint after the last epoch");
+  cmd->add_option("--save-every", a->train.save_every,
+                  "Also write the --save checkpoint after every N-th epoch (a crash loses at "
+                  "most N epochs)");
+  cmd->add_option("--load", a->train.load, "Resume from a checkpoint (continues to --epochs)");
+  cmd->add_option("--patience", a->train.patience,
+                  "Stop after N epochs without a better validation score (0: train all "
+                  "--epochs)");
+  cmd->add_option("--embeddings", a->embeddings,
+                  "Write the final vertex embeddings as .npy, rows in ascending input id "
+                  "(the ids beside it, FILE.ids.txt)");
+  cmd->add_option("--log-json", a->log_json, "Write one JSON object per epoch and a final line");
+  cmd->add_option("--predictions", a->predictions,
+                  "Write 'vertex predicted_class' per vertex, in the input's vertex ids");
+  cmd->add_option("--device", a->device, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--comm", a->comm,
+                  "GPU ranks (--device cuda under mpirun): nccl, mpi (buffers staged through "
+                  "host memory; ranks may share a GPU), or auto (nccl when built and every rank "
+                  "has its own GPU)")
+      ->check(CLI::IsMember({"auto", "mpi", "nccl"}))
+      ->capture_default_str();
+  cmd->add_option("--parts", a->parts,
+                  "Partition the vertices on the fly into this many parts, one per rank (must "
+                  "equal the MPI rank count; the default under mpirun; temporal graphs: the "
+                  "vertex strategy)");
+  cmd->add_option("--partitioner", a->partitioner,
+                  "metis, random, hash or range: how the vertices are partitioned")
+      ->check(CLI::IsMember({"metis", "random", "hash", "range"}))
+      ->capture_default_str();
+  cmd->add_option("--snapshot-groups", a->snapshot_groups,
+                  "Temporal graphs, vertex strategy with METIS: also balance each of this many "
+                  "groups of consecutive snapshots (0: the union graph's vertices only; default "
+                  "min(snapshots, 16))")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--partition", a->partition_dir,
+                  "A directory written by `dgnn partition`: each rank reads only its part");
+  cmd->add_flag("--no-overlap", a->no_overlap,
+                "Wait for halo rows before aggregating (to measure what the overlap saves)");
+  cmd->add_option("--batch-size", a->batch_size,
+                  "Mini-batch training: seeds per step (per rank under MPI), neighbours sampled "
+                  "per layer (--fanouts); evaluation stays full-graph")
+      ->each([a](const std::string&) { a->batch_size_given = true; });
+  cmd->add_option("--fanouts", a->fanouts,
+                  "Neighbours sampled per vertex, one per layer, input layer first, -1 = all "
+                  "(e.g. 10,25; default: all)")
+      ->each([a](const std::string&) { a->fanouts_given = true; });
+  cmd->add_flag("--replace", a->replace, "Sample neighbours with replacement");
+  cmd->add_flag("--no-prefetch", a->no_prefetch,
+                "Sample each batch when it is needed instead of on a background thread one "
+                "step ahead (to measure what the prefetch hides)");
+  cmd->add_option("--threads", a->threads, "OpenMP threads (default: all cores)");
+  cmd->add_flag("--quiet", a->quiet, "Only print the final line");
+  add_snapshot_options(cmd, a->snapshots);
+  cmd->add_option("--task", a->task,
+                  "Temporal task: link (prediction of the next snapshot's edges), edge "
+                  "(classification by weight sign), node (vertex labels, from the embeddings "
+                  "after the last snapshot) or forecast (each vertex's signal --horizon steps "
+                  "ahead from its last --lags: a PyG-Temporal .json, or signals.npy)")
+      ->check(CLI::IsMember({"link", "edge", "node", "forecast"}))
+      ->capture_default_str();
+  cmd->add_option("--lags", a->lags, "--task forecast: past steps of the signal a vertex sees")
+      ->capture_default_str();
+  cmd->add_option("--horizon", a->horizon,
+                  "--task forecast: steps ahead of the last lag that are predicted")
+      ->capture_default_str();
+  cmd->add_option("--signals", a->signals,
+                  "--task forecast: the signal, .npy [steps, vertices] or [steps, vertices, "
+                  "channels] (default: signals.npy of the dataset folder)");
+  cmd->add_option("--strategy", a->strategy,
+                  "Temporal, several ranks: vertex (one partition, halo per snapshot, state stays "
+                  "with its owner) or snapshot")
+      ->check(CLI::IsMember({"vertex", "snapshot"}))
+      ->capture_default_str();
+  cmd->add_option("--bptt", a->bptt,
+                  "Temporal: snapshots per back-propagation window (0 = the whole training span)")
+      ->capture_default_str();
+  cmd->add_option("--neg-train", a->neg_train, "Temporal: sampled non-edges per edge in training")
+      ->capture_default_str();
+  cmd->add_option("--neg-eval", a->neg_eval,
+                  "Temporal: sampled non-edges per edge in validation and test, or 'all': score "
+                  "every vertex pair of each step (EvolveGCN's protocol; --task link)")
+      ->capture_default_str();
+  cmd->add_option("--eval-protocol", a->eval_protocol,
+                  "Temporal link prediction: evolvegcn (MRR per source over the step's samples) "
+                  "or tgb (each edge against its own --neg-eval negatives, half historical: the "
+                  "Temporal Graph Benchmark's MRR, which then selects the model)")
+      ->capture_default_str();
+  cmd->get_option("--train-frac")->each([a](const std::string&) { a->train_frac_given = true; });
+  cmd->get_option("--val-frac")->each([a](const std::string&) { a->val_frac_given = true; });
+  cmd->callback([a, cmd] {
+    a->data.seed = a->train.seed;
+    if (!a->data.graph.empty() && !std::filesystem::exists(a->data.graph))
+      throw OptionError("--graph " + a->data.graph + ": no such file or directory");
+    if (!a->quiet) a->data.edges.progress = terminal_progress("loading " + a->data.graph);
+    // An option the chosen path does not read is refused, not silently ignored.
+    auto refuse = [cmd](const std::vector<const char*>& names, const std::string& why) {
+      for (const char* n : names)
+        if (cmd->get_option(n)->count() > 0) throw OptionError(std::string(n) + ": " + why);
+    };
+    refuse_input_options(cmd, a->data.graph);
+    if (a->train.optimizer != "sgd") refuse({"--momentum"}, "is for --optimizer sgd");
+    if (a->parts < 0 || (a->parts == 0 && cmd->get_option("--parts")->count() > 0))
+      throw OptionError("--parts must be the MPI rank count (at least 1), got " +
+                        std::to_string(a->parts));
+    if (a->task != "forecast")
+      refuse({"--lags", "--horizon", "--signals"}, "for --task forecast only");
+    if (a->task == "forecast") {
+      if (a->batch_size_given || a->fanouts_given)
+        throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
+                          ": mini-batch training is for static node classification");
+      refuse({"--dropout", "--partition", "--no-overlap", "--replace", "--no-prefetch",
+              "--train-ids", "--val-ids", "--test-ids", "--generate-features", "--feature-dim",
+              "--labels", "--num-classes", "--neg-train", "--neg-eval", "--eval-protocol"},
+             "not used by --task forecast");
+      if (a->strategy == "snapshot")
+        refuse({"--parts", "--partitioner", "--snapshot-groups"},
+               "the snapshot strategy gives each rank whole steps and partitions no vertices "
+               "(--strategy vertex does)");
+      if (is_signal_json(a->data.graph))
+        refuse({"--signals", "--time-col", "--weight-col", "--src-col", "--dst-col",
+                "--snapshot-seconds", "--snapshots", "--window", "--cumulative", "--directed",
+                "--self-loops"},
+               "a PyG-Temporal .json names its edges and signal itself");
+      run_train_forecast(*a);
+      return;
+    }
+    if (is_signal_json(a->data.graph))
+      throw OptionError("--graph " + a->data.graph +
+                        ": a PyG-Temporal signal file; train on it with --task forecast");
+    if (is_temporal_input(a->data.graph, a->data.edges, a->snapshots)) {
+      if (a->batch_size_given || a->fanouts_given)
+        throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
+                          ": mini-batch training is for static graphs (this input has a time "
+                          "column)");
+      refuse({"--dropout", "--partition", "--no-overlap", "--replace", "--no-prefetch",
+              "--train-ids", "--val-ids", "--test-ids", "--generate-features", "--feature-dim"},
+             "not used by temporal training (this input has a time column)");
+      // --parts and --partitioner mean what they mean for static graphs: the vertex partition
+      // (one part per rank), which the snapshot strategy does not make.
+      if (a->strategy == "snapshot")
+        refuse({"--parts", "--partitioner", "--snapshot-groups"},
+               "the snapshot strategy gives each rank whole snapshots and partitions no "
+               "vertices (--strategy vertex does)");
+      if (a->partitioner != "metis")
+        refuse({"--snapshot-groups"},
+               "balances groups of snapshots with METIS (this run uses --partitioner " +
+                   a->partitioner + ")");
+      if (a->task != "node")
+        refuse({"--labels", "--num-classes"},
+               "not used by --task " + a->task + " (it is for --task node)");
+      else
+        refuse({"--neg-train", "--neg-eval", "--eval-protocol"},
+               "not used by --task node (it scores vertices, not sampled non-edges)");
+      run_train_temporal(*a);
+    } else {
+      refuse({"--task", "--strategy", "--bptt", "--neg-train", "--neg-eval", "--eval-protocol",
+              "--snapshot-groups"},
+             "for temporal graphs only (give the time column with --time-col)");
+      run_train(*a);
+    }
+  });
+}
+
+}  // namespace dgnn::cli

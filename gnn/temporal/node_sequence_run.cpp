@@ -1,0 +1,107 @@
+// A run of node classification over snapshots, assembled (gnn/temporal/node_sequence_run.hpp).
+#include "dgnn/gnn/temporal/node_sequence_run.hpp"
+
+#include "dgnn/common/error.hpp"
+#include "dgnn/gnn/temporal/temporal_trainer.hpp"
+#include "dgnn/graph/dataset.hpp"
+
+namespace dgnn {
+
+void NodeSequenceRun::check(const NodeSequenceRunConfig& cfg, int ranks) {
+  if (cfg.hidden < 1) throw OptionError("--hidden must be >= 1");
+  if (cfg.layers < 1) throw OptionError("--layers must be >= 1");
+  const TemporalKind kind = parse_temporal_kind(cfg.model);
+  if (ranks > 1 && kind == TemporalKind::evolvegcn_h)
+    throw OptionError("--model evolvegcn-h runs on one rank for now: its top-k summary over all "
+                      "vertices is not distributed yet (evolvegcn-o, gcrn and tgcn are)");
+  if (cfg.strategy != "vertex")
+    throw OptionError("--task node --strategy " + cfg.strategy +
+                      ": node classification over snapshots runs with the vertex strategy");
+  if (!(cfg.train_frac > 0 && cfg.val_frac >= 0 && cfg.train_frac + cfg.val_frac < 1))
+    throw OptionError("--train-frac and --val-frac must leave vertices for training and testing");
+}
+
+NodeSequenceRun::NodeSequenceRun(const std::function<TemporalGraph()>& read,
+                                 NodeSequenceRunConfig cfg, Communicator& comm)
+    : cfg_(std::move(cfg)) {
+  check(cfg_, comm.size());
+  if (!cfg_.labels) throw OptionError("node classification needs vertex labels (--labels)");
+  const Device dev = cfg_.device;
+  // Several ranks: rank 0 reads the graph and sends every rank all snapshots, as base +
+  // differences (the vertex strategy cuts each one locally).
+  in_ = load_temporal_on_ranks(read, comm, [](const LoadedTemporal&) {
+    return std::function<bool(int, int)>([](int, int) { return true; });
+  });
+  const TemporalGraph& g = in_.g;
+  int32_t classes = 0;
+  const std::vector<int32_t> labels = cfg_.labels(g, &classes);
+  DGNN_CHECK(int64_t(labels.size()) == g.num_vertices, ShapeError,
+             "NodeSequenceRunConfig::labels: one label (or -1) per vertex");
+  int64_t static_dim = 0;
+  std::vector<float> statics;
+  if (cfg_.features) statics = cfg_.features(g, &static_dim);
+  if (statics.empty()) static_dim = 0;
+  features_ = snapshot_features(g, statics, static_dim, &feature_dim_);
+
+  // A seeded split of the labelled vertices by global id, the same on every rank.
+  const uint64_t seed = cfg_.train.seed;
+  const LabelSplit sets = split_labelled(labels, cfg_.train_frac, cfg_.val_frac, seed);
+  std::vector<int8_t> split(size_t(g.num_vertices), -1);  // 0 train, 1 val, 2 test
+  for (int8_t k = 0; k < 3; ++k)
+    for (int32_t v : sets[size_t(k)]) split[size_t(v)] = k;
+  require_split(int64_t(sets[0].size()), int64_t(sets[1].size()), int64_t(sets[2].size()),
+                cfg_.train_frac, cfg_.val_frac);
+
+  std::vector<int64_t> owned;
+  if (comm.size() == 1) {
+    SnapshotCursor cur(g);
+    do graphs_.push_back(std::make_unique<GraphView>(cur.current()));
+    while (cur.next());
+    for (int64_t v = 0; v < g.num_vertices; ++v) owned.push_back(v);
+  } else {
+    rank_data_ = vertex_partition_rank(g, features_, cfg_.partition, comm, dev);
+    owned = rank_data_->owned;
+  }
+  task_.num_classes = classes;
+  for (size_t i = 0; i < owned.size(); ++i) {
+    const int64_t v = owned[i];
+    task_.labels.push_back(labels[size_t(v)]);
+    if (split[size_t(v)] == 0) task_.train.push_back(int32_t(i));
+    if (split[size_t(v)] == 1) task_.val.push_back(int32_t(i));
+    if (split[size_t(v)] == 2) task_.test.push_back(int32_t(i));
+    row_ids_.push_back(g.original_ids[size_t(v)]);
+  }
+  task_.global_train = int64_t(sets[0].size());
+  task_.global_val = int64_t(sets[1].size());
+  task_.global_test = int64_t(sets[2].size());
+
+  std::vector<int64_t> dims{feature_dim_};
+  for (int i = 0; i < cfg_.layers; ++i) dims.push_back(cfg_.hidden);
+  model_ = make_temporal_model(parse_temporal_kind(cfg_.model), dims);
+  model_->reset_parameters(seed);
+  std::vector<Var>& x = rank_data_ ? rank_data_->features : features_;
+  if (dev != Device::cpu) {
+    model_->to(dev);
+    if (!rank_data_)  // vertex_partition_rank put its features on the device already
+      for (Var& f : x) f = Var(f.value().to(dev));
+  }
+  trainer_ = std::make_unique<NodeSequenceTrainer>(
+      *model_, rank_data_ ? rank_data_->graphs : graphs_, x, task_, comm, cfg_.train);
+}
+
+NodeSequenceRun::~NodeSequenceRun() = default;
+
+NodeSequenceResult NodeSequenceRun::train(
+    const std::function<void(const EpochRecord&)>& on_epoch) {
+  return trainer_->run(on_epoch);
+}
+
+EpochFormat NodeSequenceRun::epoch_format() const {
+  EpochFormat f;
+  f.metrics = {{"train_acc", "train_acc", "  train"},
+               {"val_acc", "val_acc", "  val"},
+               {"val_macro_f1", "val_macro_f1", " macro-f1"}};
+  return f;
+}
+
+}  // namespace dgnn

@@ -1,0 +1,86 @@
+#pragma once
+// A whole static node-classification run from a program, full-graph or mini-batch: the dataset
+// read on rank 0, partitioned and scattered (or each rank's part read from a partition folder),
+// the rank's graph view and halo exchange, the model, the trainer and the mini-batch pipeline, in
+// one object. `dgnn train` on a static graph is this plus parsing and printing:
+//
+//   dgnn::StaticRunConfig cfg;
+//   cfg.layer = dgnn::static_layer("gcn", 0.5f, &cfg.model);
+//   cfg.train.epochs = 200;
+//   dgnn::StaticRun run([] { return dgnn::load_dataset(opts); }, cfg, comm);
+//   dgnn::TrainResult r = run.train();          // on 1 or P ranks: the same numbers
+//
+// Every call is collective.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/train/distributed.hpp"
+#include "dgnn/gnn/train/epoch_report.hpp"
+#include "dgnn/gnn/train/minibatch_setup.hpp"
+#include "dgnn/gnn/train/trainer.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "dgnn/partition/partition.hpp"
+
+namespace dgnn {
+
+// The layer `name` names: one registered by the program (register_layer) or a built-in one
+// (gcn, sage, gin, gat: OptionError for others), with its aggregation; *canonical gets the name
+// logs and checkpoints record.
+LayerSpec static_layer(const std::string& name, float dropout, std::string* canonical);
+
+struct StaticRunConfig {
+  LayerSpec layer;            // stacked `layers` times (static_layer)
+  std::string model = "gcn";  // its name
+  int layers = 2;
+  int64_t hidden = 16;
+  float dropout = 0.5f;
+  PartitionOptions partition;  // several ranks (parts: the rank count)
+  // Read each rank's part from this folder (dgnn partition) instead of partitioning; rank 0's
+  // source_hash() (the dataset's, "" for none) must match the folder's.
+  std::string partition_dir;
+  std::function<std::string()> source_hash;
+  bool overlap = true;  // halo exchange overlapped with the interior's aggregation
+  std::optional<MiniBatchOptions> minibatch;  // mini-batch training with neighbour sampling
+  Device device = Device::cpu;  // CUDA with several ranks needs a device communicator attached
+  TrainOptions train;
+};
+
+class StaticRun {
+ public:
+  // `read` runs on rank 0 only (unless a partition folder is given), before the partition.
+  StaticRun(const std::function<Dataset()>& read, StaticRunConfig cfg, Communicator& comm);
+  ~StaticRun();
+  StaticRun(const StaticRun&) = delete;  // the trainer holds references into it
+  StaticRun& operator=(const StaticRun&) = delete;
+
+  // Trains (the loop: resume, checkpoints, patience) and tests; the model then holds the
+  // best-validation parameters.
+  TrainResult train(const std::function<void(const EpochRecord&)>& on_epoch = {});
+  EpochFormat epoch_format() const;  // how an epoch is printed and logged
+
+  Trainer& trainer() { return *trainer_; }  // predict, evaluate, ...
+  StackModel& model() { return *model_; }
+  const RankSetup& setup() const { return *setup_; }
+  const NodeTask& task() const { return setup_->task; }
+  // The mini-batch pipeline (null for full-graph training).
+  const RankMiniBatches* minibatches() const { return batches_.get(); }
+  // The input ids of this rank's owned vertices (the rows of predict() and embeddings()).
+  std::vector<int64_t> row_ids() const;
+  // The owned vertices' embeddings (the last layer's input) with the current parameters.
+  Tensor embeddings();
+
+ private:
+  StaticRunConfig cfg_;
+  std::unique_ptr<RankSetup> setup_;
+  std::unique_ptr<StackModel> model_;
+  std::unique_ptr<Trainer> trainer_;
+  std::unique_ptr<RankMiniBatches> batches_;
+};
+
+}  // namespace dgnn
