@@ -210,6 +210,12 @@ std::string cuda_device_description();
 // The bound device's UUID as 32 hex digits (empty without CUDA): equal on two ranks exactly when
 // they share a GPU, on one node or across nodes.
 std::string cuda_device_id();
+// For code that queues CUDA work of its own in order with the kernels' (comm/nccl), without
+// reaching into kernels/cuda: the device the kernels' CUDA context lives on, and the calling
+// thread's stream (a cudaStream_t), both creating the context on first use. DeviceError in a
+// build without CUDA.
+int cuda_context_device();
+void* cuda_stream();
 
 // ---- recurrent cells ---------------------------------------------------------------------
 // Fused cells: one pass over the rows does every gate's activation and the state update, so a

@@ -173,6 +173,10 @@ cudaStream_t stream() {
   return t_own.s ? t_own.s : c.stream;
 }
 
+int context_device() { return context().device; }
+
+void* current_stream() { return stream(); }
+
 void require_context_stream(const char* call) {
   if (stream() != context().stream)
     throw DeviceError(std::string(call) +

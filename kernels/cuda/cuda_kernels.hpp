@@ -30,6 +30,10 @@ int current_device();
 std::string device_description();
 // The current device's UUID, 32 hex digits.
 std::string device_uuid();
+// The context's device (creating the context on first use) and the calling thread's stream (a
+// cudaStream_t): for kernels.hpp's cuda_context_device and cuda_stream.
+int context_device();
+void* current_stream();
 // Stream-ordered allocation from a caching pool (cudaMallocAsync on the context stream, the
 // pool keeping freed blocks): per-step scratch costs no cudaMalloc after the first step.
 void* alloc(size_t bytes);
