@@ -6,7 +6,6 @@
 #include <mutex>
 #include <string>
 
-#include "dgnn/kernels/cuda/block_adjacency.hpp"
 #include "dgnn/kernels/cuda/context.hpp"
 
 namespace dgnn::kernels::cuda {
