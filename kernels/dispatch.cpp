@@ -622,6 +622,37 @@ bool checks::sgd_step(Device dev, int64_t n, float* w, const float* g, float* ve
   return true;
 }
 
+// ---- mini-batch blocks -------------------------------------------------------------------
+
+bool checks::block_adjacency(Device dev, const DeviceBlock& b, BlockNorm norm) {
+  const size_t n_dst = size_t(b.n_dst), n_src = size_t(b.n_src), nnz = size_t(b.nnz);
+  DGNN_CHECK(b.n_dst >= 0 && b.n_src >= b.n_dst && b.nnz >= 0 && b.n_src <= INT32_MAX &&
+                 b.offsets.bytes() == (n_dst + 1) * sizeof(int64_t) &&
+                 b.indices.bytes() == nnz * sizeof(int32_t) &&
+                 (b.values.bytes() == 0 || b.values.bytes() == nnz * sizeof(float)) &&
+                 b.src.bytes() == n_src * sizeof(int64_t) &&
+                 b.src_degree.bytes() == n_src * sizeof(int64_t),
+             ShapeError,
+             "kernels::block_adjacency: a block of " + std::to_string(b.n_dst) + " destinations, " +
+                 std::to_string(b.n_src) + " sources and " + std::to_string(b.nnz) +
+                 " entries with arrays of other sizes");
+  DGNN_CHECK(
+      b.offsets.device() == dev && b.src_degree.device() == dev, DeviceError,
+      std::string("kernels::block_adjacency: the block is not in ") + device_name(dev) + " memory");
+  return true;
+}
+
+bool checks::gather_rows_by_id(Device dev, ConstMatView src, const int64_t* ids, int64_t n,
+                               MatView dst) {
+  DGNN_CHECK(n >= 0 && dst.rows == n && dst.cols == src.cols && src.rows >= 0 &&
+                 (n * src.cols == 0 || (src.data && dst.data && ids)),
+             ShapeError,
+             "kernels::gather_rows_by_id: " + std::to_string(n) + " ids into a [" +
+                 std::to_string(dst.rows) + " x " + std::to_string(dst.cols) + "] view from [" +
+                 std::to_string(src.rows) + " x " + std::to_string(src.cols) + "]");
+  return n * src.cols != 0;  // each id's range: the CPU checks it, the GPU trusts the sampler
+}
+
 // ---- the generated entry points ----------------------------------------------------------
 // std::type_identity_t<ret>() is the "nothing to do" result: void, 0.0, 0 or false.
 #define DGNN_KERNEL(ret, name, params, args)                                       \

@@ -4,8 +4,8 @@
 // crosses the bus) by kernels::block_adjacency, and the marks the loader's background thread
 // orders its stream with. The kernels (block_adjacency, gather_rows_by_id, bind_thread,
 // use_own_stream) are kernels/kernel_list.def's; CPU versions are the reference
-// (kernels/minibatch_kernels.cpp, the per-row code of kernels/block_norm.hpp), CUDA ones are in
-// kernels/cuda/block_adjacency.cu.
+// (kernels/cpu/block_adjacency.cpp, the per-row code of kernels/block_norm.hpp), CUDA ones are
+// in kernels/cuda/block_adjacency.cu.
 #include <cstdint>
 #include <memory>
 

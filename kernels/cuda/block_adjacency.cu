@@ -1,5 +1,5 @@
 // A sampled block's adjacencies on the GPU (kernels::block_adjacency; the CPU's reference is
-// kernels/minibatch_kernels.cpp): one thread per row runs the per-row code of
+// kernels/cpu/block_adjacency.cpp): one thread per row runs the per-row code of
 // kernels/block_norm.hpp, the host's own; the transpose is a stable sort of the entries by column
 // (Thrust's radix sort: deterministic), so each transposed row lists its destinations in
 // ascending order, as Csr::transpose does. Everything on the context stream.
