@@ -12,7 +12,6 @@
 #include "dgnn/dgnn_config.hpp"
 #include "dgnn/kernels/cpu/cpu_kernels.hpp"
 #if DGNN_HAVE_CUDA
-#include "dgnn/kernels/cuda/block_adjacency.hpp"
 #include "dgnn/kernels/cuda/cuda_kernels.hpp"
 #endif
 

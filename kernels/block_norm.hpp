@@ -1,7 +1,7 @@
 #pragma once
 // The normalised adjacencies (GCN, sum, mean), one row at a time, written once for every caller
 // (as sample_draw.hpp is): the host compiler builds it into gnn/core/graph_view.cpp (a whole
-// graph, a rank's part, a host block) and into the CPU reference of kernels/minibatch_kernels.hpp,
+// graph, a rank's part, a host block) and into the CPU reference, kernels/cpu/block_adjacency.cpp,
 // and nvcc into the CUDA kernels (one thread per row). Each value is the same double arithmetic in
 // the same order, rounded to float once, so an adjacency is the same bits on either side.
 // Row v of a block: its entries are local source numbers (source v is destination v, so entry

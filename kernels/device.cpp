@@ -47,4 +47,8 @@ std::string cuda_device_id() {
   return "";
 }
 
+int cuda_context_device() { DGNN_CUDA_ONLY("cuda_context_device", return cuda::context_device()); }
+
+void* cuda_stream() { DGNN_CUDA_ONLY("cuda_stream", return cuda::current_stream()); }
+
 }  // namespace dgnn::kernels

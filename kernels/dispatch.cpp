@@ -1,16 +1,32 @@
 // The one dispatch point: checks shapes once for every backend, then turns the runtime Device
 // into a call of that backend's implementation (DGNN_DISPATCH, kernels/backend.hpp); nothing
 // outside kernels/ knows which backends exist.
+//
+// Most entry points are generated from kernels/kernel_list.def (at the end of this file): a
+// kernel's whole dispatch is `if (checks::name(dev, args...)) return cpu:: or cuda::name(args...)`,
+// so what is written here per kernel is its check, checks::name, declared from the same list
+// (a check whose parameters drift from the kernel's does not compile). A check throws
+// ShapeError for an invalid call and returns false when there is nothing to do (an empty
+// shape: the kernel returns void, 0 or false without reaching a backend). The entries the list
+// marks BY_HAND are written out below as they do more than check and forward.
 #include <climits>
 #include <string>
+#include <type_traits>
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/kernels/backend.hpp"
 #include "dgnn/kernels/kernels.hpp"
+#include "dgnn/kernels/minibatch_kernels.hpp"
 #include "dgnn/kernels/pair_mlp_composed.hpp"
 #include "dgnn/kernels/sample_block.hpp"
 
 namespace dgnn::kernels {
+
+namespace checks {
+#define DGNN_KERNEL(ret, name, params, args) bool name DGNN_WITH_DEVICE params;
+#define DGNN_HOST_KERNEL(ret, name, params, args) bool name DGNN_WITH_DEVICE params;
+#include "dgnn/kernels/kernel_list.def"
+}  // namespace checks
 
 namespace {
 
@@ -116,21 +132,21 @@ void copy(Device dst_dev, void* dst, Device src_dev, const void* src, size_t byt
   no_backend(dst_dev == Device::cpu ? src_dev : dst_dev, "copy");
 }
 
-void fill(Device dev, float* x, int64_t n, float value) {
+bool checks::fill(Device dev, float* x, int64_t n, float value) {
   check_count("fill", n);
-  if (n == 0) return;
-  DGNN_DISPATCH(fill, x, n, value);
+  if (n == 0) return false;
+  return true;
 }
 
-void copy_view(Device dev, ConstMatView src, MatView dst, bool accumulate) {
+bool checks::copy_view(Device dev, ConstMatView src, MatView dst, bool accumulate) {
   check_same("copy_view", "src", src, "dst", dst);
-  if (src.rows * src.cols == 0) return;
-  DGNN_DISPATCH(copy_view, src, dst, accumulate);
+  if (src.rows * src.cols == 0) return false;
+  return true;
 }
 
 // ---- sparse ------------------------------------------------------------------------------
 
-void spmm(Device dev, const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
+bool checks::spmm(Device dev, const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
   check_csr("spmm", dev, a, "A");
   const std::string sa = shape(a.rows, a.cols);
   check_view("spmm", "X", x);
@@ -138,12 +154,12 @@ void spmm(Device dev, const CsrView& a, ConstMatView x, MatView y, bool accumula
   if (a.cols != x.rows) mismatch("spmm", "A", sa, "X", shape(x), "A.cols must equal X.rows");
   if (y.rows != a.rows || y.cols != x.cols)
     mismatch("spmm", "Y", shape(y), "A X", shape(a.rows, x.cols), "Y must be A.rows x X.cols");
-  if (y.rows * y.cols == 0) return;
-  DGNN_DISPATCH(spmm, a, x, y, accumulate);
+  if (y.rows * y.cols == 0) return false;
+  return true;
 }
 
-void spmm_extreme(Device dev, const CsrView& a, ConstMatView x, MatView y, int32_t* arg,
-                  bool is_max) {
+bool checks::spmm_extreme(Device dev, const CsrView& a, ConstMatView x, MatView y, int32_t* arg,
+                          bool is_max) {
   check_csr("spmm_extreme", dev, a, "A");
   check_view("spmm_extreme", "X", x);
   check_view("spmm_extreme", "Y", y);
@@ -155,12 +171,13 @@ void spmm_extreme(Device dev, const CsrView& a, ConstMatView x, MatView y, int32
              "Y must be A.rows x X.cols");
   if (a.cols > INT32_MAX)
     throw ShapeError("kernels::spmm_extreme: A " + sa + " has 2^31 columns or more");
-  if (y.rows * y.cols == 0) return;
-  DGNN_DISPATCH(spmm_extreme, a, x, y, arg, is_max);
+  if (y.rows * y.cols == 0) return false;
+  return true;
 }
 
-void spmm_extreme_backward(Device dev, const CsrView& at, int64_t row_base, const int32_t* arg,
-                           ConstMatView gy, MatView gx, bool accumulate) {
+bool checks::spmm_extreme_backward(Device dev, const CsrView& at, int64_t row_base,
+                                   const int32_t* arg, ConstMatView gy, MatView gx,
+                                   bool accumulate) {
   check_csr("spmm_extreme_backward", dev, at, "At");
   check_view("spmm_extreme_backward", "gY", gy);
   check_view("spmm_extreme_backward", "gX", gx);
@@ -173,10 +190,10 @@ void spmm_extreme_backward(Device dev, const CsrView& at, int64_t row_base, cons
   if (row_base < 0 || row_base + at.rows > int64_t(INT32_MAX))
     throw ShapeError("kernels::spmm_extreme_backward: rows from " + std::to_string(row_base) +
                      " past 2^31");
-  if (gx.rows * gx.cols == 0) return;
+  if (gx.rows * gx.cols == 0) return false;
   if (!arg && gy.rows > 0)
     throw ShapeError("kernels::spmm_extreme_backward: no arg array for gY " + shape(gy));
-  DGNN_DISPATCH(spmm_extreme_backward, at, row_base, arg, gy, gx, accumulate);
+  return true;
 }
 
 // ---- attention ---------------------------------------------------------------------------
@@ -209,7 +226,8 @@ void check_heads(const char* fn, const char* name, ConstMatView x, int64_t heads
 
 }  // namespace
 
-void edge_add(Device dev, const CsrView& a, ConstMatView src, ConstMatView dst, MatView out) {
+bool checks::edge_add(Device dev, const CsrView& a, ConstMatView src, ConstMatView dst,
+                      MatView out) {
   check_edges("edge_add", dev, a);
   check_view("edge_add", "src", src);
   check_view("edge_add", "dst", dst);
@@ -219,11 +237,11 @@ void edge_add(Device dev, const CsrView& a, ConstMatView src, ConstMatView dst, 
     mismatch("edge_add", "src", shape(src), "A.cols x heads", shape(a.cols, h), "src per column");
   if (dst.rows != a.rows || dst.cols != h)
     mismatch("edge_add", "dst", shape(dst), "A.rows x heads", shape(a.rows, h), "dst per row");
-  if (out.rows * out.cols == 0) return;
-  DGNN_DISPATCH(edge_add, a, src, dst, out);
+  if (out.rows * out.cols == 0) return false;
+  return true;
 }
 
-void sddmm(Device dev, const CsrView& a, ConstMatView x, ConstMatView y, MatView out) {
+bool checks::sddmm(Device dev, const CsrView& a, ConstMatView x, ConstMatView y, MatView out) {
   check_edges("sddmm", dev, a);
   check_view("sddmm", "X", x);
   check_view("sddmm", "Y", y);
@@ -233,30 +251,30 @@ void sddmm(Device dev, const CsrView& a, ConstMatView x, ConstMatView y, MatView
   if (x.rows != a.rows) mismatch("sddmm", "X", shape(x), "A", shape(a.rows, a.cols), "X per row");
   if (y.rows != a.cols || y.cols != x.cols)
     mismatch("sddmm", "Y", shape(y), "A.cols x X.cols", shape(a.cols, x.cols), "Y per column");
-  if (out.rows * out.cols == 0) return;
-  DGNN_DISPATCH(sddmm, a, x, y, out);
+  if (out.rows * out.cols == 0) return false;
+  return true;
 }
 
-void edge_softmax(Device dev, const CsrView& a, ConstMatView s, MatView out) {
+bool checks::edge_softmax(Device dev, const CsrView& a, ConstMatView s, MatView out) {
   check_edges("edge_softmax", dev, a);
   check_edge_matrix("edge_softmax", "S", a, s, s.cols);
   check_same("edge_softmax", "S", s, "out", out);
-  if (out.rows * out.cols == 0) return;
-  DGNN_DISPATCH(edge_softmax, a, s, out);
+  if (out.rows * out.cols == 0) return false;
+  return true;
 }
 
-void edge_softmax_backward(Device dev, const CsrView& a, ConstMatView alpha, ConstMatView dalpha,
-                           MatView ds, bool accumulate) {
+bool checks::edge_softmax_backward(Device dev, const CsrView& a, ConstMatView alpha,
+                                   ConstMatView dalpha, MatView ds, bool accumulate) {
   check_edges("edge_softmax_backward", dev, a);
   check_edge_matrix("edge_softmax_backward", "alpha", a, alpha, alpha.cols);
   check_same("edge_softmax_backward", "alpha", alpha, "dalpha", dalpha);
   check_same("edge_softmax_backward", "alpha", alpha, "ds", ds);
-  if (ds.rows * ds.cols == 0) return;
-  DGNN_DISPATCH(edge_softmax_backward, a, alpha, dalpha, ds, accumulate);
+  if (ds.rows * ds.cols == 0) return false;
+  return true;
 }
 
-void spmm_heads(Device dev, const CsrView& a, ConstMatView w, ConstMatView x, MatView y,
-                bool accumulate) {
+bool checks::spmm_heads(Device dev, const CsrView& a, ConstMatView w, ConstMatView x, MatView y,
+                        bool accumulate) {
   check_edges("spmm_heads", dev, a);
   check_edge_matrix("spmm_heads", "W", a, w, w.cols);
   check_view("spmm_heads", "X", x);
@@ -265,24 +283,25 @@ void spmm_heads(Device dev, const CsrView& a, ConstMatView w, ConstMatView x, Ma
   if (x.rows != a.cols) mismatch("spmm_heads", "A", shape(a.rows, a.cols), "X", shape(x), "A.cols must equal X.rows");
   if (y.rows != a.rows || y.cols != x.cols)
     mismatch("spmm_heads", "Y", shape(y), "A X", shape(a.rows, x.cols), "Y must be A.rows x X.cols");
-  if (y.rows * y.cols == 0) return;
-  DGNN_DISPATCH(spmm_heads, a, w, x, y, accumulate);
+  if (y.rows * y.cols == 0) return false;
+  return true;
 }
 
-void edge_row_sum(Device dev, const CsrView& a, ConstMatView w, MatView out, bool accumulate) {
+bool checks::edge_row_sum(Device dev, const CsrView& a, ConstMatView w, MatView out,
+                          bool accumulate) {
   check_edges("edge_row_sum", dev, a);
   check_edge_matrix("edge_row_sum", "W", a, w, w.cols);
   check_view("edge_row_sum", "out", out);
   if (out.rows != a.rows || out.cols != w.cols)
     mismatch("edge_row_sum", "out", shape(out), "A.rows x heads", shape(a.rows, w.cols), "one row per row of A");
-  if (out.rows * out.cols == 0) return;
-  DGNN_DISPATCH(edge_row_sum, a, w, out, accumulate);
+  if (out.rows * out.cols == 0) return false;
+  return true;
 }
 
 // ---- dense -------------------------------------------------------------------------------
 
-void gemm(Device dev, bool trans_a, bool trans_b, float alpha, ConstMatView a, ConstMatView b,
-          float beta, MatView c) {
+bool checks::gemm(Device dev, bool trans_a, bool trans_b, float alpha, ConstMatView a,
+                  ConstMatView b, float beta, MatView c) {
   check_view("gemm", "A", a);
   check_view("gemm", "B", b);
   check_view("gemm", "C", c);
@@ -297,87 +316,89 @@ void gemm(Device dev, bool trans_a, bool trans_b, float alpha, ConstMatView a, C
     if (extent > INT_MAX)
       throw ShapeError("kernels::gemm: extent " + std::to_string(extent) +
                        " exceeds the 32-bit range BLAS takes");
-  DGNN_DISPATCH(gemm, trans_a, trans_b, alpha, a, b, beta, c);
+  return true;
 }
 
 // ---- element-wise ------------------------------------------------------------------------
 
-void unary(Device dev, Unary op, const float* x, float* y, int64_t n, float alpha) {
+bool checks::unary(Device dev, Unary op, const float* x, float* y, int64_t n, float alpha) {
   check_count("unary", n);
-  if (n == 0) return;
-  DGNN_DISPATCH(unary, op, x, y, n, alpha);
+  if (n == 0) return false;
+  return true;
 }
 
-void unary_backward(Device dev, Unary op, const float* x, const float* y, const float* dy,
-                    float* dx, int64_t n, float alpha, bool accumulate) {
+bool checks::unary_backward(Device dev, Unary op, const float* x, const float* y, const float* dy,
+                            float* dx, int64_t n, float alpha, bool accumulate) {
   check_count("unary_backward", n);
-  if (n == 0) return;
-  DGNN_DISPATCH(unary_backward, op, x, y, dy, dx, n, alpha, accumulate);
+  if (n == 0) return false;
+  return true;
 }
 
-void axpby(Device dev, int64_t n, float a, const float* x, float b, float* y) {
+bool checks::axpby(Device dev, int64_t n, float a, const float* x, float b, float* y) {
   check_count("axpby", n);
-  if (n == 0) return;
-  DGNN_DISPATCH(axpby, n, a, x, b, y);
+  if (n == 0) return false;
+  return true;
 }
 
-void mul(Device dev, int64_t n, const float* x, const float* y, float* z, bool accumulate) {
+bool checks::mul(Device dev, int64_t n, const float* x, const float* y, float* z, bool accumulate) {
   check_count("mul", n);
-  if (n == 0) return;
-  DGNN_DISPATCH(mul, n, x, y, z, accumulate);
+  if (n == 0) return false;
+  return true;
 }
 
-void add_row_vector(Device dev, MatView y, const float* bias) {
+bool checks::add_row_vector(Device dev, MatView y, const float* bias) {
   check_view("add_row_vector", "Y", y);
-  if (y.rows * y.cols == 0) return;
-  DGNN_DISPATCH(add_row_vector, y, bias);
+  if (y.rows * y.cols == 0) return false;
+  return true;
 }
 
-void column_sum(Device dev, ConstMatView x, float* out, bool accumulate) {
+bool checks::column_sum(Device dev, ConstMatView x, float* out, bool accumulate) {
   check_view("column_sum", "X", x);
-  if (x.cols == 0) return;
-  DGNN_DISPATCH(column_sum, x, out, accumulate);
+  if (x.cols == 0) return false;
+  return true;
 }
 
-double sum(Device dev, const float* x, int64_t n) {
+bool checks::sum(Device dev, const float* x, int64_t n) {
   check_count("sum", n);
-  if (n == 0) return 0.0;
-  DGNN_DISPATCH(sum, x, n);
+  if (n == 0) return false;
+  return true;
 }
 
 // ---- rows --------------------------------------------------------------------------------
 
-void gather_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
+bool checks::gather_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
   check_count("gather_rows", n);
   check_view("gather_rows", "src", src);
   check_view("gather_rows", "dst", dst);
   if (dst.rows != n || dst.cols != src.cols)
     mismatch("gather_rows", "dst", shape(dst), "the gathered rows", shape(n, src.cols),
              "dst must be n x src.cols");
-  if (n * src.cols == 0) return;
-  DGNN_DISPATCH(gather_rows, src, idx, n, dst);
+  if (n * src.cols == 0) return false;
+  return true;
 }
 
-void scatter_add_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
+bool checks::scatter_add_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n,
+                              MatView dst) {
   check_count("scatter_add_rows", n);
   check_view("scatter_add_rows", "src", src);
   check_view("scatter_add_rows", "dst", dst);
   if (src.rows != n || dst.cols != src.cols)
     mismatch("scatter_add_rows", "src", shape(src), "dst", shape(dst),
              "src must be n rows with dst's columns");
-  if (n * src.cols == 0) return;
-  DGNN_DISPATCH(scatter_add_rows, src, idx, n, dst);
+  if (n * src.cols == 0) return false;
+  return true;
 }
 
-void scatter_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n, MatView dst) {
+bool checks::scatter_rows(Device dev, ConstMatView src, const int32_t* idx, int64_t n,
+                          MatView dst) {
   check_count("scatter_rows", n);
   check_view("scatter_rows", "src", src);
   check_view("scatter_rows", "dst", dst);
   if (src.rows != n || dst.cols != src.cols)
     mismatch("scatter_rows", "src", shape(src), "dst", shape(dst),
              "src must be n rows with dst's columns");
-  if (n * src.cols == 0) return;
-  DGNN_DISPATCH(scatter_rows, src, idx, n, dst);
+  if (n * src.cols == 0) return false;
+  return true;
 }
 
 // ---- pair scoring ------------------------------------------------------------------------
@@ -419,37 +440,33 @@ void pair_mlp_forward(Device dev, const PairMlp& p, MatView logits) {
                  pair_mlp_forward_composed(dev, p, logits));
 }
 
-void factored_pair_logits(Device dev, ConstMatView h, ConstMatView b, const float* m,
-                          const float* au, const float* w2, float b2, const int32_t* v, int64_t k,
-                          float* out) {
+bool checks::factored_pair_logits(Device dev, ConstMatView h, ConstMatView b, const float* m,
+                                  const float* au, const float* w2, float b2, const int32_t* v,
+                                  int64_t k, float* out) {
   check_count("factored_pair_logits", k);
   if (b.rows != h.rows)
     mismatch("factored_pair_logits", "b", shape(b), "one row per row of h", shape(h.rows, b.cols),
              "h and b are tables over the same vertices");
-  if (k == 0) return;
-  if (dev != Device::cpu) no_backend(dev, "factored_pair_logits");
-  cpu::factored_pair_logits(h, b, m, au, w2, b2, v, k, out);
+  if (k == 0) return false;
+  return true;
 }
 
-double softplus_sum(Device dev, const float* x, int64_t n, float sign) {
+bool checks::softplus_sum(Device dev, const float* x, int64_t n, float sign) {
   check_count("softplus_sum", n);
-  if (dev != Device::cpu) no_backend(dev, "softplus_sum");
-  return cpu::softplus_sum(x, n, sign);
+  return true;
 }
 
-void count_below_at_most(Device dev, const float* x, int64_t n, float lo, float hi, int64_t* below,
-                         int64_t* at_most) {
+bool checks::count_below_at_most(Device dev, const float* x, int64_t n, float lo, float hi,
+                                 int64_t* below, int64_t* at_most) {
   check_count("count_below_at_most", n);
-  if (dev != Device::cpu) no_backend(dev, "count_below_at_most");
-  cpu::count_below_at_most(x, n, lo, hi, below, at_most);
+  return true;
 }
 
-bool hashed_draws(Device dev, uint64_t seed, uint64_t base, int64_t count, uint64_t n, int32_t u,
-                  const uint64_t* links, int64_t num_links, int32_t* out) {
+bool checks::hashed_draws(Device dev, uint64_t seed, uint64_t base, int64_t count, uint64_t n,
+                          int32_t u, const uint64_t* links, int64_t num_links, int32_t* out) {
   check_count("hashed_draws", count);
   check_count("hashed_draws", num_links);
-  if (dev != Device::cpu) no_backend(dev, "hashed_draws");
-  return cpu::hashed_draws(seed, base, count, n, u, links, num_links, out);
+  return true;
 }
 
 bool vector_draws_pay() { return cpu::vector_draws_pay(); }
@@ -474,47 +491,47 @@ void pair_mlp_backward(Device dev, const PairMlp& p, ConstMatView dlogits, MatVi
 
 // ---- dropout -----------------------------------------------------------------------------
 
-void dropout(Device dev, ConstMatView x, float p, uint64_t key, const int64_t* row_ids, MatView y,
-             uint8_t* mask) {
+bool checks::dropout(Device dev, ConstMatView x, float p, uint64_t key, const int64_t* row_ids,
+                     MatView y, uint8_t* mask) {
   check_same("dropout", "X", x, "Y", y);
   if (!(p >= 0.f && p < 1.f))
     throw OptionError("kernels::dropout: p must be in [0, 1), got " + std::to_string(p));
-  if (x.rows * x.cols == 0) return;
-  DGNN_DISPATCH(dropout, x, p, key, row_ids, y, mask);
+  if (x.rows * x.cols == 0) return false;
+  return true;
 }
 
-void dropout_backward(Device dev, ConstMatView dy, const uint8_t* mask, float p, MatView dx,
-                      bool accumulate) {
+bool checks::dropout_backward(Device dev, ConstMatView dy, const uint8_t* mask, float p, MatView dx,
+                              bool accumulate) {
   check_same("dropout_backward", "dY", dy, "dX", dx);
   if (!(p >= 0.f && p < 1.f))
     throw OptionError("kernels::dropout_backward: p must be in [0, 1), got " + std::to_string(p));
-  if (dy.rows * dy.cols == 0) return;
+  if (dy.rows * dy.cols == 0) return false;
   // A null mask would be a crash on the CPU and a lost CUDA context on the GPU.
   if (!mask) throw ShapeError("kernels::dropout_backward: no mask (the forward kept none)");
-  DGNN_DISPATCH(dropout_backward, dy, mask, p, dx, accumulate);
+  return true;
 }
 
 // ---- losses ------------------------------------------------------------------------------
 
-double softmax_xent(Device dev, ConstMatView logits, const int32_t* rows, const int32_t* labels,
-                    int64_t n, float scale, MatView dlogits) {
+bool checks::softmax_xent(Device dev, ConstMatView logits, const int32_t* rows,
+                          const int32_t* labels, int64_t n, float scale, MatView dlogits) {
   check_count("softmax_xent", n);
   check_view("softmax_xent", "logits", logits);
   if (dlogits.data) check_same("softmax_xent", "logits", logits, "dlogits", dlogits);
   if (n > 0 && logits.cols == 0)
     throw ShapeError("kernels::softmax_xent: logits " + shape(logits) + " have no classes");
-  if (n == 0) return 0.0;
-  DGNN_DISPATCH(softmax_xent, logits, rows, labels, n, scale, dlogits);
+  if (n == 0) return false;
+  return true;
 }
 
-int64_t count_correct(Device dev, ConstMatView logits, const int32_t* rows, const int32_t* labels,
-                      int64_t n) {
+bool checks::count_correct(Device dev, ConstMatView logits, const int32_t* rows,
+                           const int32_t* labels, int64_t n) {
   check_count("count_correct", n);
   check_view("count_correct", "logits", logits);
   if (n > 0 && logits.cols == 0)
     throw ShapeError("kernels::count_correct: logits " + shape(logits) + " have no classes");
-  if (n == 0) return 0;
-  DGNN_DISPATCH(count_correct, logits, rows, labels, n);
+  if (n == 0) return false;
+  return true;
 }
 
 // ---- recurrent cells ---------------------------------------------------------------------
@@ -533,19 +550,21 @@ void check_cell(const char* fn, const char* name, ConstMatView v, int64_t rows, 
 
 }  // namespace
 
-void lstm_cell_forward(Device dev, ConstMatView gates, ConstMatView c_prev, MatView h, MatView c) {
+bool checks::lstm_cell_forward(Device dev, ConstMatView gates, ConstMatView c_prev, MatView h,
+                               MatView c) {
   check_view("lstm_cell_forward", "c_prev", c_prev);
   const int64_t n = c_prev.rows, hid = c_prev.cols;
   const char* rule = "gates are N x 4H, c_prev, h and c N x H";
   check_cell("lstm_cell_forward", "gates", gates, n, 4 * hid, false, rule);
   check_cell("lstm_cell_forward", "h", h, n, hid, false, rule);
   check_cell("lstm_cell_forward", "c", c, n, hid, false, rule);
-  if (n * hid == 0) return;
-  DGNN_DISPATCH(lstm_cell_forward, gates, c_prev, h, c);
+  if (n * hid == 0) return false;
+  return true;
 }
 
-void lstm_cell_backward(Device dev, ConstMatView gates, ConstMatView c_prev, ConstMatView dh,
-                        ConstMatView dc, MatView dgates, MatView dc_prev, bool accumulate) {
+bool checks::lstm_cell_backward(Device dev, ConstMatView gates, ConstMatView c_prev,
+                                ConstMatView dh, ConstMatView dc, MatView dgates, MatView dc_prev,
+                                bool accumulate) {
   check_view("lstm_cell_backward", "c_prev", c_prev);
   const int64_t n = c_prev.rows, hid = c_prev.cols;
   const char* rule = "gates and dgates are N x 4H, the rest N x H";
@@ -554,25 +573,25 @@ void lstm_cell_backward(Device dev, ConstMatView gates, ConstMatView c_prev, Con
   check_cell("lstm_cell_backward", "dc", dc, n, hid, true, rule);
   check_cell("lstm_cell_backward", "dgates", dgates, n, 4 * hid, true, rule);
   check_cell("lstm_cell_backward", "dc_prev", dc_prev, n, hid, true, rule);
-  if (n * hid == 0 || (!dgates.data && !dc_prev.data)) return;
-  DGNN_DISPATCH(lstm_cell_backward, gates, c_prev, dh, dc, dgates, dc_prev, accumulate);
+  if (n * hid == 0 || (!dgates.data && !dc_prev.data)) return false;
+  return true;
 }
 
-void gru_cell_forward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatView h_prev,
-                      MatView h) {
+bool checks::gru_cell_forward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatView h_prev,
+                              MatView h) {
   check_view("gru_cell_forward", "h_prev", h_prev);
   const int64_t n = h_prev.rows, hid = h_prev.cols;
   const char* rule = "xg and hg are N x 3H, h_prev and h N x H";
   check_cell("gru_cell_forward", "xg", xg, n, 3 * hid, false, rule);
   check_cell("gru_cell_forward", "hg", hg, n, 3 * hid, false, rule);
   check_cell("gru_cell_forward", "h", h, n, hid, false, rule);
-  if (n * hid == 0) return;
-  DGNN_DISPATCH(gru_cell_forward, xg, hg, h_prev, h);
+  if (n * hid == 0) return false;
+  return true;
 }
 
-void gru_cell_backward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatView h_prev,
-                       ConstMatView dh, MatView dxg, MatView dhg, MatView dh_prev,
-                       bool accumulate) {
+bool checks::gru_cell_backward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatView h_prev,
+                               ConstMatView dh, MatView dxg, MatView dhg, MatView dh_prev,
+                               bool accumulate) {
   check_view("gru_cell_backward", "h_prev", h_prev);
   const int64_t n = h_prev.rows, hid = h_prev.cols;
   const char* rule = "xg, hg, dxg and dhg are N x 3H, the rest N x H";
@@ -582,25 +601,71 @@ void gru_cell_backward(Device dev, ConstMatView xg, ConstMatView hg, ConstMatVie
   check_cell("gru_cell_backward", "dxg", dxg, n, 3 * hid, true, rule);
   check_cell("gru_cell_backward", "dhg", dhg, n, 3 * hid, true, rule);
   check_cell("gru_cell_backward", "dh_prev", dh_prev, n, hid, true, rule);
-  if (n * hid == 0 || (!dxg.data && !dhg.data && !dh_prev.data)) return;
-  DGNN_DISPATCH(gru_cell_backward, xg, hg, h_prev, dh, dxg, dhg, dh_prev, accumulate);
+  if (n * hid == 0 || (!dxg.data && !dhg.data && !dh_prev.data)) return false;
+  return true;
 }
 
 // ---- optimisers -------------------------------------------------------------------------
 
-void adam_step(Device dev, int64_t n, float* w, const float* g, float* m, float* v,
-               float step_size, float beta1, float beta2, float eps, float inv_sqrt_bc2,
-               float wd) {
+bool checks::adam_step(Device dev, int64_t n, float* w, const float* g, float* m, float* v,
+                       float step_size, float beta1, float beta2, float eps, float inv_sqrt_bc2,
+                       float wd) {
   check_count("adam_step", n);
-  if (n == 0) return;
-  DGNN_DISPATCH(adam_step, n, w, g, m, v, step_size, beta1, beta2, eps, inv_sqrt_bc2, wd);
+  if (n == 0) return false;
+  return true;
 }
 
-void sgd_step(Device dev, int64_t n, float* w, const float* g, float* vel, float lr,
-              float momentum, float wd) {
+bool checks::sgd_step(Device dev, int64_t n, float* w, const float* g, float* vel, float lr,
+                      float momentum, float wd) {
   check_count("sgd_step", n);
-  if (n == 0) return;
-  DGNN_DISPATCH(sgd_step, n, w, g, vel, lr, momentum, wd);
+  if (n == 0) return false;
+  return true;
 }
+
+// ---- mini-batch blocks -------------------------------------------------------------------
+
+bool checks::block_adjacency(Device dev, const DeviceBlock& b, BlockNorm norm) {
+  const size_t n_dst = size_t(b.n_dst), n_src = size_t(b.n_src), nnz = size_t(b.nnz);
+  DGNN_CHECK(b.n_dst >= 0 && b.n_src >= b.n_dst && b.nnz >= 0 && b.n_src <= INT32_MAX &&
+                 b.offsets.bytes() == (n_dst + 1) * sizeof(int64_t) &&
+                 b.indices.bytes() == nnz * sizeof(int32_t) &&
+                 (b.values.bytes() == 0 || b.values.bytes() == nnz * sizeof(float)) &&
+                 b.src.bytes() == n_src * sizeof(int64_t) &&
+                 b.src_degree.bytes() == n_src * sizeof(int64_t),
+             ShapeError,
+             "kernels::block_adjacency: a block of " + std::to_string(b.n_dst) + " destinations, " +
+                 std::to_string(b.n_src) + " sources and " + std::to_string(b.nnz) +
+                 " entries with arrays of other sizes");
+  DGNN_CHECK(
+      b.offsets.device() == dev && b.src_degree.device() == dev, DeviceError,
+      std::string("kernels::block_adjacency: the block is not in ") + device_name(dev) + " memory");
+  return true;
+}
+
+bool checks::gather_rows_by_id(Device dev, ConstMatView src, const int64_t* ids, int64_t n,
+                               MatView dst) {
+  DGNN_CHECK(n >= 0 && dst.rows == n && dst.cols == src.cols && src.rows >= 0 &&
+                 (n * src.cols == 0 || (src.data && dst.data && ids)),
+             ShapeError,
+             "kernels::gather_rows_by_id: " + std::to_string(n) + " ids into a [" +
+                 std::to_string(dst.rows) + " x " + std::to_string(dst.cols) + "] view from [" +
+                 std::to_string(src.rows) + " x " + std::to_string(src.cols) + "]");
+  return n * src.cols != 0;  // each id's range: the CPU checks it, the GPU trusts the sampler
+}
+
+// ---- the generated entry points ----------------------------------------------------------
+// std::type_identity_t<ret>() is the "nothing to do" result: void, 0.0, 0 or false.
+#define DGNN_KERNEL(ret, name, params, args)                                       \
+  ret name DGNN_WITH_DEVICE params {                                               \
+    if (!checks::name(dev, DGNN_UNPAREN args)) return std::type_identity_t<ret>(); \
+    DGNN_DISPATCH(name, DGNN_UNPAREN args);                                        \
+  }
+#define DGNN_HOST_KERNEL(ret, name, params, args)                                  \
+  ret name DGNN_WITH_DEVICE params {                                               \
+    if (!checks::name(dev, DGNN_UNPAREN args)) return std::type_identity_t<ret>(); \
+    if (dev != Device::cpu) no_backend(dev, #name);                                \
+    return cpu::name(DGNN_UNPAREN args);                                           \
+  }
+#include "dgnn/kernels/kernel_list.def"
 
 }  // namespace dgnn::kernels

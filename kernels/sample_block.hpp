@@ -2,7 +2,8 @@
 // One layer of neighbour sampling on a device: the bipartite block of sampler.hpp, built where
 // the graph lives (kernels/cuda/sample.cu), with the CPU sampler's draws (kernels/sample_draw.hpp)
 // and its numbering of sources, so the block is the one sampler/NeighborSampler builds for the
-// same key. The CPU itself samples with sampler/ (this entry has no CPU backend).
+// same key: its types here, the kernel in kernels/kernel_list.def. The CPU itself samples with
+// sampler/ (this kernel has no CPU backend).
 #include <cstdint>
 
 #include "dgnn/common/views.hpp"
@@ -26,12 +27,6 @@ struct DeviceBlock {
   Buffer offsets, indices, values, src, src_degree;
 };
 
-// Samples `fanout` in-neighbours of each of dst[0 .. n_dst) (device memory, distinct ids) with
-// the draw keys of (seed, epoch, layer). local_of (int32) and first_of (int64) are device scratch
-// of one entry per vertex, filled with -1 and INT64_MAX, and left so on return. Synchronises
-// (the block's sizes come back to the host).
-DeviceBlock sample_block(Device dev, const SampleGraph& g, const int64_t* dst, int64_t n_dst,
-                         int fanout, bool replace, uint64_t seed, uint64_t epoch, int layer,
-                         int32_t* local_of, int64_t* first_of);
+// kernels::sample_block (kernels/kernel_list.def) builds one.
 
 }  // namespace dgnn::kernels

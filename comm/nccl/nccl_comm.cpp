@@ -8,6 +8,7 @@
 // synchronisation that finishes the computation queued before) and the posting time for the
 // exchange, whose completion is wait_ms. bytes_sent: n * 4 for the all-reduce, the bytes to
 // other ranks for the all-to-all and the exchange.
+#include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <exception>
@@ -16,7 +17,7 @@
 #include "dgnn/comm/nccl/nccl.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/timer.hpp"
-#include "dgnn/kernels/cuda/context.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn::nccl {
 
@@ -30,15 +31,29 @@ namespace {
                   ":" + std::to_string(line) + "]");
 }
 
+// The CUDA runtime's own calls made here (streams, events, copies): a DeviceError worded as the
+// kernels' CUDA errors are ("<call> failed (<file>:<line>): <name>: <text>").
+[[noreturn]] void fail_cuda(cudaError_t status, const char* call, const char* file, int line) {
+  cudaGetLastError();  // clear a non-sticky error so later calls can report their own
+  throw DeviceError(std::string(call) + " failed (" + file + ":" + std::to_string(line) +
+                    "): " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
+}
+
+// The stream the kernels run on (the calling thread's): NCCL's collectives are queued on it.
+cudaStream_t compute_stream() { return static_cast<cudaStream_t>(kernels::cuda_stream()); }
+
 }  // namespace
 
-// Throws CommError naming the call, NCCL's error text, file and line (DGNN_CUDA_CHECK's style).
-#define DGNN_NCCL_CHECK(call)                                               \
-  do {                                                                      \
-    const ncclResult_t dgnn_nccl_rc_ = (call);                              \
-    if (dgnn_nccl_rc_ != ncclSuccess)                                       \
-      ::dgnn::nccl::fail_nccl(dgnn_nccl_rc_, #call, __FILE__, __LINE__);    \
+// A call whose result is not `ok` throws through `fail` (fail_nccl: a CommError naming the call,
+// NCCL's error text, file and line; fail_cuda: a DeviceError, for the CUDA runtime's calls).
+// `text` is the call as written (stringised before its macros expand).
+#define DGNN_COMM_CHECK(call, text, ok, fail)                                               \
+  do {                                                                                      \
+    const auto dgnn_comm_rc_ = (call);                                                      \
+    if (dgnn_comm_rc_ != (ok)) ::dgnn::nccl::fail(dgnn_comm_rc_, text, __FILE__, __LINE__); \
   } while (0)
+#define DGNN_NCCL_CHECK(call) DGNN_COMM_CHECK(call, #call, ncclSuccess, fail_nccl)
+#define DGNN_COMM_CUDA_CHECK(call) DGNN_COMM_CHECK(call, #call, cudaSuccess, fail_cuda)
 
 namespace {
 
@@ -74,7 +89,7 @@ class NcclPending final : public PendingExchange {
     cudaStream_t s = side_;
     side_ = nullptr;
     ScopedMs t(stats_.wait_ms);
-    DGNN_CUDA_CHECK(cudaStreamSynchronize(s));
+    DGNN_COMM_CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
  private:
@@ -87,15 +102,14 @@ class NcclComm final : public DeviceComm {
  public:
   explicit NcclComm(Communicator& host)
       : DeviceComm(host), unwinding_at_start_(std::uncaught_exceptions()) {
-    const kernels::cuda::Context& ctx = kernels::cuda::context();
-    DGNN_CUDA_CHECK(cudaSetDevice(ctx.device));
+    DGNN_COMM_CUDA_CHECK(cudaSetDevice(kernels::cuda_context_device()));
     ncclUniqueId id{};
     if (host.rank() == 0) DGNN_NCCL_CHECK(ncclGetUniqueId(&id));
     host.broadcast(&id, int64_t(sizeof id), 0);
     DGNN_NCCL_CHECK(ncclCommInitRank(&comm_, host.size(), id, host.rank()));
     try {
-      DGNN_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
-      DGNN_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+      DGNN_COMM_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+      DGNN_COMM_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
     } catch (...) {
       release(true);
       throw;
@@ -111,13 +125,13 @@ class NcclComm final : public DeviceComm {
   void allreduce_sum(float* data, int64_t n) override {
     DGNN_CHECK(n >= 0, CommError, "allreduce: negative count " + std::to_string(n));
     CommStats& st = host().stats();
-    cudaStream_t s = kernels::cuda::stream();
-    DGNN_CUDA_CHECK(cudaStreamSynchronize(s));  // computation queued before: not comm time
+    cudaStream_t s = compute_stream();
+    DGNN_COMM_CUDA_CHECK(cudaStreamSynchronize(s));  // computation queued before: not comm time
     {
       ScopedMs t(st.comm_ms);
       if (n > 0) {
         DGNN_NCCL_CHECK(ncclAllReduce(data, data, size_t(n), ncclFloat32, ncclSum, comm_, s));
-        DGNN_CUDA_CHECK(cudaStreamSynchronize(s));
+        DGNN_COMM_CUDA_CHECK(cudaStreamSynchronize(s));
       }
     }
     st.bytes_sent += n * int64_t(sizeof(float));
@@ -142,15 +156,16 @@ class NcclComm final : public DeviceComm {
                "alltoallv: this rank sends itself " + std::to_string(send_counts[self]) +
                    " bytes but expects " + std::to_string(recv_counts[self]));
     CommStats& st = host().stats();
-    cudaStream_t s = kernels::cuda::stream();
-    DGNN_CUDA_CHECK(cudaStreamSynchronize(s));
+    cudaStream_t s = compute_stream();
+    DGNN_COMM_CUDA_CHECK(cudaStreamSynchronize(s));
     const char* out = static_cast<const char*>(send);
     char* in = static_cast<char*>(recv);
     {
       ScopedMs t(st.comm_ms);
       if (send_counts[self] > 0)
-        DGNN_CUDA_CHECK(cudaMemcpyAsync(in + recv_displs[self], out + send_displs[self],
-                                        size_t(send_counts[self]), cudaMemcpyDeviceToDevice, s));
+        DGNN_COMM_CUDA_CHECK(cudaMemcpyAsync(in + recv_displs[self], out + send_displs[self],
+                                             size_t(send_counts[self]), cudaMemcpyDeviceToDevice,
+                                             s));
       // Zero-byte blocks are skipped on both sides alike: my count to q is q's count from me.
       Group g;
       for (int q = 0; q < p; ++q) {
@@ -163,7 +178,7 @@ class NcclComm final : public DeviceComm {
                                    ncclUint8, q, comm_, s));
       }
       g.end();
-      DGNN_CUDA_CHECK(cudaStreamSynchronize(s));
+      DGNN_COMM_CUDA_CHECK(cudaStreamSynchronize(s));
     }
     for (int q = 0; q < p; ++q) {
       if (q == me) continue;
@@ -186,8 +201,8 @@ class NcclComm final : public DeviceComm {
     {
       ScopedMs t(st.comm_ms);
       // The side stream starts once the compute stream has reached this point (the packing).
-      DGNN_CUDA_CHECK(cudaEventRecord(ready_, kernels::cuda::stream()));
-      DGNN_CUDA_CHECK(cudaStreamWaitEvent(side_, ready_, 0));
+      DGNN_COMM_CUDA_CHECK(cudaEventRecord(ready_, compute_stream()));
+      DGNN_COMM_CUDA_CHECK(cudaStreamWaitEvent(side_, ready_, 0));
       Group g;
       for (const PeerBuffer& b : recvs)
         if (b.bytes > 0)
@@ -209,7 +224,7 @@ class NcclComm final : public DeviceComm {
       if (abort) {
         ncclCommAbort(comm_);
       } else {
-        cudaStreamSynchronize(kernels::cuda::stream());
+        cudaStreamSynchronize(compute_stream());
         if (side_) cudaStreamSynchronize(side_);
         ncclCommDestroy(comm_);
       }

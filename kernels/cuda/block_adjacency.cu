@@ -1,7 +1,8 @@
-// A sampled block's adjacencies on the GPU (kernels/minibatch_kernels.hpp): one thread per row
-// runs the per-row code of kernels/block_norm.hpp, the host's own; the transpose is a stable sort
-// of the entries by column (Thrust's radix sort: deterministic), so each transposed row lists its
-// destinations in ascending order, as Csr::transpose does. Everything on the context stream.
+// A sampled block's adjacencies on the GPU (kernels::block_adjacency; the CPU's reference is
+// kernels/cpu/block_adjacency.cpp): one thread per row runs the per-row code of
+// kernels/block_norm.hpp, the host's own; the transpose is a stable sort of the entries by column
+// (Thrust's radix sort: deterministic), so each transposed row lists its destinations in
+// ascending order, as Csr::transpose does. Everything on the context stream.
 #include <thrust/binary_search.h>
 #include <thrust/execution_policy.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -13,9 +14,10 @@
 #include <cstdint>
 
 #include "dgnn/kernels/block_norm.hpp"
-#include "dgnn/kernels/cuda/block_adjacency.hpp"
 #include "dgnn/kernels/cuda/context.hpp"
 #include "dgnn/kernels/cuda/launch.cuh"
+#include "dgnn/kernels/device_csr.hpp"
+#include "dgnn/kernels/minibatch_kernels.hpp"
 
 namespace dgnn::kernels::cuda {
 

@@ -6,7 +6,6 @@
 #include <mutex>
 #include <string>
 
-#include "dgnn/kernels/cuda/block_adjacency.hpp"
 #include "dgnn/kernels/cuda/context.hpp"
 
 namespace dgnn::kernels::cuda {
@@ -172,6 +171,10 @@ cudaStream_t stream() {
   Context& c = context();
   return t_own.s ? t_own.s : c.stream;
 }
+
+int context_device() { return context().device; }
+
+void* current_stream() { return stream(); }
 
 void require_context_stream(const char* call) {
   if (stream() != context().stream)

@@ -1,7 +1,8 @@
 #pragma once
 // The process's CUDA context (device, stream, cuBLAS and cuSPARSE handles) and the checking
-// macros, for kernels/cuda and comm/nccl only: this header includes CUDA's, so nothing else may
-// include it (CPU-only builds never see a CUDA header; comm/nccl is built only with CUDA).
+// macros, for kernels/cuda only: this header includes CUDA's, so nothing else may include it
+// (CPU-only builds never see a CUDA header). Code outside kernels/ that queues CUDA work of its
+// own (comm/nccl) takes the stream from kernels.hpp (cuda_stream, cuda_context_device).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>

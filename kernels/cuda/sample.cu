@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "dgnn/kernels/cuda/context.hpp"
+#include "dgnn/kernels/sample_block.hpp"
 #include "dgnn/kernels/sample_draw.hpp"
 
 namespace dgnn::kernels::cuda {
