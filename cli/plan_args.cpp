@@ -38,12 +38,12 @@ void read_given_rates(PlanArgs& a) {
   a.given = std::make_shared<const perf::GivenRates>(perf::read_rates_file(a.rates));
 }
 
-nlohmann::json used_rates_json(const perf::RankRates& rr, perf::GivenRates g,
+nlohmann::json used_rates_json(const perf::CalibrationRecord& rates, perf::GivenRates g,
                                const std::map<int, perf::Rates>& fused) {
-  g.cores = rr.node_cores();
+  g.cores = rates.node_cores;
   g.entries.clear();
   g.fallback.reset();
-  for (auto& [tc, c] : rr.calibrations()) {
+  for (auto& [tc, c] : rates.calibrations) {
     perf::Rates r = c.rates;
     // The fused ops are timed per thread count, one rank's threads alone.
     if (auto it = fused.find(tc.first); it != fused.end() && tc.second == 1) {

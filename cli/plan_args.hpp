@@ -68,7 +68,7 @@ inline perf::RateOptions rate_options(const PlanArgs& a) {
 // What a plan used, in the form --rates reads (perf::rates_file_text), for `--json`'s "rates".
 // `g` holds what the plan measured beyond the kernels (probes, synchronisations, pair drawing);
 // `fused`, the temporal models' fused ops by threads per rank.
-nlohmann::json used_rates_json(const perf::RankRates& rr, perf::GivenRates g,
+nlohmann::json used_rates_json(const perf::CalibrationRecord& rates, perf::GivenRates g,
                                const std::map<int, perf::Rates>& fused = {});
 
 // A prediction's times, bytes and the rank's threads as `--json` rows print them.
