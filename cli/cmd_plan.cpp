@@ -40,14 +40,7 @@ perf::StaticPlanOptions plan_options(PlanArgs& a, const std::vector<int>& ranks)
         "--time-col, or a dataset directory with snapshots.txt)");
   if (a.model.empty()) a.model = "gcn";
   perf::StaticPlanOptions o;
-  o.partitioner_names = split_list(a.partitioners, "--partitioners");
-  for (const std::string& n : o.partitioner_names) {
-    try {
-      o.partitioners.push_back(parse_partitioner(n));
-    } catch (const OptionError& e) {
-      throw OptionError(std::string("--partitioners: ") + e.what());
-    }
-  }
+  o.partitioners = parse_partitioners(a.partitioners, &o.partitioner_names);
   if (find_registered_layer(a.model))
     throw OptionError("--model " + a.model +
                       ": plan models the built-in layers (gcn, sage, gin, gat); measure a "

@@ -1,10 +1,11 @@
 // What `dgnn plan`'s static and temporal paths share (plan_args.hpp): the network of the options,
-// the rates given with --rates (and those used, as `--json` prints them), and the JSON row of a
-// prediction.
+// the partitioners, the rates given with --rates (and those used, as `--json` prints them), and
+// the JSON row of a prediction.
 #include "dgnn/cli/plan_args.hpp"
 
 #include <cmath>
 
+#include "dgnn/cli/options.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/format.hpp"
 
@@ -25,6 +26,20 @@ nlohmann::json prediction_json(const perf::Prediction& p, int threads, int copie
           {"threads_per_rank", threads},
           {"copies", copies},
           {"compute_scale", compute_scale}};
+}
+
+std::vector<Partitioner> parse_partitioners(const std::string& list,
+                                            std::vector<std::string>* names) {
+  *names = split_list(list, "--partitioners");
+  std::vector<Partitioner> methods;
+  for (const std::string& n : *names) {
+    try {
+      methods.push_back(parse_partitioner(n));
+    } catch (const OptionError& e) {
+      throw OptionError(std::string("--partitioners: ") + e.what());
+    }
+  }
+  return methods;
 }
 
 void read_given_rates(PlanArgs& a) {

@@ -13,6 +13,7 @@
 
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/graph/temporal.hpp"
+#include "dgnn/partition/partition.hpp"
 #include "dgnn/plan/calibration.hpp"
 #include "dgnn/plan/perf_model.hpp"
 
@@ -54,6 +55,11 @@ struct PlanArgs {
 
 // The network of --network, --latency-us and --bandwidth-gbs (OptionError naming the option).
 perf::Network plan_network(const PlanArgs& a);
+
+// The partitioners of --partitioners, parsed, and their names as given (OptionError naming the
+// option).
+std::vector<Partitioner> parse_partitioners(const std::string& list,
+                                            std::vector<std::string>* names);
 
 // Reads --rates into a.given (OptionError: the file's errors, or --calibration / --recalibrate
 // given with it: nothing is timed, so nothing is cached).

@@ -56,14 +56,7 @@ void parse_strategies(const PlanArgs& a, perf::TemporalPlanOptions& o) {
     else
       throw OptionError("--strategies: unknown strategy '" + s + "' (expected vertex or snapshot)");
   }
-  o.partitioner_names = split_list(a.partitioners, "--partitioners");
-  for (const std::string& n : o.partitioner_names) {
-    try {
-      o.partitioners.push_back(parse_partitioner(n));
-    } catch (const OptionError& e) {
-      throw OptionError(std::string("--partitioners: ") + e.what());
-    }
-  }
+  o.partitioners = parse_partitioners(a.partitioners, &o.partitioner_names);
   const auto& m = o.partitioners;
   if (a.snapshot_groups >= 0 &&
       (!o.vertex || std::find(m.begin(), m.end(), Partitioner::metis) == m.end()))
