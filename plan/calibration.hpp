@@ -3,8 +3,8 @@
 // one graph and model, for a given number of threads per rank, cached in a JSON file so that
 // repeated plans skip the timing; the temporal models' fused ops and a real training step; and
 // the rates of P ranks sharing a node (RankRates), timed or given (--rates, rates_file.hpp).
-// `dgnn plan` parses options into these and prints what plan/perf_model.hpp and
-// plan/perf_temporal.hpp predict from them.
+// plan/plan_static.hpp and plan/plan_temporal.hpp plan from these with plan/perf_model.hpp and
+// plan/perf_temporal.hpp.
 #include <cstdint>
 #include <functional>
 #include <map>
