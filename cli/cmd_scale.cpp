@@ -1,23 +1,20 @@
 // `dgnn scale`: a scaling study in one command. Every configuration (ranks x strategy x
 // partitioner x repeat) is one `dgnn train` run of this same binary under an MPI launcher; the
 // runs' --log-json files become results.csv (medians, speedup, efficiency) and, when python3 has
-// matplotlib, plots drawn by scripts/scale_plot.py.
+// matplotlib, plots drawn by scripts/scale_plot.py (scale_study.cpp).
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "dgnn/cli/commands.hpp"
 #include "dgnn/cli/options.hpp"
 #include "dgnn/cli/scale_results.hpp"
+#include "dgnn/cli/scale_study.hpp"
 #include "dgnn/cli/subprocess.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/format.hpp"
@@ -58,118 +55,6 @@ std::vector<std::string> parse_names(const std::string& s, const char* option,
   return names;
 }
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
-std::string shell_quote(const std::string& s) {
-  if (s.find_first_not_of(
-          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+") ==
-      std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Open MPI's mpiexec: --oversubscribe lets a study ask for more ranks than cores; --bind-to none
-// lets each rank's OpenMP threads use the cores dgnn gives it (bound to one core each, 2 ranks of
-// 8 threads on a 16-core node would share 2 cores); root needs --allow-run-as-root.
-std::string default_launcher() {
-  std::string t = "mpiexec --oversubscribe --bind-to none";
-  if (::geteuid() == 0) t += " --allow-run-as-root";
-  return t + " -n {ranks}";
-}
-
-std::vector<std::string> launcher_argv(const std::string& tmpl, int ranks) {
-  std::vector<std::string> argv;
-  std::string word;
-  auto flush = [&] {
-    for (size_t p; (p = word.find("{ranks}")) != std::string::npos;)
-      word.replace(p, 7, std::to_string(ranks));
-    if (!word.empty()) argv.push_back(word);
-    word.clear();
-  };
-  for (char c : tmpl) {
-    if (c == ' ' || c == '\t')
-      flush();
-    else
-      word += c;
-  }
-  flush();
-  return argv;
-}
-
-std::string& share_dir() {
-  static std::string dir;
-  return dir;
-}
-
-// scale_plot.py: in the installed package's share folder (for a program of the user's linking
-// dgnn::cli: cli_main passes it), next to the binary's share folder (dgnn installed; relative,
-// so a moved prefix still works), else in the source tree this binary was built from.
-std::string find_plot_script(const fs::path& exe, std::string* looked) {
-  std::vector<fs::path> candidates;
-  if (!share_dir().empty()) candidates.push_back(fs::path(share_dir()) / "scale_plot.py");
-  candidates.push_back(exe.parent_path() / DGNN_PLOT_SCRIPT_REL / "scale_plot.py");
-  candidates.push_back(fs::path(DGNN_SOURCE_DIR) / "scripts" / "scale_plot.py");
-  for (const fs::path& p : candidates) {
-    *looked += (looked->empty() ? "" : ", ") + p.lexically_normal().string();
-    if (fs::is_regular_file(p)) return p.lexically_normal().string();
-  }
-  return "";
-}
-
-std::string last_line_of(const std::string& path) {
-  std::ifstream in(path);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  return last;
-}
-
-// Draws the plots; one line says what was written, or why nothing was.
-void draw_plots(const fs::path& exe, const fs::path& out, const std::string& title) {
-  std::string looked;
-  const std::string script = find_plot_script(exe, &looked);
-  if (script.empty()) {
-    std::printf("plots skipped: scale_plot.py not found (looked in %s)\n", looked.c_str());
-    return;
-  }
-  const std::string csv = (out / "results.csv").string();
-  // Python with matplotlib: $DGNN_PYTHON, else python3 on PATH, else the system's (Debian's
-  // python3-matplotlib is installed for /usr/bin/python3, which a pyenv or venv may shadow).
-  std::vector<std::string> pythons;
-  if (const char* p = std::getenv("DGNN_PYTHON"); p && *p) pythons.push_back(p);
-  for (const char* name : {"python3", "/usr/bin/python3"}) {
-    const std::string p = find_program(name);
-    if (!p.empty() && std::find(pythons.begin(), pythons.end(), p) == pythons.end())
-      pythons.push_back(p);
-  }
-  const std::string plot_log = (out / "plot.log").string();
-  std::string why = "no python3 on PATH";
-  for (const std::string& py : pythons) {
-    ProcessResult r = run_process({py, script, csv, out.string(), "--title", title}, plot_log);
-    if (r.started && r.exit_code == 0) {
-      std::printf(
-          "plots: %s (%s)\n", last_line_of(plot_log).c_str(),
-          join({shell_quote(py), shell_quote(script), shell_quote(csv), shell_quote(out.string())},
-               " ")
-              .c_str());
-      return;
-    }
-    // Exit 3: the script's "no matplotlib" (the next interpreter may have it).
-    why = r.started ? last_line_of(plot_log) : r.error;
-    if (!r.started || r.exit_code == 3) continue;
-    break;
-  }
-  std::printf("plots skipped: %s; results.csv is written (to plot later: python3 %s %s %s)\n",
-              why.c_str(), shell_quote(script).c_str(), shell_quote(csv).c_str(),
-              shell_quote(out.string()).c_str());
-}
-
 // "data/sbm100k/" -> "sbm100k".
 std::string graph_name(const std::string& graph) {
   fs::path p = fs::path(graph).lexically_normal();
@@ -202,19 +87,9 @@ void check_extra(const std::vector<std::string>& extra) {
                         ")");
 }
 
-void run_scale(ScaleArgs& a) {
-  const std::vector<int> ranks = parse_ranks(a.ranks, 65536);
-  std::vector<std::string> strategies =
-      parse_names(a.strategies, "--strategies", {"vertex", "snapshot"});
-  const std::vector<std::string> partitioners =
-      parse_names(a.partitioners, "--partitioners", {"metis", "random", "hash", "range"});
-  if (a.repeats < 1 || a.repeats > 1000) throw OptionError("--repeats must be from 1 to 1000");
-  if (a.epochs < 1) throw OptionError("--epochs must be >= 1");
-  if (a.timeout_s < 0) throw OptionError("--timeout must be >= 0 (0 = none)");
-  check_extra(a.extra);
-  if (!a.graph.empty() && !fs::exists(a.graph))
-    throw OptionError("--graph " + a.graph + ": no such file or directory");
-
+// The launcher template of --launcher, else the default (OptionError when it cannot start the
+// ranks asked).
+std::string launcher_template(const ScaleArgs& a, const std::vector<int>& ranks) {
   const bool custom_launcher = !a.launcher.empty();
   const std::string tmpl = custom_launcher ? a.launcher : default_launcher();
   if (custom_launcher) {
@@ -230,37 +105,20 @@ void run_scale(ScaleArgs& a) {
                       ": more than one rank needs an MPI launcher and no mpiexec is on PATH "
                       "(install Open MPI, or give --launcher \"... {ranks} ...\")");
   }
+  return tmpl;
+}
 
-  const fs::path out = a.out, runs_dir = out / "runs";
-  std::error_code ec;
-  if (fs::exists(out / "results.csv") && !fs::is_regular_file(out / "results.csv"))
-    throw OptionError("--out " + a.out + ": results.csv there is not a file");
-  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
-    throw OptionError("--out " + a.out + ": exists and is not a folder");
-  if (!a.graph.empty() && fs::is_directory(a.graph) &&
-      fs::weakly_canonical(fs::absolute(out), ec) ==
-          fs::weakly_canonical(fs::absolute(a.graph), ec))
-    throw OptionError("--out " + a.out +
-                      " is the dataset folder --graph reads: give the study a "
-                      "folder of its own");
-  // A study writes results.csv, runs/, the plots and plot.log, replacing those of an earlier
-  // study; a folder holding anything else is someone's, and its results.csv may be theirs.
-  if (fs::is_directory(out, ec))
-    for (const auto& entry : fs::directory_iterator(out, ec)) {
-      static const std::set<std::string> ours = {"results.csv",  "runs",           "plot.log",
-                                                 "epoch_ms.png", "bytes_sent.png", "speedup.png"};
-      const std::string name = entry.path().filename().string();
-      if (!ours.count(name))
-        throw OptionError("--out " + a.out + ": holds " + name +
-                          ", which dgnn scale does not write: give a new or empty folder");
-    }
+// Strategies divide snapshots among ranks (forecasting: the samples of a signal, static graph
+// or not); a static graph has one way to be split.
+bool is_temporal(const ScaleArgs& a) {
+  return a.task == "forecast" || (!a.graph.empty() && read_temporal_layout(a.graph).has_value()) ||
+         std::any_of(a.extra.begin(), a.extra.end(),
+                     [](const std::string& s) { return s.rfind("--time-col", 0) == 0; });
+}
 
-  // Strategies divide snapshots among ranks (forecasting: the samples of a signal, static graph
-  // or not); a static graph has one way to be split.
-  const bool temporal =
-      a.task == "forecast" || (!a.graph.empty() && read_temporal_layout(a.graph).has_value()) ||
-      std::any_of(a.extra.begin(), a.extra.end(),
-                  [](const std::string& s) { return s.rfind("--time-col", 0) == 0; });
+// The strategies a static graph can run (a note names those skipped), and the names every run
+// would refuse, refused once, before any run.
+void check_for_graph(const ScaleArgs& a, bool temporal, std::vector<std::string>& strategies) {
   if (!temporal) {
     std::vector<std::string> skipped;
     for (const std::string& s : strategies)
@@ -273,7 +131,6 @@ void run_scale(ScaleArgs& a) {
                   join(skipped, ", ").c_str());
     strategies = {"vertex"};
   }
-  // Names every run would refuse, refused once, before any run.
   if (!a.model.empty()) {
     if (temporal)
       (void)parse_temporal_kind(a.model);
@@ -286,85 +143,58 @@ void run_scale(ScaleArgs& a) {
                         "node classification)");
     if (a.task != "node") (void)parse_temporal_task(a.task);
   }
-  fs::create_directories(runs_dir, ec);
-  if (ec)
-    throw OptionError("--out " + a.out + ": cannot create " + runs_dir.string() + ": " +
-                      ec.message());
-  if (::access(runs_dir.c_str(), W_OK) != 0 || ::access(out.c_str(), W_OK) != 0)
-    throw OptionError("--out " + a.out + ": not writable");
+}
 
-  std::vector<ScaleConfig> configs;
-  // The snapshot strategy partitions no vertices: one run per rank count, partitioner "-"
-  // (train refuses --partitioner with it).
-  for (int r : ranks)
-    for (const std::string& s : strategies) {
-      if (s == "snapshot") {
-        configs.push_back({r, s, "-"});
-        continue;
-      }
-      for (const std::string& p : partitioners) configs.push_back({r, s, p});
-    }
+// What every run of a study shares.
+struct Study {
+  std::string tmpl;  // the launcher's
+  bool temporal = false;
+  fs::path exe, runs_dir;
+  int total = 0;  // runs
+};
 
-  const fs::path exe = fs::read_symlink("/proc/self/exe");
-  const int total = int(configs.size()) * a.repeats;
-  std::printf("scale: %d run%s of `dgnn train` on %s (%s graph), %d epochs each; logs in %s\n",
-              total, total == 1 ? "" : "s",
-              a.graph.empty() ? "the generated default" : a.graph.c_str(),
-              a.task == "forecast" ? "forecasting on a"
-              : temporal           ? "temporal"
-                                   : "static",
-              a.epochs, runs_dir.c_str());
+// One repeat of one configuration: `dgnn train` under the launcher, its outcome read back.
+ScaleRun run_one(const ScaleArgs& a, const Study& st, const ScaleConfig& cfg, int rep, int k) {
+  const std::string name = "ranks" + std::to_string(cfg.ranks) + "-" + cfg.strategy + "-" +
+                           cfg.partitioner + "-rep" + std::to_string(rep);
+  const std::string json = (st.runs_dir / (name + ".json")).string();
+  const std::string log = (st.runs_dir / (name + ".log")).string();
+  std::error_code ec;
+  fs::remove(json, ec);  // a stale log of an earlier study must not pass for this run's
+
+  std::vector<std::string> argv;
+  if (cfg.ranks > 1) argv = launcher_argv(st.tmpl, cfg.ranks);
+  argv.insert(argv.end(),
+              {st.exe.string(), "train", "--epochs", std::to_string(a.epochs), "--log-json", json});
+  if (cfg.strategy != "snapshot") argv.insert(argv.end(), {"--partitioner", cfg.partitioner});
+  if (!a.graph.empty()) argv.insert(argv.end(), {"--graph", a.graph});
+  if (!a.model.empty()) argv.insert(argv.end(), {"--model", a.model});
+  if (!a.task.empty()) argv.insert(argv.end(), {"--task", a.task});
+  if (st.temporal) argv.insert(argv.end(), {"--strategy", cfg.strategy});
+  argv.insert(argv.end(), a.extra.begin(), a.extra.end());
+
+  std::printf("[%d/%d] ranks=%d strategy=%s partitioner=%s", k, st.total, cfg.ranks,
+              cfg.strategy.c_str(), cfg.partitioner.c_str());
+  if (a.repeats > 1) std::printf(" repeat=%d/%d", rep, a.repeats);
+  std::printf(" ... ");
   std::fflush(stdout);
+  const ProcessResult pr = run_process(argv, log, a.timeout_s);
+  ScaleRun run;
+  if (!pr.started)
+    run.error = pr.error;
+  else if (pr.timed_out)
+    run.error = "timed out after " + fmt_double(a.timeout_s) + " s (--timeout)";
+  else
+    run = read_scale_run(pr.exit_code, json, log);
+  if (run.ok)
+    std::printf("%.1f ms/epoch\n", run.epoch_ms);
+  else
+    std::printf("failed: %s\n", run.error.c_str());
+  std::fflush(stdout);
+  return run;
+}
 
-  std::vector<std::vector<ScaleRun>> results(configs.size());
-  int k = 0, failed_runs = 0;
-  for (size_t c = 0; c < configs.size(); ++c) {
-    const ScaleConfig& cfg = configs[c];
-    for (int rep = 1; rep <= a.repeats; ++rep) {
-      const std::string name = "ranks" + std::to_string(cfg.ranks) + "-" + cfg.strategy + "-" +
-                               cfg.partitioner + "-rep" + std::to_string(rep);
-      const std::string json = (runs_dir / (name + ".json")).string();
-      const std::string log = (runs_dir / (name + ".log")).string();
-      fs::remove(json, ec);  // a stale log of an earlier study must not pass for this run's
-
-      std::vector<std::string> argv;
-      if (cfg.ranks > 1) argv = launcher_argv(tmpl, cfg.ranks);
-      argv.insert(argv.end(), {exe.string(), "train", "--epochs", std::to_string(a.epochs),
-                               "--log-json", json});
-      if (cfg.strategy != "snapshot") argv.insert(argv.end(), {"--partitioner", cfg.partitioner});
-      if (!a.graph.empty()) argv.insert(argv.end(), {"--graph", a.graph});
-      if (!a.model.empty()) argv.insert(argv.end(), {"--model", a.model});
-      if (!a.task.empty()) argv.insert(argv.end(), {"--task", a.task});
-      if (temporal) argv.insert(argv.end(), {"--strategy", cfg.strategy});
-      argv.insert(argv.end(), a.extra.begin(), a.extra.end());
-
-      std::printf("[%d/%d] ranks=%d strategy=%s partitioner=%s", ++k, total, cfg.ranks,
-                  cfg.strategy.c_str(), cfg.partitioner.c_str());
-      if (a.repeats > 1) std::printf(" repeat=%d/%d", rep, a.repeats);
-      std::printf(" ... ");
-      std::fflush(stdout);
-      const ProcessResult pr = run_process(argv, log, a.timeout_s);
-      ScaleRun run;
-      if (!pr.started)
-        run.error = pr.error;
-      else if (pr.timed_out)
-        run.error = "timed out after " + fmt_double(a.timeout_s) + " s (--timeout)";
-      else
-        run = read_scale_run(pr.exit_code, json, log);
-      if (run.ok) {
-        std::printf("%.1f ms/epoch\n", run.epoch_ms);
-      } else {
-        ++failed_runs;
-        std::printf("failed: %s\n", run.error.c_str());
-      }
-      std::fflush(stdout);
-      results[c].push_back(std::move(run));
-    }
-  }
-
-  const std::vector<ScaleRow> rows = summarise_scale(configs, results);
-  const fs::path csv = out / "results.csv";
-  write_file_atomically(csv.string(), scale_csv(rows));
+void print_table(const std::vector<ScaleRow>& rows) {
   std::printf("\n%5s %-8s %-11s %10s %9s %8s %8s %10s %7s %6s\n", "ranks", "strategy",
               "partitioner", "epoch ms", "compute", "comm", "wait", "MB/epoch", "speedup", "eff");
   for (const ScaleRow& r : rows) {
@@ -379,25 +209,75 @@ void run_scale(ScaleArgs& a) {
     if (r.baseline_ranks > 0) std::printf(" %6.2fx %6.2f", r.speedup, r.efficiency);
     std::printf("%s\n", r.ok ? "" : "  (some repeats failed)");
   }
+}
+
+void run_scale(ScaleArgs& a) {
+  const std::vector<int> ranks = parse_ranks(a.ranks, 65536);
+  std::vector<std::string> strategies =
+      parse_names(a.strategies, "--strategies", {"vertex", "snapshot"});
+  const std::vector<std::string> partitioners =
+      parse_names(a.partitioners, "--partitioners", {"metis", "random", "hash", "range"});
+  if (a.repeats < 1 || a.repeats > 1000) throw OptionError("--repeats must be from 1 to 1000");
+  if (a.epochs < 1) throw OptionError("--epochs must be >= 1");
+  if (a.timeout_s < 0) throw OptionError("--timeout must be >= 0 (0 = none)");
+  check_extra(a.extra);
+  if (!a.graph.empty() && !fs::exists(a.graph))
+    throw OptionError("--graph " + a.graph + ": no such file or directory");
+  Study st;
+  st.tmpl = launcher_template(a, ranks);
+  check_study_folder(a.out, a.graph);
+  st.temporal = is_temporal(a);
+  check_for_graph(a, st.temporal, strategies);
+  const fs::path out = a.out;
+  st.runs_dir = out / "runs";
+  std::error_code ec;
+  fs::create_directories(st.runs_dir, ec);
+  if (ec)
+    throw OptionError("--out " + a.out + ": cannot create " + st.runs_dir.string() + ": " +
+                      ec.message());
+  if (::access(st.runs_dir.c_str(), W_OK) != 0 || ::access(out.c_str(), W_OK) != 0)
+    throw OptionError("--out " + a.out + ": not writable");
+
+  const std::vector<ScaleConfig> configs = study_configs(ranks, strategies, partitioners);
+  st.exe = fs::read_symlink("/proc/self/exe");
+  st.total = int(configs.size()) * a.repeats;
+  std::printf("scale: %d run%s of `dgnn train` on %s (%s graph), %d epochs each; logs in %s\n",
+              st.total, st.total == 1 ? "" : "s",
+              a.graph.empty() ? "the generated default" : a.graph.c_str(),
+              a.task == "forecast" ? "forecasting on a"
+              : st.temporal        ? "temporal"
+                                   : "static",
+              a.epochs, st.runs_dir.c_str());
+  std::fflush(stdout);
+
+  std::vector<std::vector<ScaleRun>> results(configs.size());
+  int k = 0, failed_runs = 0;
+  for (size_t c = 0; c < configs.size(); ++c)
+    for (int rep = 1; rep <= a.repeats; ++rep) {
+      results[c].push_back(run_one(a, st, configs[c], rep, ++k));
+      if (!results[c].back().ok) ++failed_runs;
+    }
+
+  const std::vector<ScaleRow> rows = summarise_scale(configs, results);
+  const fs::path csv = out / "results.csv";
+  write_file_atomically(csv.string(), scale_csv(rows));
+  print_table(rows);
   std::printf("results: %s (%zu configurations, %d of %d runs failed)\n", csv.c_str(), rows.size(),
-              failed_runs, total);
+              failed_runs, st.total);
   std::fflush(stdout);
   const std::string title =
-      (a.model.empty() ? std::string(temporal ? "evolvegcn-o" : "gcn") : a.model) + " on " +
+      (a.model.empty() ? std::string(st.temporal ? "evolvegcn-o" : "gcn") : a.model) + " on " +
       (a.graph.empty() ? std::string("the generated SBM") : graph_name(a.graph)) + ", " +
       std::to_string(a.epochs) + " epochs";
   // A study where some configurations fail is still a study (their rows say why); one where
   // every run failed measured nothing (no plots, its rows say why), and says so by its exit code.
-  if (failed_runs == total)
+  if (failed_runs == st.total)
     throw Error("every run failed (the first: " + results.front().front().error + "); see " +
                 csv.string());
-  draw_plots(exe, out, title);
+  draw_plots(st.exe, out, title);
 }
 
 }  // namespace
-
-void set_share_dir(const std::string& dir) { share_dir() = dir; }
-const std::string& get_share_dir() { return share_dir(); }
 
 void register_scale(CLI::App& app) {
   auto args = std::make_shared<ScaleArgs>();

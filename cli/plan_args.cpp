@@ -1,10 +1,11 @@
 // What `dgnn plan`'s static and temporal paths share (plan_args.hpp): the network of the options,
-// the rates given with --rates (and those used, as `--json` prints them), and the JSON row of a
-// prediction.
+// the partitioners, the rates given with --rates (and those used, as `--json` prints them), and
+// the JSON row of a prediction.
 #include "dgnn/cli/plan_args.hpp"
 
 #include <cmath>
 
+#include "dgnn/cli/options.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/format.hpp"
 
@@ -27,6 +28,20 @@ nlohmann::json prediction_json(const perf::Prediction& p, int threads, int copie
           {"compute_scale", compute_scale}};
 }
 
+std::vector<Partitioner> parse_partitioners(const std::string& list,
+                                            std::vector<std::string>* names) {
+  *names = split_list(list, "--partitioners");
+  std::vector<Partitioner> methods;
+  for (const std::string& n : *names) {
+    try {
+      methods.push_back(parse_partitioner(n));
+    } catch (const OptionError& e) {
+      throw OptionError(std::string("--partitioners: ") + e.what());
+    }
+  }
+  return methods;
+}
+
 void read_given_rates(PlanArgs& a) {
   if (a.rates.empty()) return;
   if (!a.calibration.empty())
@@ -38,12 +53,12 @@ void read_given_rates(PlanArgs& a) {
   a.given = std::make_shared<const perf::GivenRates>(perf::read_rates_file(a.rates));
 }
 
-nlohmann::json used_rates_json(const perf::RankRates& rr, perf::GivenRates g,
+nlohmann::json used_rates_json(const perf::CalibrationRecord& rates, perf::GivenRates g,
                                const std::map<int, perf::Rates>& fused) {
-  g.cores = rr.node_cores();
+  g.cores = rates.node_cores;
   g.entries.clear();
   g.fallback.reset();
-  for (auto& [tc, c] : rr.calibrations()) {
+  for (auto& [tc, c] : rates.calibrations) {
     perf::Rates r = c.rates;
     // The fused ops are timed per thread count, one rank's threads alone.
     if (auto it = fused.find(tc.first); it != fused.end() && tc.second == 1) {

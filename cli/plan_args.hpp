@@ -13,6 +13,7 @@
 
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/graph/temporal.hpp"
+#include "dgnn/partition/partition.hpp"
 #include "dgnn/plan/calibration.hpp"
 #include "dgnn/plan/perf_model.hpp"
 
@@ -55,6 +56,11 @@ struct PlanArgs {
 // The network of --network, --latency-us and --bandwidth-gbs (OptionError naming the option).
 perf::Network plan_network(const PlanArgs& a);
 
+// The partitioners of --partitioners, parsed, and their names as given (OptionError naming the
+// option).
+std::vector<Partitioner> parse_partitioners(const std::string& list,
+                                            std::vector<std::string>* names);
+
 // Reads --rates into a.given (OptionError: the file's errors, or --calibration / --recalibrate
 // given with it: nothing is timed, so nothing is cached).
 void read_given_rates(PlanArgs& a);
@@ -68,7 +74,7 @@ inline perf::RateOptions rate_options(const PlanArgs& a) {
 // What a plan used, in the form --rates reads (perf::rates_file_text), for `--json`'s "rates".
 // `g` holds what the plan measured beyond the kernels (probes, synchronisations, pair drawing);
 // `fused`, the temporal models' fused ops by threads per rank.
-nlohmann::json used_rates_json(const perf::RankRates& rr, perf::GivenRates g,
+nlohmann::json used_rates_json(const perf::CalibrationRecord& rates, perf::GivenRates g,
                                const std::map<int, perf::Rates>& fused = {});
 
 // A prediction's times, bytes and the rank's threads as `--json` rows print them.

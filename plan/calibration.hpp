@@ -3,8 +3,8 @@
 // one graph and model, for a given number of threads per rank, cached in a JSON file so that
 // repeated plans skip the timing; the temporal models' fused ops and a real training step; and
 // the rates of P ranks sharing a node (RankRates), timed or given (--rates, rates_file.hpp).
-// `dgnn plan` parses options into these and prints what plan/perf_model.hpp and
-// plan/perf_temporal.hpp predict from them.
+// plan/plan_static.hpp and plan/plan_temporal.hpp plan from these with plan/perf_model.hpp and
+// plan/perf_temporal.hpp.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -82,6 +82,14 @@ struct RateOptions {
   std::shared_ptr<const GivenRates> given;
 };
 
+// What a RankRates calibrated (or was given), kept for printing once the plan is made: every
+// calibration by (threads, copies), the cache file and the node's cores.
+struct CalibrationRecord {
+  std::map<std::pair<int, int>, Calibration> calibrations;
+  std::string cache;
+  int node_cores = 0;
+};
+
 // Threads per rank and how much the ranks' compute shrinks when they share too few cores.
 // Ranks that share the node (cores) share its memory bandwidth, and its cores with whatever
 // else runs there: each kernel is also timed with as many single-threaded copies at once as the
@@ -106,6 +114,7 @@ class RankRates {
   int node_cores() const { return node_cores_; }
   // Every calibration used so far, by (threads, copies).
   const std::map<std::pair<int, int>, Calibration>& calibrations() const { return cal_; }
+  CalibrationRecord record() const { return {cal_, cache_, node_cores_}; }
 
  private:
   const Calibration& calibration(int t, int c);

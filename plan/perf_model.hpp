@@ -129,6 +129,16 @@ struct Prediction {
   bool extrapolated = false;
 };
 
+// One row of a plan's table: a prediction, and the ranks' threads it was made for.
+template <class P>
+struct PlanRowOf {
+  std::string partitioner;
+  P p;
+  int threads = 1, copies = 1;  // threads per rank; copies timed at once for its rates
+  double compute_scale = 1;     // PlanOptions::compute_scale
+};
+using PlanRow = PlanRowOf<Prediction>;
+
 // One training step: per layer forward then backward, each phase a barrier (the halo exchange),
 // phase time = max over ranks (compute + packing and unpacking the halo rows + exchange not
 // hidden by the overlap) + the cost of a synchronisation; then the gradient all-reduce
