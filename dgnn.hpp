@@ -1,8 +1,10 @@
 #pragma once
 // dgnn's public API in one include: tensors and autograd ops, graph views and layers, training
-// (the loop, static and temporal tasks, a whole temporal run), graph input and generators.
+// (the loop and its tasks, and a whole run of every task: StaticRun, TemporalRun, ForecastRun,
+// NodeSequenceRun), graph input and generators.
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
+#include "dgnn/datasets/diffusion.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
 #include "dgnn/datasets/sbm.hpp"
 #include "dgnn/gnn/core/attention.hpp"
@@ -14,16 +16,21 @@
 #include "dgnn/gnn/core/ops.hpp"
 #include "dgnn/gnn/core/tensor.hpp"
 #include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/temporal/forecast_run.hpp"
+#include "dgnn/gnn/temporal/node_sequence_run.hpp"
 #include "dgnn/gnn/temporal/temporal_models.hpp"
 #include "dgnn/gnn/temporal/temporal_run.hpp"
 #include "dgnn/gnn/train/checkpoint.hpp"
 #include "dgnn/gnn/train/distributed.hpp"
+#include "dgnn/gnn/train/epoch_report.hpp"
 #include "dgnn/gnn/train/minibatch.hpp"
 #include "dgnn/gnn/train/minibatch_setup.hpp"
 #include "dgnn/gnn/train/optimizer.hpp"
+#include "dgnn/gnn/train/static_run.hpp"
 #include "dgnn/gnn/train/trainer.hpp"
 #include "dgnn/gnn/train/training_loop.hpp"
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/graph/graph.hpp"
+#include "dgnn/graph/signals.hpp"
 #include "dgnn/graph/temporal.hpp"
 #include "dgnn/sampler/sampler.hpp"

@@ -19,8 +19,7 @@
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/format.hpp"
 #include "dgnn/gnn/models/layers.hpp"
-#include "dgnn/gnn/temporal/temporal_models.hpp"
-#include "dgnn/gnn/temporal/temporal_trainer.hpp"
+#include "dgnn/gnn/temporal/temporal_run.hpp"
 #include "dgnn/graph/atomic_write.hpp"
 #include "dgnn/graph/temporal.hpp"
 

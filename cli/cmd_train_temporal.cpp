@@ -12,8 +12,7 @@
 #include "dgnn/cli/train_args.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/timer.hpp"
-#include "dgnn/gnn/temporal/temporal_dist.hpp"
-#include "dgnn/gnn/temporal/temporal_trainer.hpp"
+#include "dgnn/gnn/temporal/temporal_run.hpp"
 #include "dgnn/graph/npy.hpp"
 
 namespace dgnn::cli {

@@ -143,4 +143,18 @@ void DiffusionDataset::write_dataset_dir(const std::string& dir, bool force) con
       force);
 }
 
+SignalSeries DiffusionDataset::to_series() const {
+  EdgeList e;
+  e.src.assign(src.begin(), src.end());
+  e.dst.assign(dst.begin(), dst.end());
+  e.lines = int64_t(src.size());
+  SignalSeries s;
+  s.graph = static_as_temporal(std::move(e), EdgeListOptions{}, "generated diffusion",
+                               config.vertices);
+  s.steps = config.steps;
+  s.channels = 1;
+  s.values = signal;
+  return s;
+}
+
 }  // namespace dgnn

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "dgnn/graph/signals.hpp"
+
 namespace dgnn {
 
 struct DiffusionConfig {
@@ -33,6 +35,8 @@ struct DiffusionDataset {
   std::vector<int32_t> community;
   std::vector<float> signal;        // steps x vertices, row-major, standardised
   std::string description() const;  // the "# ..." line at the top of edges.txt
+  // The graph and signal as a forecasting run reads them (one channel, vertices 0..N-1).
+  SignalSeries to_series() const;
   // edges.txt and signals.npy ([steps, vertices]) into `dir`, atomically (dataset_dir.hpp).
   void write_dataset_dir(const std::string& dir, bool force = false) const;
 };
