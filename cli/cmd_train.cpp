@@ -73,12 +73,7 @@ void run_train(TrainArgs& a) {
   if (!(a.data.train_frac >= 0 && a.data.train_frac <= 1 && a.data.val_frac >= 0 &&
         a.data.val_frac <= 1 && a.data.train_frac + a.data.val_frac <= 1))
     throw OptionError("--train-frac and --val-frac must be in [0, 1] with a sum <= 1");
-  check_outputs(a,
-                {{"--log-json", a.log_json},
-                 {"--predictions", a.predictions},
-                 {"--save", a.train.save},
-                 {"--embeddings", a.embeddings},
-                 {"--embeddings", a.embeddings.empty() ? "" : embeddings_ids_path(a.embeddings)}});
+  check_outputs(a, train_outputs(a));
   StaticRunConfig cfg;
   cfg.layer = static_layer(a.model.empty() ? "gcn" : a.model, a.dropout, &cfg.model);
   cfg.layers = a.layers;

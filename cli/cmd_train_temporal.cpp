@@ -61,12 +61,7 @@ void run_train_temporal(TrainArgs& a) {
   if (a.hidden < 1) throw OptionError("--hidden must be >= 1");
   if (a.layers < 1) throw OptionError("--layers must be >= 1");
   set_threads(a.threads);
-  check_outputs(a,
-                {{"--log-json", a.log_json},
-                 {"--predictions", a.predictions},
-                 {"--save", a.train.save},
-                 {"--embeddings", a.embeddings},
-                 {"--embeddings", a.embeddings.empty() ? "" : embeddings_ids_path(a.embeddings)}});
+  check_outputs(a, train_outputs(a));
   if (a.task == "node") return run_train_temporal_node(a);
   const TemporalTask task = parse_temporal_task(a.task);
   const bool link = task == TemporalTask::link;

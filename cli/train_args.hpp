@@ -116,6 +116,10 @@ std::vector<NamedPath> dataset_inputs(const DatasetOptions& data, const std::str
 // --partition, --load).
 void check_outputs(const TrainArgs& a, const std::vector<NamedPath>& out);
 
+// The outputs a node or link task may write: --log-json, --predictions, --save, --embeddings
+// (and the ids file beside it).
+std::vector<NamedPath> train_outputs(const TrainArgs& a);
+
 // --device: cpu, or cuda bound to this rank's GPU (the node-local rank picks it); fails with one
 // line when no GPU is usable (the count and CUDA's error). With several GPU ranks, also the
 // device communicator (--comm: NCCL, or staged through MPI), attached to `comm` and owned by

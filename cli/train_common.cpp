@@ -115,4 +115,12 @@ Device train_device(const TrainArgs& a, Communicator& comm, std::unique_ptr<Devi
   return Device::cuda;
 }
 
+std::vector<NamedPath> train_outputs(const TrainArgs& a) {
+  return {{"--log-json", a.log_json},
+          {"--predictions", a.predictions},
+          {"--save", a.train.save},
+          {"--embeddings", a.embeddings},
+          {"--embeddings", a.embeddings.empty() ? "" : embeddings_ids_path(a.embeddings)}};
+}
+
 }  // namespace dgnn::cli

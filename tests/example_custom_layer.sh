@@ -7,11 +7,8 @@
 set -euo pipefail
 build="$1"; src="$2"
 work="$build/example-test"
-rm -rf "$work"
-cmake --install "$build" --prefix "$work/prefix" >/dev/null
-cmake -S "$src/examples/custom_layer" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
-cmake --build "$work/build" >/dev/null
+. "$src/tests/example_common.sh"
+example_build custom_layer "$work"
 # The installed headers include each other as "dgnn/...": a project of the user's with headers
 # of the same module names on its include path, searched first, does not shadow them.
 for h in common/error.hpp graph/csr.hpp graph/graph.hpp gnn/models/layers.hpp gnn/core/ops.hpp \
