@@ -393,10 +393,7 @@ Evaluation ForecastTrainer::test() {
 ForecastResult ForecastTrainer::run(const std::function<void(const EpochRecord&)>& on_epoch) {
   const LoopResult r = loop_->run(on_epoch);
   ForecastResult res;
-  res.epochs_run = r.epochs_run;
-  res.last_epoch = r.last_epoch;
-  res.stopped_early = r.stopped_early;
-  res.best_epoch = r.best_epoch;
+  static_cast<LoopSummary&>(res) = r;
   res.best_val = metrics_of(r.best_val, "val");
   res.test = metrics_of(r.test, "test");
   const int64_t test_begin = split_.train + split_.val;
@@ -404,8 +401,6 @@ ForecastResult ForecastTrainer::run(const std::function<void(const EpochRecord&)
   res.test_last = naive(test_begin, split_.samples, true);
   res.val_zero = naive(split_.train, test_begin, false);
   res.val_last = naive(split_.train, test_begin, true);
-  res.median_epoch_ms = r.median_epoch_ms;
-  res.test_ms = r.test_ms;
   res.split = split_;
   return res;
 }

@@ -90,17 +90,11 @@ struct ForecastMetrics {
   double mape = 0;  // percent, over targets that are not 0 (NaN when every target is 0)
 };
 
-struct ForecastResult {
-  int epochs_run = 0;
-  int last_epoch = 0;
-  bool stopped_early = false;
-  int best_epoch = 0;
+struct ForecastResult : LoopSummary {
   ForecastMetrics best_val;
   ForecastMetrics test;                  // with the best-validation parameters
   ForecastMetrics test_zero, test_last;  // the naive forecasts on the test samples
   ForecastMetrics val_zero, val_last;    // ... and on the validation samples
-  double median_epoch_ms = 0;
-  double test_ms = 0;
   ForecastSplit split;
 };
 

@@ -138,15 +138,10 @@ NodeSequenceResult NodeSequenceTrainer::run(
     const std::function<void(const EpochRecord&)>& on_epoch) {
   const LoopResult r = loop_->run(on_epoch);
   NodeSequenceResult res;
-  res.epochs_run = r.epochs_run;
-  res.last_epoch = r.last_epoch;
-  res.stopped_early = r.stopped_early;
-  res.best_epoch = r.best_epoch;
+  static_cast<LoopSummary&>(res) = r;
   res.best_val_acc = r.best_epoch > 0 ? r.best_val.get("val_acc") : -1;
   res.test_acc = r.test.get("test_acc");
   res.test_macro_f1 = r.test.get("test_macro_f1");
-  res.median_epoch_ms = r.median_epoch_ms;
-  res.test_ms = r.test_ms;
   return res;
 }
 

@@ -38,15 +38,9 @@ struct NodeSequenceOptions : TrainOptions {
   int bptt = 0;  // 0: back-propagate through every snapshot
 };
 
-struct NodeSequenceResult {
-  int epochs_run = 0;  // in this invocation (after a resume: the remaining ones)
-  int last_epoch = 0;
-  bool stopped_early = false;
-  int best_epoch = 0;
+struct NodeSequenceResult : LoopSummary {
   double best_val_acc = 0;
   double test_acc = 0, test_macro_f1 = 0;  // with the best-validation parameters
-  double median_epoch_ms = 0;
-  double test_ms = 0;  // the test's evaluation
 };
 
 // A task of the training loop (gnn/train/training_loop.hpp): one optimiser step per epoch.

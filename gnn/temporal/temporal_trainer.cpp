@@ -277,14 +277,9 @@ TemporalResult LinkPredictionTrainer::run(const std::function<void(const EpochRe
   res.val_steps = n_val_;
   res.test_steps = n_steps_ - n_train_ - n_val_;
   const LoopResult r = loop_->run(cb);
-  res.epochs_run = r.epochs_run;
-  res.last_epoch = r.last_epoch;
-  res.stopped_early = r.stopped_early;
-  res.best_epoch = r.best_epoch;
+  static_cast<LoopSummary&>(res) = r;
   res.best_val = to_metrics(r.best_val);
   res.test = to_metrics(r.test);
-  res.median_epoch_ms = r.median_epoch_ms;
-  res.test_ms = r.test_ms;
   return res;
 }
 

@@ -188,14 +188,8 @@ struct LinkMetrics {
   double selection(TemporalTask t) const { return t == TemporalTask::link ? map : f1; }
 };
 
-struct TemporalResult {
-  int epochs_run = 0;          // in this invocation (after a resume: the remaining ones)
-  int last_epoch = 0;          // counting a resumed checkpoint's
-  bool stopped_early = false;  // --patience ran out before --epochs
-  int best_epoch = 0;
+struct TemporalResult : LoopSummary {
   LinkMetrics best_val, test;  // test with the best-validation parameters
-  double median_epoch_ms = 0;
-  double test_ms = 0;  // the test's evaluation
   int train_steps = 0, val_steps = 0, test_steps = 0;
 };
 

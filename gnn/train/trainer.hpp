@@ -30,19 +30,9 @@ struct NodeTask {
 // The whole dataset as one process's task. OptionError when it has no labels.
 NodeTask make_node_task(const Dataset& d);
 
-struct TrainResult {
-  int epochs_run = 0;          // in this invocation (after a resume: the remaining ones)
-  bool stopped_early = false;  // --patience ran out before --epochs
-  int last_epoch = 0;
-  int best_epoch = 0;
+struct TrainResult : LoopSummary {
   double best_val_acc = -1;
   double test_acc = 0;  // with the best-validation parameters
-  double final_loss = 0;
-  double median_epoch_ms = 0;
-  double test_ms = 0;  // the test's evaluation
-  // Medians over epochs of the split (ms) and bytes sent per epoch (sum over ranks).
-  double median_compute_ms = 0, median_comm_ms = 0, median_wait_ms = 0;
-  int64_t bytes_per_epoch = 0;
   // Mini-batch training: medians over epochs of the batch production time and of the part of it
   // training waited for.
   double median_sample_ms = 0, median_sample_wait_ms = 0;

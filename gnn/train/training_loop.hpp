@@ -136,18 +136,23 @@ struct StepGradients {
   std::vector<float> grads;
 };
 
-struct LoopResult {
-  int epochs_run = 0;  // in this invocation (after a resume: the remaining ones)
-  int last_epoch = 0;  // the last epoch trained, counting those of a resumed checkpoint
-  int best_epoch = 0;
-  Evaluation best_val;  // the validation of the best epoch
-  Evaluation test;      // with the best-validation parameters
-  bool stopped_early = false;
+// What every run reports of its loop, whatever its task: each task's result type (TrainResult,
+// TemporalResult, ForecastResult, NodeSequenceResult) is this and the task's metrics.
+struct LoopSummary {
+  int epochs_run = 0;          // in this invocation (after a resume: the remaining ones)
+  int last_epoch = 0;          // the last epoch trained, counting those of a resumed checkpoint
+  int best_epoch = 0;          // 0: none (no epoch trained)
+  bool stopped_early = false;  // --patience ran out before --epochs
   double final_loss = 0;
   // Medians over this invocation's epochs.
   double median_epoch_ms = 0, median_compute_ms = 0, median_comm_ms = 0, median_wait_ms = 0;
   int64_t bytes_per_epoch = 0;  // the last epoch's, summed over ranks
   double test_ms = 0;           // the test's evaluation
+};
+
+struct LoopResult : LoopSummary {
+  Evaluation best_val;  // the validation of the best epoch
+  Evaluation test;      // with the best-validation parameters
 };
 
 // Median of a list (0 when empty).
