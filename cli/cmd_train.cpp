@@ -111,6 +111,7 @@ void run_train(TrainArgs& a) {
       {"threads", omp_get_max_threads()},
       {"device", a.device},
       {"comm", device_link ? transport_name(device_link->transport()) : "none"}};
+  if (a.train.clip_norm > 0) settings["clip_norm"] = a.train.clip_norm;
   if (mb) {
     settings["batch_size"] = mb->batch_size;
     settings["fanouts"] = mb->sampler.fanouts;

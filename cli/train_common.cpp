@@ -80,7 +80,7 @@ void set_threads(int threads) {
 
 nlohmann::json temporal_settings(const TrainArgs& a, const std::string& model,
                                  const std::string& task, int ranks) {
-  return {{"graph", a.data.graph},
+  nlohmann::json s = {{"graph", a.data.graph},
           {"model", model},
           {"task", task},
           {"layers", a.layers},
@@ -96,6 +96,8 @@ nlohmann::json temporal_settings(const TrainArgs& a, const std::string& model,
           {"device", a.device},
           {"partitioner", a.strategy == "snapshot" ? "none" : a.partitioner},
           {"threads", omp_get_max_threads()}};
+  if (a.train.clip_norm > 0) s["clip_norm"] = a.train.clip_norm;
+  return s;
 }
 
 Device train_device(const TrainArgs& a, Communicator& comm, std::unique_ptr<DeviceComm>* link) {

@@ -40,6 +40,9 @@ void register_train(CLI::App& app) {
       ->check(CLI::IsMember({"adam", "sgd"}))
       ->capture_default_str();
   cmd->add_option("--momentum", a->train.momentum, "SGD momentum")->capture_default_str();
+  cmd->add_option("--clip-norm", a->train.clip_norm,
+                  "Clip the gradients' global L2 norm to this before each update (0: never)")
+      ->capture_default_str();
   cmd->add_option("--epochs", a->train.epochs, "Training epochs")
       ->check(positive())
       ->capture_default_str();

@@ -2,6 +2,7 @@
 #include "dgnn/gnn/temporal/forecast_run.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/gnn/models/layers.hpp"
@@ -133,6 +134,13 @@ ForecastRun::ForecastRun(const std::function<SignalSeries()>& read, ForecastRunC
   if (!model_) throw Error("ForecastRunConfig::make_model returned no model");
   model_->reset_parameters(opt.seed);
   if (dev != Device::cpu) model_->to(dev);
+  // Checkpoints record what was read, beside the caller's settings.
+  nlohmann::json meta = nlohmann::json::parse(opt.meta_json);
+  meta.update({{"signals", source_},
+               {"steps", steps_},
+               {"channels", channels_},
+               {"snapshots", g.num_snapshots()}});
+  opt.meta_json = meta.dump();
   trainer_ = std::make_unique<ForecastTrainer>(*model_, views, *data_, comm, opt, dev,
                                                plan_ ? &*plan_ : nullptr);
 }

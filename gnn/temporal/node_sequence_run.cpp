@@ -1,6 +1,8 @@
 // A run of node classification over snapshots, assembled (gnn/temporal/node_sequence_run.hpp).
 #include "dgnn/gnn/temporal/node_sequence_run.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "dgnn/common/error.hpp"
 #include "dgnn/gnn/temporal/temporal_trainer.hpp"
 #include "dgnn/graph/dataset.hpp"
@@ -85,6 +87,10 @@ NodeSequenceRun::NodeSequenceRun(const std::function<TemporalGraph()>& read,
     if (!rank_data_)  // vertex_partition_rank put its features on the device already
       for (Var& f : x) f = Var(f.value().to(dev));
   }
+  // Checkpoints record the snapshot count beside the caller's settings.
+  nlohmann::json meta = nlohmann::json::parse(cfg_.train.meta_json);
+  meta["snapshots"] = g.num_snapshots();
+  cfg_.train.meta_json = meta.dump();
   trainer_ = std::make_unique<NodeSequenceTrainer>(
       *model_, rank_data_ ? rank_data_->graphs : graphs_, x, task_, comm, cfg_.train);
 }

@@ -138,6 +138,8 @@ void check_train_options(const TrainOptions& opt) {
   if (!(opt.weight_decay >= 0 && std::isfinite(opt.weight_decay)))
     throw OptionError("--weight-decay must be a number >= 0");
   if (!(opt.momentum >= 0 && opt.momentum < 1)) throw OptionError("--momentum must be in [0, 1)");
+  if (!(opt.clip_norm >= 0 && std::isfinite(opt.clip_norm)))
+    throw OptionError("--clip-norm must be a number >= 0 (0: no clipping)");
   if (opt.patience < 0) throw OptionError("--patience must be >= 0 (0: never stop early)");
   if (opt.save_every < 0) throw OptionError("--save-every must be >= 0 (0: only at the end)");
   if (opt.save_every > 0 && opt.save.empty())
@@ -262,6 +264,27 @@ LoopResult TrainingLoop::run(const std::function<void(const EpochRecord&)>& on_e
   return res;
 }
 
+void clip_gradients(const std::vector<std::pair<std::string, Parameter*>>& params, float max_norm) {
+  // The gradients are replicated after the all-reduce: every rank computes the same norm.
+  double squares = 0;
+  std::vector<Tensor> host;
+  for (auto& [name, p] : params) {
+    host.push_back(p->var.grad().empty() ? Tensor() : p->var.grad().to(Device::cpu));
+    const Tensor& g = host.back();
+    for (int64_t i = 0; i < g.numel(); ++i) squares += double(g.data()[i]) * double(g.data()[i]);
+  }
+  const double norm = std::sqrt(squares);
+  if (!(norm > max_norm)) return;
+  const float factor = float(double(max_norm) / (norm + 1e-6));
+  for (size_t k = 0; k < params.size(); ++k) {
+    Tensor& g = host[k];
+    if (g.numel() == 0) continue;
+    for (int64_t i = 0; i < g.numel(); ++i) g.data()[i] *= factor;
+    Tensor& grad = params[k].second->var.grad();
+    kernels::copy(grad.device(), grad.data(), Device::cpu, g.data(), size_t(g.numel()) * 4);
+  }
+}
+
 double TrainingLoop::gradients(const StepLoss& l) {
   task_.optimizer().zero_grad();
   double value = l.value;
@@ -272,6 +295,7 @@ double TrainingLoop::gradients(const StepLoss& l) {
   }
   // Parameters are replicated: sum every rank's share of the gradient (and of the loss).
   allreduce_gradients(comm_, task_.parameters(), flat_, l.summed ? nullptr : &value);
+  if (opt_.clip_norm > 0) clip_gradients(task_.parameters(), opt_.clip_norm);
   return value;
 }
 

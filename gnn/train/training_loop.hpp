@@ -2,8 +2,9 @@
 // The one training loop, for every task (PyTorch Lightning's Trainer.fit and LightningModule):
 // the loop owns the epochs, the compute / comm / wait split, best-validation selection and its
 // restore before the test, early stopping, checkpoints (every N epochs, at the end) and resuming
-// from one; a task supplies its parameters and optimiser, one training epoch, and its
-// evaluations. Node classification (full graph or mini-batch), temporal link prediction and
+// from one, and every optimiser step (zero_grad, backward, the gradient all-reduce, clipping,
+// the update) through the epoch's windows; a task supplies its parameters and optimiser, each
+// step's loss (StepLoss), and its evaluations. Node classification (full graph or mini-batch), temporal link prediction and
 // edge classification (vertex or snapshot strategy) and node classification over snapshots are
 // tasks (gnn/train/trainer.hpp, gnn/temporal/temporal_trainer.hpp, gnn/temporal/temporal_node.hpp);
 // a user's task may be one too.
@@ -42,6 +43,9 @@ struct TrainOptions {
   float lr = 0.01f;
   float weight_decay = 0.f;
   float momentum = 0.f;  // sgd only
+  // Gradient clipping: before each update, the gradients (summed over ranks) are scaled so that
+  // their global L2 norm is at most this (0: never; PyTorch's clip_grad_norm_).
+  float clip_norm = 0.f;
   // Early stopping: stop after this many epochs without a better validation score (0: never).
   int patience = 0;
   std::string save;              // checkpoint written after the last epoch ("" = none)
@@ -166,6 +170,10 @@ double median(std::vector<double> v);
 void allreduce_gradients(Communicator& comm,
                          const std::vector<std::pair<std::string, Parameter*>>& params,
                          std::vector<float>& flat, double* extra = nullptr);
+
+// Scales the parameters' gradients so that their global L2 norm is at most max_norm (none that
+// is below it is touched; a NaN norm leaves them as they are for the optimiser to meet).
+void clip_gradients(const std::vector<std::pair<std::string, Parameter*>>& params, float max_norm);
 
 class TrainingLoop {
  public:

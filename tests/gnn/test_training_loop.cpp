@@ -225,7 +225,7 @@ TEST_CASE("the loop owns the step: zero, backward of the scaled loss, update; th
                   opt);
   TrainingLoop loop(task, self, opt);
   const double loss = loop.train_epoch(1);
-  CHECK(task.calls == "bsesesE");
+  CHECK(task.calls == "bseseseE");
   CHECK(task.w() == Approx(0.48).epsilon(1e-6));
   // (1 * 2 + 4.9^2 * 1 + 1.9^2 * 1) / (4 + 0 + 1)
   CHECK(loss == Approx((2.0 + 4.9 * 4.9 + 1.9 * 1.9) / 5.0).epsilon(1e-6));
@@ -234,11 +234,33 @@ TEST_CASE("the loop owns the step: zero, backward of the scaled loss, update; th
   // epoch_gradients: the same windows from a fresh state, nothing applied.
   task.calls.clear();
   const std::vector<StepGradients> g = loop.epoch_gradients(1);
-  CHECK(task.calls == "bsesesEb");
+  CHECK(task.calls == "bseseseEb");
   REQUIRE(g.size() == 3);
   CHECK(g[0].grads.at(0) == Approx(2 * (0.48 - 1) * 0.5).epsilon(1e-6));
   CHECK(g[0].count == 4);
   CHECK(g[2].loss == Approx((0.48 - 2) * (0.48 - 2)).epsilon(1e-6));
   CHECK(task.w() == Approx(0.48).epsilon(1e-6));
   CHECK(task.optimizer().steps() == 2);
+}
+
+TEST_CASE("--clip-norm scales the step's gradients to the norm, and leaves smaller ones alone") {
+  TrainOptions opt;
+  opt.optimizer = "sgd";
+  opt.lr = 0.1f;
+  opt.epochs = 1;
+  SelfCommunicator self;
+  for (const float clip : {0.f, 1.f, 100.f}) {
+    INFO("clip " << clip);
+    opt.clip_norm = clip;
+    // w = 0, target 10: the gradient is -20 (norm 20).
+    WindowTask task({{10.f, 1.f, 1.0, 1.0, true}}, opt);
+    TrainingLoop loop(task, self, opt);
+    loop.train_epoch(1);
+    const double expect = clip == 1.f ? 0.1 * 1.0 * 20 / (20 + 1e-6) : 0.1 * 20;
+    CHECK(task.w() == Approx(expect).epsilon(1e-6));
+  }
+  opt.clip_norm = -1;
+  SelfCommunicator one;
+  WindowTask task({{10.f, 1.f, 1.0, 1.0, true}}, opt);
+  CHECK_THROWS_WITH(TrainingLoop(task, one, opt), Catch::Contains("--clip-norm"));
 }
