@@ -284,6 +284,31 @@ for m in ("gcn", "gat"):
 print("directed chain on 2 ranks (one rank with no halo rows) matches one process, GCN and GAT")
 PY
 
+# --clip-norm acts on the gradients summed over ranks: 2 ranks clip as one process does (a
+# static GCN and a temporal GCRN), and the clipped runs differ from the unclipped ones.
+"$dgnn" train --graph "$work/g" --epochs 6 --seed 1 --quiet --clip-norm 0.05 \
+  --log-json "$work/c1.jsonl" >/dev/null
+run "$dgnn" train --graph "$work/g" --epochs 6 --seed 1 --parts 2 --quiet --clip-norm 0.05 \
+  --log-json "$work/c2.jsonl" >/dev/null
+"$dgnn" train --graph "$work/evo" --model gcrn --hidden 8 --epochs 4 --bptt 3 --quiet \
+  --clip-norm 0.001 --log-json "$work/ct1.jsonl" >/dev/null
+run "$dgnn" train --graph "$work/evo" --model gcrn --hidden 8 --epochs 4 --bptt 3 --quiet \
+  --clip-norm 0.001 --log-json "$work/ct2.jsonl" >/dev/null
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+def losses(name):
+    rows = [json.loads(l) for l in open(f"{work}/{name}.jsonl")]
+    return [r["loss"] for r in rows if not r.get("final")]
+for one, two, plain in (("c1", "c2", "one"), ("ct1", "ct2", "t1")):
+    a, b, p = losses(one), losses(two), losses(plain)
+    assert len(a) == len(b), (one, len(a), len(b))
+    for e, (x, y) in enumerate(zip(b, a), 1):
+        assert abs(x - y) <= 1e-4 * abs(y), f"{two}: epoch {e}: {x} vs {y}"
+    assert abs(a[-1] - p[len(a) - 1]) > 1e-4, (one, "clipping changed nothing", a, p)
+print("--clip-norm on 2 ranks matches one process, static and temporal")
+PY
+
 # A rank whose part file is missing: one line naming it, the job exits non-zero in seconds.
 rm "$work/parts/part-1.bin"
 start=$(date +%s)
