@@ -243,7 +243,7 @@ TEST_CASE("the loop owns the step: zero, backward of the scaled loss, update; th
   CHECK(task.optimizer().steps() == 2);
 }
 
-TEST_CASE("--clip-norm scales the step's gradients to the norm, and leaves smaller ones alone") {
+TEST_CASE("clipping (--clip-norm) scales the step's gradients to the norm, and leaves smaller ones alone") {
   TrainOptions opt;
   opt.optimizer = "sgd";
   opt.lr = 0.1f;
