@@ -378,6 +378,14 @@ int64_t TemporalGraph::diff_bytes() const {
   return total;
 }
 
+std::vector<int64_t> snapshot_nnz(const TemporalGraph& g) {
+  std::vector<int64_t> nnz;
+  SnapshotCursor cur(g);
+  do nnz.push_back(cur.current().nnz());
+  while (cur.next());
+  return nnz;
+}
+
 std::vector<SnapshotStats> snapshot_stats(const TemporalGraph& g) {
   std::vector<SnapshotStats> out;
   std::vector<uint8_t> seen(size_t(g.num_vertices));

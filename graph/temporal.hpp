@@ -126,6 +126,9 @@ class SnapshotCursor {
   Csr spare_;  // the previous step's arrays, reused so a step allocates nothing once warm
 };
 
+// Every snapshot's entry count, in order (a walk of the differences).
+std::vector<int64_t> snapshot_nnz(const TemporalGraph& g);
+
 // Builds snapshots from edges read with a time column (opt.time_col >= 0): InputError naming the
 // file when it has none. Edge weights are merged by sum within a snapshot (always, whatever
 // opt.duplicates says: a diff adds or removes an edge, not one of its copies); a snapshot that

@@ -28,10 +28,8 @@ std::unique_ptr<TemporalModel> forecast_model(const ForecastRunConfig& cfg,
 
 // The snapshot strategy: per sample, its graph's entries plus the vertices.
 std::vector<int64_t> sample_costs(const TemporalGraph& g, const ForecastSplit& split) {
-  std::vector<int64_t> nnz, cost;
-  SnapshotCursor cur(g);
-  do nnz.push_back(cur.current().nnz());
-  while (cur.next());
+  const std::vector<int64_t> nnz = snapshot_nnz(g);
+  std::vector<int64_t> cost;
   for (int64_t i = 0; i < split.samples; ++i)
     cost.push_back(nnz[nnz.size() == 1 ? 0 : size_t(split.first + i)] + g.num_vertices);
   return cost;
@@ -64,15 +62,12 @@ ForecastRun::ForecastRun(const std::function<SignalSeries()>& read, ForecastRunC
   // Rank 0 reads the graph and the signal; the graph goes out as every temporal graph does, the
   // signal in one broadcast.
   SignalSeries series;
-  in_ = load_temporal_on_ranks(
+  in_ = load_temporal_everywhere(
       [&] {
         series = read();
         return std::move(series.graph);
       },
-      comm,
-      [](const LoadedTemporal&) {
-        return std::function<bool(int, int)>([](int, int) { return true; });
-      });
+      comm);
   const TemporalGraph& g = in_.g;
   int64_t shape[2] = {series.steps, series.channels};
   comm.broadcast(shape, sizeof shape, 0);

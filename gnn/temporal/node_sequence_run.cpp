@@ -31,9 +31,7 @@ NodeSequenceRun::NodeSequenceRun(const std::function<TemporalGraph()>& read,
   const Device dev = cfg_.device;
   // Several ranks: rank 0 reads the graph and sends every rank all snapshots, as base +
   // differences (the vertex strategy cuts each one locally).
-  in_ = load_temporal_on_ranks(read, comm, [](const LoadedTemporal&) {
-    return std::function<bool(int, int)>([](int, int) { return true; });
-  });
+  in_ = load_temporal_everywhere(read, comm);
   const TemporalGraph& g = in_.g;
   int32_t classes = 0;
   const std::vector<int32_t> labels = cfg_.labels(g, &classes);

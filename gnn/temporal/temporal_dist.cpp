@@ -176,13 +176,7 @@ std::unique_ptr<SnapshotRank> make_snapshot_rank(const TemporalGraph& g,
                                                  const TemporalOptions& opt, int ranks, int rank) {
   DGNN_CHECK(features.size() == 1 || int(features.size()) == g.num_snapshots(), ShapeError,
              "need one feature matrix, or one per snapshot");
-  std::vector<int64_t> nnz;
-  {
-    SnapshotCursor cur(g);
-    do nnz.push_back(cur.current().nnz());
-    while (cur.next());
-  }
-  SnapshotPlan plan = snapshot_strategy_plan(g, nnz, opt, ranks);
+  SnapshotPlan plan = snapshot_strategy_plan(g, snapshot_nnz(g), opt, ranks);
   const std::vector<Csr> held = owned_snapshots(g, plan, rank);
   return make_snapshot_rank(std::move(plan), held, features, rank);
 }

@@ -23,6 +23,13 @@ LoadedTemporal load_temporal_on_ranks(
   return out;
 }
 
+LoadedTemporal load_temporal_everywhere(const std::function<TemporalGraph()>& read,
+                                        Communicator& comm) {
+  return load_temporal_on_ranks(read, comm, [](const LoadedTemporal&) {
+    return std::function<bool(int, int)>([](int, int) { return true; });
+  });
+}
+
 std::unique_ptr<TemporalRank> vertex_partition_rank(const TemporalGraph& g,
                                                     const std::vector<Var>& features,
                                                     PartitionOptions popt, Communicator& comm,

@@ -46,6 +46,11 @@ LoadedTemporal load_temporal_on_ranks(
     const std::function<TemporalGraph()>& read, Communicator& comm,
     const std::function<std::function<bool(int, int)>(const LoadedTemporal&)>& make_need);
 
+// load_temporal_on_ranks with every snapshot sent to every rank (the vertex strategy cuts each
+// one locally).
+LoadedTemporal load_temporal_everywhere(const std::function<TemporalGraph()>& read,
+                                        Communicator& comm);
+
 // This rank's share of every snapshot under the vertex strategy: rank 0 partitions (`popt`, its
 // parts set to the rank count; partition_temporal) and tells the others; every rank cuts its
 // local snapshots and halo plans. Features and halo exchanges are on `dev`.

@@ -103,10 +103,7 @@ void broadcast_temporal_meta(TemporalGraph& g, std::vector<int64_t>& nnz, Commun
   const bool root = comm.rank() == 0;
   ByteWriter w;
   if (root) {
-    nnz.clear();
-    SnapshotCursor cur(g);
-    do nnz.push_back(cur.current().nnz());
-    while (cur.next());
+    nnz = snapshot_nnz(g);
     w.scalar(g.num_vertices);
     w.scalar(uint8_t(g.directed));
     w.scalar(uint8_t(g.weighted));

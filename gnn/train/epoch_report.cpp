@@ -28,16 +28,15 @@ std::string format(const char* fmt, double v) {
   return buf;
 }
 
-}  // namespace
-
-std::string split_fields(const StepSplit& s) { return split_object(s).dump(); }
-
+// The split as printed on an epoch's line: "  (compute .. comm .. wait .., sent .. MB)".
 std::string split_text(const StepSplit& s) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "  (compute %.1f comm %.1f wait %.1f, sent %.2f MB)",
                 s.compute_ms, s.comm_ms, s.wait_ms, double(s.bytes_sent) / 1e6);
   return buf;
 }
+
+}  // namespace
 
 std::string epoch_line(const EpochRecord& r, const EpochFormat& f, bool split) {
   char head[64];

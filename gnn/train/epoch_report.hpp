@@ -28,12 +28,9 @@ struct EpochFormat {
 // "epoch    3  loss 0.1234  <label> 0.5678 ...    12.3 ms", then, with `split` (several ranks),
 // "  (compute .. comm .. wait .., sent .. MB)", then the format's suffix; no newline.
 std::string epoch_line(const EpochRecord& r, const EpochFormat& f, bool split);
-// The epoch as one JSON object: epoch, loss, eval_ms, the time split and bytes (split_fields),
-// the shown metrics by key, and every figure.
+// The epoch as one JSON object: epoch, loss, eval_ms, the time split and bytes (time_ms,
+// compute_ms, comm_ms, wait_ms, bytes_sent and their max_ over ranks), the shown metrics by key,
+// and every figure.
 std::string epoch_json(const EpochRecord& r, const EpochFormat& f);
-// The compute / comm / wait split and bytes of a step, as JSON fields (a JSON object's text).
-std::string split_fields(const StepSplit& s);
-// The same as printed on an epoch's line: "  (compute .. comm .. wait .., sent .. MB)".
-std::string split_text(const StepSplit& s);
 
 }  // namespace dgnn

@@ -265,23 +265,29 @@ LoopResult TrainingLoop::run(const std::function<void(const EpochRecord&)>& on_e
 }
 
 void clip_gradients(const std::vector<std::pair<std::string, Parameter*>>& params, float max_norm) {
-  // The gradients are replicated after the all-reduce: every rank computes the same norm.
+  // The gradients are replicated after the all-reduce: every rank computes the same norm. On the
+  // CPU they are read and scaled in place; device gradients go through a host copy.
   double squares = 0;
-  std::vector<Tensor> host;
-  for (auto& [name, p] : params) {
-    host.push_back(p->var.grad().empty() ? Tensor() : p->var.grad().to(Device::cpu));
-    const Tensor& g = host.back();
+  std::vector<Tensor> host(params.size());
+  auto on_host = [&](size_t k) -> Tensor& {
+    Tensor& g = params[k].second->var.grad();
+    return g.device() == Device::cpu ? g : host[k];
+  };
+  for (size_t k = 0; k < params.size(); ++k) {
+    const Tensor& grad = params[k].second->var.grad();
+    if (grad.device() != Device::cpu && !grad.empty()) host[k] = grad.to(Device::cpu);
+    const Tensor& g = on_host(k);
     for (int64_t i = 0; i < g.numel(); ++i) squares += double(g.data()[i]) * double(g.data()[i]);
   }
   const double norm = std::sqrt(squares);
   if (!(norm > max_norm)) return;
   const float factor = float(double(max_norm) / (norm + 1e-6));
   for (size_t k = 0; k < params.size(); ++k) {
-    Tensor& g = host[k];
-    if (g.numel() == 0) continue;
+    Tensor& g = on_host(k);
     for (int64_t i = 0; i < g.numel(); ++i) g.data()[i] *= factor;
     Tensor& grad = params[k].second->var.grad();
-    kernels::copy(grad.device(), grad.data(), Device::cpu, g.data(), size_t(g.numel()) * 4);
+    if (grad.device() != Device::cpu && grad.numel() > 0)
+      kernels::copy(grad.device(), grad.data(), Device::cpu, g.data(), size_t(g.numel()) * 4);
   }
 }
 
