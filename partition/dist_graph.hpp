@@ -1,0 +1,58 @@
+#pragma once
+// A graph no rank holds whole: its vertices (dense ids) are cut into blocks of consecutive ids,
+// rank r holding [vtxdist[r], vtxdist[r + 1]) with those vertices' edges. Parallel reading
+// (graph/dist_read.hpp) produces it; the parallel partitioner (PT-Scotch) cuts it; the sharded
+// loader (partition/dist_part.hpp) turns it and the partition into each rank's LocalPart.
+#include <cstdint>
+#include <vector>
+
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/graph/csr.hpp"
+#include "dgnn/partition/partition.hpp"
+
+namespace dgnn {
+
+struct DistGraph {
+  int64_t num_vertices = 0;      // global
+  std::vector<int64_t> vtxdist;  // ranks + 1 offsets: rank r holds [vtxdist[r], vtxdist[r+1])
+  // The in-edges of this rank's vertices: row i = vertex vtxdist[rank] + i, its sources as
+  // global dense ids, sorted, duplicates merged as the single-process loader merges them.
+  std::vector<int64_t> in_offsets;  // block_size() + 1
+  std::vector<int64_t> in_src;
+  std::vector<float> in_weight;  // empty when unweighted
+  // The symmetrised structure of the block, what a partitioner cuts: row i = the union of the
+  // vertex's in- and out-neighbours (global ids, sorted, each once, no self loop), and per
+  // neighbour the number of stored directed edges between the pair (1 or 2), so that the cut a
+  // partitioner minimises is partition_quality's edge_cut.
+  std::vector<int64_t> adj_offsets;  // block_size() + 1
+  std::vector<int64_t> adj;
+  std::vector<int64_t> adj_weight;
+
+  int rank = 0;
+  int64_t begin() const { return vtxdist[size_t(rank)]; }
+  int64_t end() const { return vtxdist[size_t(rank) + 1]; }
+  int64_t block_size() const { return end() - begin(); }
+  // The rank whose block holds global vertex v (binary search of vtxdist).
+  int owner(int64_t v) const;
+};
+
+// Rank `rank`'s block of a graph held whole (`in`: in-CSR, row = destination), blocks of about
+// equal vertex count: for tests, and to compare the parallel partitioner with METIS on a graph
+// one process can read. The symmetrised rows are built as partition_vertices builds METIS's.
+DistGraph dist_graph_block(const Csr& in, int rank, int ranks);
+
+// Whether this build has the parallel partitioner (PT-Scotch, with MPI).
+bool have_parallel_partitioner();
+
+// PT-Scotch k-way partition of `g` into opt.parts parts over all ranks of `comm` (collective;
+// no rank builds the whole graph): the part of each vertex of this rank's block, in [0, parts).
+// opt.imbalance bounds the vertex-count imbalance; `vertex_weight` (block_size() entries, or
+// empty for 1 each) replaces the vertex count as what is balanced. PT-Scotch balances one
+// weight only: callers that need several constraints (per-snapshot work) combine them first.
+// Deterministic given the options and the rank count. OptionError when this build has no
+// parallel partitioner.
+std::vector<int32_t> partition_distributed(const DistGraph& g, const PartitionOptions& opt,
+                                           Communicator& comm,
+                                           const std::vector<int64_t>& vertex_weight = {});
+
+}  // namespace dgnn
