@@ -62,7 +62,14 @@ if ls .gpu-deps/*.deb >/dev/null 2>&1; then
   cmake_args+=(-DCMAKE_PREFIX_PATH="$root/usr" -DDGNN_OPENBLAS_DIR="$lib/openblas-openmp"
                -DZLIB_ROOT="$root/usr")
   export LD_LIBRARY_PATH="$lib:$lib/openblas-openmp:$root/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-  if [ -x "$root/usr/bin/mpicxx.openmpi" ] && ! command -v mpirun >/dev/null; then
+  # The image's own Open MPI is used when it starts a job; one that cannot (seen: its mpiexec
+  # stops on "undefined symbol: PMIx_Info_create", a PMIx it was not built against) is passed over.
+  system_mpi_works() {
+    command -v mpirun >/dev/null &&
+      OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 30 mpirun -np 1 true >/dev/null 2>&1
+  }
+  if [ -x "$root/usr/bin/mpicxx.openmpi" ] && ! system_mpi_works; then
+    echo "(the system's mpirun cannot start a job, or there is none: Open MPI from .gpu-deps)"
     # Debian's Open MPI, run from the unpacked tree: OPAL_PREFIX relocates Open MPI (wrapper,
     # components, help files), the PMIX_ variables its PMIx. Checked under a mount namespace
     # that hid the system's Open MPI. One node: shared memory only, no network components.
