@@ -188,6 +188,10 @@ int dgnn::cli_main_with(int argc, char** argv, const char* share_dir) {
     return 2;
   } catch (const dgnn::OptionError& e) {
     dgnn::fail_job(e.what(), 1, /*same_on_every_rank=*/true);
+  } catch (const dgnn::AgreedInputError& e) {
+    dgnn::fail_job(e.what(), 1, /*same_on_every_rank=*/true);
+  } catch (const dgnn::AgreedError& e) {
+    dgnn::fail_job(e.what(), 1, /*same_on_every_rank=*/true);
   } catch (const dgnn::Error& e) {
     // One line, and under MPI the whole job comes down (MPI_Abort), never a hang.
     dgnn::fail_job(e.what(), 1);

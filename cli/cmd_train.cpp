@@ -10,6 +10,7 @@
 #include "dgnn/cli/train_args.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
+#include "dgnn/common/memory.hpp"
 #include "dgnn/common/timer.hpp"
 #include "dgnn/datasets/sbm.hpp"
 #include "dgnn/gnn/train/static_run.hpp"
@@ -83,6 +84,7 @@ void run_train(TrainArgs& a) {
   cfg.partition.seed = a.train.seed;
   cfg.partition_dir = a.partition_dir;
   if (!a.data.graph.empty()) cfg.source_hash = [&a] { return dataset_source_hash(a.data); };
+  if (!a.data.graph.empty()) cfg.shards = a.data;
   cfg.overlap = !a.no_overlap;
   cfg.minibatch = minibatch_options(a);
   const std::optional<MiniBatchOptions>& mb = cfg.minibatch;
@@ -141,7 +143,25 @@ void run_train(TrainArgs& a) {
   // The data id is collective: every rank computes it before the run's collectives.
   if (const std::string id = checkpoint_data_id(a, comm, false); !id.empty()) settings["data"] = id;
   cfg.train.meta_json = settings.dump();
+  Timer shard_timer;
   StaticRun run(read, cfg, comm);
+  if (const std::optional<ShardedLoad>& sh = run.sharded_load()) {
+    const NodeTask& t = run.task();
+    if (print)
+      std::printf(
+          "graph: %lld vertices, %lld stored edges, %lld features, %d classes, "
+          "train/val/test %lld/%lld/%lld (read in shards by %d ranks, at most %s of text each; "
+          "partitioned with %s; %.0f ms)\n",
+          (long long)sh->vertices, (long long)sh->stored_edges,
+          (long long)run.setup().part.feature_dim, int(t.num_classes), (long long)t.global_train,
+          (long long)t.global_val, (long long)t.global_test, comm.size(),
+          memory_str(double(sh->max_text_bytes)).c_str(), a.partitioner.c_str(),
+          shard_timer.ms());
+    const DatasetFiles files = dataset_files(a.data);
+    if (files.train.empty() && files.val.empty() && files.test.empty())  // a random split
+      require_split(t.global_train, t.global_val, t.global_test, a.data.train_frac,
+                    a.data.val_frac);
+  }
   if (cfg.device != Device::cpu && print)
     std::printf("device: %s\n", kernels::cuda_device_description().c_str());
   if (const RankMiniBatches* batches = run.minibatches()) {

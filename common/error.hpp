@@ -16,10 +16,27 @@ class Error : public std::runtime_error {
 class InputError : public Error {
  public:
   InputError(const std::string& path, int64_t line, const std::string& what)
-      : Error(format(path, line, what)) {}
+      : Error(format(path, line, what)), line_(line) {}
+  int64_t line() const { return line_; }  // 0 when none is known
   static std::string format(const std::string& path, int64_t line, const std::string& what) {
     return line > 0 ? path + ":" + std::to_string(line) + ": " + what : path + ": " + what;
   }
+
+ private:
+  int64_t line_ = 0;
+};
+
+// An InputError that every rank of a job meets alike: a check made after a collective (a file
+// with no data lines at all, read in parts by every rank). Reported once, by rank 0.
+class AgreedInputError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+// The same, raised on every rank with one rank's message (already formatted).
+class AgreedError : public Error {
+ public:
+  using Error::Error;
 };
 
 // A file that cannot be opened, read or written.

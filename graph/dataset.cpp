@@ -18,6 +18,7 @@
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/format.hpp"
 #include "dgnn/common/hash_rng.hpp"
+#include "dgnn/graph/dataset_rows.hpp"
 #include "dgnn/graph/npy.hpp"
 
 namespace dgnn {
@@ -25,68 +26,11 @@ namespace dgnn {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Calls fn(line, fields) for each data line of a small text table. '#'/'%' comments, blank
-// lines and a non-numeric first line (a header) are skipped; whitespace and commas separate; a
-// field starting with '#' starts a comment to the end of the line. Lines end in '\n' or "\r\n"
-// (read_text_file refuses a bare '\r').
-template <class Fn>
-void for_each_row(const std::string& path, Fn&& fn) {
-  std::string buf = read_text_file(path);
-  buf.push_back('\n');
-  std::vector<std::string_view> fields;
-  int64_t line = 0;
-  bool seen = false;
-  for (size_t pos = 0; pos < buf.size();) {
-    const size_t nl = buf.find('\n', pos);
-    const std::string_view text(buf.data() + pos, nl - pos);
-    pos = nl + 1;
-    ++line;
-    fields.clear();
-    for (size_t i = 0; i < text.size();) {
-      auto sep = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == ','; };
-      while (i < text.size() && sep(text[i])) ++i;
-      size_t j = i;
-      while (j < text.size() && !sep(text[j])) ++j;
-      if (j > i && text[i] == '#' && !fields.empty()) break;  // a comment after the data
-      if (j > i) fields.push_back(text.substr(i, j - i));
-      i = j;
-    }
-    if (fields.empty() || fields[0][0] == '#' || fields[0][0] == '%') continue;
-    const char c = fields[0][0];
-    const bool numeric = (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.';
-    const bool header = !seen && !numeric;
-    seen = true;
-    if (!header) fn(line, fields);
-  }
-}
-
-template <class T>
-T parse_number(std::string_view f, const std::string& path, int64_t line, const char* what) {
-  T v{};
-  auto r = std::from_chars(f.data(), f.data() + f.size(), v);
-  if (r.ec != std::errc() || r.ptr != f.data() + f.size())
-    throw InputError(path, line,
-                     std::string("expected ") + what + ", found '" + std::string(f) + "'");
-  return v;
-}
-
-int64_t parse_vertex(std::string_view f, const std::string& path, int64_t line) {
-  const int64_t v = parse_number<int64_t>(f, path, line, "an integer vertex id");
-  if (v < 0)
-    throw InputError(path, line, "expected a non-negative vertex id, found " + std::string(f));
-  return v;
-}
-
-std::string columns(size_t n) { return std::to_string(n) + (n == 1 ? " column" : " columns"); }
-
-// `exact`: the layout has no room for more columns (a third column of a label file is more likely
-// a shifted layout than a comment).
-void expect_fields(size_t got, size_t want, const std::string& path, int64_t line,
-                   const char* layout, bool exact = false) {
-  if (got < want || (exact && got > want))
-    throw InputError(path, line, "expected " + std::string(layout) + ", found " + columns(got));
-}
+using rows::columns;
+using rows::expect_fields;
+using rows::for_each_row;
+using rows::parse_number;
+using rows::parse_vertex;
 
 // A matrix's shape as its file has it: "3000 x 16", or "43336 (1-D)".
 std::string shape_of(const NpyMatrix& m) {

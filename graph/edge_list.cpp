@@ -308,11 +308,19 @@ std::string column_option(const EdgeListOptions& opt, int64_t c) {
   return time_option(opt);
 }
 
-// Parses the buffer, calling sink(src, dst, weight, time, line) per edge; the sink returns
-// false to stop early. `buf` must end with '\n' followed by a NUL.
+struct AnyEdge {
+  bool operator()(int64_t, int64_t, float, int64_t, int64_t) const { return true; }
+};
+
+// Parses [begin, end), calling sink(src, dst, weight, time, line) per edge; the sink returns
+// false to stop early. The text must end with '\n' followed by a NUL. Lines are numbered from
+// line0 + 1 (a chunk of a file read in parts). `note` (optional): the text is a chunk that may
+// not hold the file's first data line, so a non-numeric first data line may not be a header;
+// it is skipped and reported there, for the caller to decide once it knows the chunks before.
 template <class Sink>
-int64_t parse_edges(const std::string& buf, const std::string& path, const EdgeListOptions& opt,
-                    Sink&& sink) {
+int64_t parse_edges(const char* const buf_begin, const char* const end, const std::string& path,
+                    const EdgeListOptions& opt, int64_t line0, ChunkHeader* note, Sink&& sink,
+                    bool header_allowed = true) {
   // 64 bits: the column count is want + 1, and a column may be INT_MAX.
   const int64_t want = std::max<int64_t>({opt.src_col, opt.dst_col, opt.weight_col, opt.time_col});
   if (opt.src_col < 0 || opt.dst_col < 0 || opt.src_col == opt.dst_col)
@@ -328,19 +336,18 @@ int64_t parse_edges(const std::string& buf, const std::string& path, const EdgeL
   if (opt.weight_col >= 0 && opt.weight_col == opt.time_col)
     throw OptionError("--weight-col and --time-col name the same column " +
                       std::to_string(opt.time_col));
-  const char* p = buf.data();
-  const char* const end = buf.data() + buf.size();
+  const char* p = buf_begin;
   // A UTF-8 byte order mark (editors on Windows write one) is not part of the first line: read
   // as text it would make the first edge look like a header.
-  if (end - p >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
-  int64_t line = 0;
-  bool seen_data = false;
+  if (line0 == 0 && end - p >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+  int64_t line = line0;
+  bool seen_data = !header_allowed;
   auto fail = [&](const std::string& what) -> void { throw InputError(path, line, what); };
   // Progress every 64 MiB of text: one compare per line otherwise.
   const char* next_report = opt.progress ? p + (size_t(1) << 26) : end;
   while (p < end) {
     if (p >= next_report) {
-      opt.progress("parse", double(p - buf.data()) / double(end - buf.data()));
+      opt.progress("parse", double(p - buf_begin) / double(end - buf_begin));
       next_report = p + (size_t(1) << 26);
     }
     ++line;
@@ -352,10 +359,23 @@ int64_t parse_edges(const std::string& buf, const std::string& path, const EdgeL
     }
     if (*q == '#' || *q == '%' ||
         (!seen_data && !is_digit(*q) && *q != '-' && *q != '+' && *q != '.')) {
+      const char* nl = static_cast<const char*>(std::memchr(q, '\n', size_t(end - q)));
+      if (note && *q != '#' && *q != '%') {
+        // What this line is if the file has data before it: parsed as an edge on its own.
+        note->line = line;
+        const std::string one(p, size_t(nl + 1 - p));
+        try {
+          parse_edges(one.data(), one.data() + one.size(), path, opt, line - 1, nullptr,
+                      AnyEdge{}, false);
+        } catch (const InputError& e) {
+          note->error = e.what();
+        }
+      }
       seen_data = seen_data || (*q != '#' && *q != '%');  // a header only as first data line
-      p = static_cast<const char*>(std::memchr(q, '\n', size_t(end - q))) + 1;
+      p = nl + 1;
       continue;
     }
+    if (note && note->first_data == 0) note->first_data = line;
     seen_data = true;
     int64_t id[2] = {0, 0};
     float w = 1.0f;
@@ -437,8 +457,12 @@ std::string read_for_parse(const std::string& path, const ProgressFn& progress =
 
 std::string read_text_file(const std::string& path, const ProgressFn& progress) {
   std::string text = read_file(path, progress);
-  const char* const begin = text.data();
-  const char* const end = begin + text.size();
+  check_line_ends(text.data(), text.data() + text.size(), path, 0);
+  return text;
+}
+
+void check_line_ends(const char* const begin, const char* const end, const std::string& path,
+                     int64_t line0) {
   // One memchr per '\r': nothing to do in a Unix file, one short step per line in a CRLF one.
   for (const char* p = begin; (p = static_cast<const char*>(std::memchr(p, '\r', size_t(end - p))));
        ++p) {
@@ -447,11 +471,10 @@ std::string read_text_file(const std::string& path, const ProgressFn& progress) 
     const char* rest = p + 1;
     while (rest < end && (is_space(*rest) || *rest == '\n')) ++rest;
     if (rest == end) break;
-    throw InputError(path, 1 + std::count(begin, p, '\n'),
+    throw InputError(path, line0 + 1 + std::count(begin, p, '\n'),
                      "a carriage return without a line feed (old Mac line ends?): dgnn reads LF "
                      "or CRLF line ends; convert the file, e.g. tr '\\r' '\\n' < IN > OUT");
   }
-  return text;
 }
 
 EdgeList read_edge_list(const std::string& path, const EdgeListOptions& opt) {
@@ -463,7 +486,7 @@ EdgeList read_edge_list(const std::string& path, const EdgeListOptions& opt) {
   if (opt.weight_col >= 0) e.weight.reserve(guess);
   if (opt.time_col >= 0) e.time.reserve(guess);
   const bool want_w = opt.weight_col >= 0, want_t = opt.time_col >= 0;
-  e.lines = parse_edges(buf, path, opt, [&](int64_t s, int64_t d, float w, int64_t t, int64_t) {
+  e.lines = parse_edges(buf.data(), buf.data() + buf.size(), path, opt, 0, nullptr, [&](int64_t s, int64_t d, float w, int64_t t, int64_t) {
     e.src.push_back(s);
     e.dst.push_back(d);
     if (want_w) e.weight.push_back(w);
@@ -485,17 +508,35 @@ EdgeList read_edge_list(const std::string& path, const EdgeListOptions& opt) {
   return e;
 }
 
+int64_t parse_edge_chunk(const char* begin, const char* end, const std::string& path,
+                         const EdgeListOptions& opt, int64_t line0, EdgeList& out,
+                         ChunkHeader* note) {
+  const bool want_w = opt.weight_col >= 0, want_t = opt.time_col >= 0;
+  const int64_t last = parse_edges(begin, end, path, opt, line0, note,
+                                   [&](int64_t s, int64_t d, float w, int64_t t, int64_t line) {
+                                     out.src.push_back(s);
+                                     out.dst.push_back(d);
+                                     if (want_w) out.weight.push_back(w);
+                                     if (want_t) out.time.push_back(t);
+                                     out.line.push_back(line);
+                                     return true;
+                                   });
+  return last - line0;
+}
+
 EdgeLocation find_edge_id_at_least(const std::string& path, const EdgeListOptions& opt,
                                    int64_t limit) {
   const std::string buf = read_for_parse(path);
   EdgeLocation found;
   int64_t shift = 0;  // --bipartite: destinations as read_edge_list shifts them
   if (opt.bipartite)
-    parse_edges(buf, path, opt, [&](int64_t s, int64_t, float, int64_t, int64_t) {
+    parse_edges(buf.data(), buf.data() + buf.size(), path, opt, 0, nullptr,
+                [&](int64_t s, int64_t, float, int64_t, int64_t) {
       shift = std::max(shift, s + 1);
       return true;
     });
-  parse_edges(buf, path, opt, [&](int64_t s, int64_t d, float, int64_t, int64_t line) {
+  parse_edges(buf.data(), buf.data() + buf.size(), path, opt, 0, nullptr,
+              [&](int64_t s, int64_t d, float, int64_t, int64_t line) {
     d += shift;
     if (s < limit && d < limit) return true;
     found = {line, s >= limit ? s : d};

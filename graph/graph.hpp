@@ -46,7 +46,28 @@ struct EdgeList {
   std::vector<float> weight;  // empty unless a weight column was read
   std::vector<int64_t> time;  // empty unless a time column was read
   int64_t lines = 0;          // lines in the file (for messages)
+  std::vector<int64_t> line;  // per edge, its line (filled by parse_edge_chunk only)
 };
+
+// What a chunk of a text file parsed apart from the rest (ranks reading a file in parts) met
+// that depends on the chunks before it: a non-numeric first data line is the file's header only
+// when no chunk before holds data, which the reader learns once every chunk is parsed.
+struct ChunkHeader {
+  int64_t line = 0;        // a non-numeric line skipped as a header (0: none)
+  std::string error;       // the InputError that line is when data comes before it
+  int64_t first_data = 0;  // the chunk's first data line (0: none)
+};
+
+// Parses the edges of [begin, end) (whole lines, ending in '\n' followed by a NUL), lines
+// numbered from line0 + 1, appending to `out` (its `line` too); --bipartite is not applied.
+// Returns the lines read. InputError as read_edge_list.
+int64_t parse_edge_chunk(const char* begin, const char* end, const std::string& path,
+                         const EdgeListOptions& opt, int64_t line0, EdgeList& out,
+                         ChunkHeader* note);
+
+// InputError (path:LINE, lines numbered from line0 + 1) for a bare '\r' in [begin, end), as
+// read_text_file refuses one.
+void check_line_ends(const char* begin, const char* end, const std::string& path, int64_t line0);
 
 // Parses an edge-list file (plain or .gz). Lines starting with '#' or '%' are comments; a first
 // non-comment line that is not numeric is a header and skipped. Throws InputError naming

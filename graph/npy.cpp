@@ -83,39 +83,14 @@ bool is_npy_file(const std::string& path) {
   return b.compare(0, 6, "\x93NUMPY") == 0;
 }
 
-NpyMatrix read_npy(const std::string& path, int max_dims) {
-  DGNN_CHECK(max_dims >= 1 && max_dims <= 3, Error, "read_npy: max_dims must be 1..3");
-  // A features.npy.gz, or a pipe: inflated (or read to its end) into memory and read from
-  // there. A plain file is read in place, so the matrix is the only copy in memory. A pipe is
-  // never opened here (a FIFO closed early would lose its writer): read_file reads it.
-  const bool stream = is_stream(path);
-  File file;
-  struct stat st {};
-  if (!stream) {
-    file.f = std::fopen(path.c_str(), "rb");
-    if (!file.f) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
-    note_input(::fileno(file.f), path);
-    if (::fstat(::fileno(file.f), &st) != 0 || S_ISDIR(st.st_mode))
-      throw IoError("cannot read '" + path + "': not a regular file");
-  }
-  int64_t file_size = st.st_size;
-  std::string inflated;
-  unsigned char gz[2] = {0, 0};
-  if (stream || (std::fread(gz, 1, 2, file.f) == 2 && gz[0] == 0x1f && gz[1] == 0x8b)) {
-    if (file.f) std::fclose(file.f);
-    file.f = nullptr;
-    inflated = read_file(path);
-    file_size = int64_t(inflated.size());
-    if (!inflated.empty()) file.f = ::fmemopen(inflated.data(), inflated.size(), "rb");
-    if (!inflated.empty() && !file.f)
-      throw IoError("cannot read '" + path + "': " + std::strerror(errno));
-  } else {
-    std::rewind(file.f);
-  }
-  if (!file.f) throw InputError(path, 0, "not a .npy file (it is empty)");
+namespace {
+
+// The header of the .npy open on `file` (at its start; `file_size` bytes in all), checked
+// against the data's size: the layout read_npy and read_npy_rows read the data by.
+NpyLayout read_layout(std::FILE* file, const std::string& path, int64_t file_size, int max_dims) {
   auto bad = [&](const std::string& what) { return InputError(path, 0, what); };
   unsigned char pre[10];
-  if (std::fread(pre, 1, 10, file.f) != 10 || std::memcmp(pre, "\x93NUMPY", 6) != 0)
+  if (std::fread(pre, 1, 10, file) != 10 || std::memcmp(pre, "\x93NUMPY", 6) != 0)
     throw bad("not a .npy file (expected the magic \\x93NUMPY at the start)");
   const int major = pre[6];
   if (major < 1 || major > 3)
@@ -124,13 +99,13 @@ NpyMatrix read_npy(const std::string& path, int max_dims) {
   int64_t prefix = 10;
   if (major >= 2) {
     unsigned char more[2];
-    if (std::fread(more, 1, 2, file.f) != 2) throw bad("truncated .npy header");
+    if (std::fread(more, 1, 2, file) != 2) throw bad("truncated .npy header");
     header_len |= int64_t(more[0]) << 16 | int64_t(more[1]) << 24;
     prefix = 12;
   }
   if (header_len <= 0 || prefix + header_len > file_size) throw bad("truncated .npy header");
   std::string header(size_t(header_len), '\0');
-  if (std::fread(header.data(), 1, header.size(), file.f) != header.size())
+  if (std::fread(header.data(), 1, header.size(), file) != header.size())
     throw bad("truncated .npy header");
   while (!header.empty() && (header.back() == '\n' || header.back() == ' ')) header.pop_back();
   // NumPy writes the dict with single quotes; other writers use double ones, equally valid.
@@ -182,6 +157,55 @@ NpyMatrix read_npy(const std::string& path, int max_dims) {
     throw bad("shape " + shape_text + " is " + std::to_string(need) +
               " bytes of data, the file has " + std::to_string(data_bytes) +
               ": the shape in the header is not the array's (or a second array follows)");
+  NpyLayout l;
+  l.rows = m.rows;
+  l.cols = m.cols;
+  l.item = item;
+  l.shape = m.shape;
+  l.data_offset = prefix + header_len;
+  return l;
+}
+
+}  // namespace
+
+NpyMatrix read_npy(const std::string& path, int max_dims) {
+  DGNN_CHECK(max_dims >= 1 && max_dims <= 3, Error, "read_npy: max_dims must be 1..3");
+  // A features.npy.gz, or a pipe: inflated (or read to its end) into memory and read from
+  // there. A plain file is read in place, so the matrix is the only copy in memory. A pipe is
+  // never opened here (a FIFO closed early would lose its writer): read_file reads it.
+  const bool stream = is_stream(path);
+  File file;
+  struct stat st {};
+  if (!stream) {
+    file.f = std::fopen(path.c_str(), "rb");
+    if (!file.f) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
+    note_input(::fileno(file.f), path);
+    if (::fstat(::fileno(file.f), &st) != 0 || S_ISDIR(st.st_mode))
+      throw IoError("cannot read '" + path + "': not a regular file");
+  }
+  int64_t file_size = st.st_size;
+  std::string inflated;
+  unsigned char gz[2] = {0, 0};
+  if (stream || (std::fread(gz, 1, 2, file.f) == 2 && gz[0] == 0x1f && gz[1] == 0x8b)) {
+    if (file.f) std::fclose(file.f);
+    file.f = nullptr;
+    inflated = read_file(path);
+    file_size = int64_t(inflated.size());
+    if (!inflated.empty()) file.f = ::fmemopen(inflated.data(), inflated.size(), "rb");
+    if (!inflated.empty() && !file.f)
+      throw IoError("cannot read '" + path + "': " + std::strerror(errno));
+  } else {
+    std::rewind(file.f);
+  }
+  if (!file.f) throw InputError(path, 0, "not a .npy file (it is empty)");
+  const NpyLayout l = read_layout(file.f, path, file_size, max_dims);
+  NpyMatrix m;
+  m.shape = l.shape;
+  m.rows = l.rows;
+  m.cols = l.cols;
+  const int item = l.item;
+  auto bad = [&](const std::string& what) { return InputError(path, 0, what); };
+  const int64_t count64 = m.rows * m.cols;
   const size_t count = size_t(count64);
   m.data.resize(count);
   if (item == 4) {
@@ -231,6 +255,48 @@ void write_npy(const std::string& path, const float* data, const std::vector<int
   std::fwrite(header.data(), 1, header.size(), out.get());
   if (count) std::fwrite(data, 4, count, out.get());
   out.commit();
+}
+
+NpyLayout read_npy_layout(const std::string& path, int max_dims) {
+  File file;
+  file.f = std::fopen(path.c_str(), "rb");
+  if (!file.f) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
+  note_input(::fileno(file.f), path);
+  struct stat st {};
+  if (::fstat(::fileno(file.f), &st) != 0 || !S_ISREG(st.st_mode))
+    throw IoError("cannot read '" + path + "': not a regular file");
+  unsigned char gz[2] = {0, 0};
+  if (std::fread(gz, 1, 2, file.f) == 2 && gz[0] == 0x1f && gz[1] == 0x8b)
+    throw IoError("read_npy_layout: '" + path + "' is gzipped");
+  std::rewind(file.f);
+  if (st.st_size == 0) throw InputError(path, 0, "not a .npy file (it is empty)");
+  return read_layout(file.f, path, int64_t(st.st_size), max_dims);
+}
+
+std::vector<float> read_npy_rows(const std::string& path, const NpyLayout& l, int64_t begin,
+                                 int64_t end) {
+  File file;
+  file.f = std::fopen(path.c_str(), "rb");
+  if (!file.f) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
+  note_input(::fileno(file.f), path);
+  const int64_t count = (end - begin) * l.cols;
+  std::vector<float> out(size_t(count > 0 ? count : 0));
+  if (count <= 0) return out;
+  if (::fseeko(file.f, off_t(l.data_offset + begin * l.cols * l.item), SEEK_SET) != 0)
+    throw IoError("cannot seek in '" + path + "': " + std::strerror(errno));
+  auto truncated = [&] { return InputError(path, 0, "truncated data"); };
+  if (l.item == 4) {
+    if (std::fread(out.data(), 4, size_t(count), file.f) != size_t(count)) throw truncated();
+  } else {
+    std::vector<double> block(1 << 16);
+    for (int64_t done = 0; done < count;) {
+      const size_t k = size_t(std::min<int64_t>(int64_t(block.size()), count - done));
+      if (std::fread(block.data(), 8, k, file.f) != k) throw truncated();
+      for (size_t i = 0; i < k; ++i) out[size_t(done) + i] = float(block[i]);
+      done += int64_t(k);
+    }
+  }
+  return out;
 }
 
 }  // namespace dgnn

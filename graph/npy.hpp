@@ -22,6 +22,20 @@ bool is_npy_file(const std::string& path);
 // plain or gzipped, from a file or a pipe. InputError for anything else (names the file and what
 // the header said).
 NpyMatrix read_npy(const std::string& path, int max_dims = 2);
+// A plain (not gzipped) .npy's header, checked as read_npy checks it: rows (shape[0]), cols
+// (the product of the others), item bytes (4 or 8) and where the data starts.
+struct NpyLayout {
+  int64_t rows = 0, cols = 0;
+  int item = 4;
+  int64_t data_offset = 0;
+  std::vector<int64_t> shape;
+};
+NpyLayout read_npy_layout(const std::string& path, int max_dims = 2);
+// Rows [begin, end) of that file, as float32: one rank's block of a feature matrix, read
+// without reading the rest.
+std::vector<float> read_npy_rows(const std::string& path, const NpyLayout& l, int64_t begin,
+                                 int64_t end);
+
 // Writes a '<f4' 2-D array (atomically: temp file then rename).
 void write_npy(const std::string& path, const float* data, int64_t rows, int64_t cols);
 // Writes a '<f4' array of any shape (atomically).

@@ -3,6 +3,7 @@
 // rank r holding [vtxdist[r], vtxdist[r + 1]) with those vertices' edges. Parallel reading
 // (graph/dist_read.hpp) produces it; the parallel partitioner (PT-Scotch) cuts it; the sharded
 // loader (partition/dist_part.hpp) turns it and the partition into each rank's LocalPart.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -54,5 +55,14 @@ bool have_parallel_partitioner();
 std::vector<int32_t> partition_distributed(const DistGraph& g, const PartitionOptions& opt,
                                            Communicator& comm,
                                            const std::vector<int64_t>& vertex_weight = {});
+
+// The part of each vertex of this rank's block, for any partitioner (collective): ptscotch
+// runs partition_distributed; metis gathers the symmetrised structure on rank 0 and runs
+// partition_vertices there (rank 0 then holds the union structure: METIS's memory price);
+// random, hash and range give what partition_vertices gives on the whole graph. `balance`:
+// per-vertex weight columns of the block, as partition_vertices' `balance`.
+std::vector<int32_t> partition_blocks(const DistGraph& g, const PartitionOptions& opt,
+                                      Communicator& comm,
+                                      const std::vector<std::vector<int64_t>>& balance = {});
 
 }  // namespace dgnn

@@ -92,6 +92,18 @@ LocalPart extract_part(const Dataset& d, const std::vector<int32_t>& part, int p
 // binary file per rank. Writes atomically (temp dir + rename).
 void write_partition_dir(const std::string& dir, const Dataset& d, const std::vector<int32_t>& part,
                          const PartitionOptions& opt, const std::string& source_hash);
+// The same folder written by every rank of a job from its own part (a sharded load: no rank
+// holds the others'), rank 0 writing the manifest with the quality computed from the parts
+// (collective; every rank must see `dir`). The partition id hashes the parts' vertex sets.
+struct ShardedPartition {
+  int64_t vertices = 0, edges = 0;  // global
+  bool directed = false;
+};
+class Communicator;
+void write_partition_dir_sharded(const std::string& dir, LocalPart part,
+                                 const PartitionOptions& opt, const std::string& source_hash,
+                                 const ShardedPartition& whole, Communicator& comm);
+
 // A part as bytes (the part-file format) and back, to send parts between ranks. decode_part
 // throws InputError naming `origin` for bytes that are not a valid part.
 std::string encode_part(const LocalPart& part);

@@ -18,6 +18,7 @@
 #include "dgnn/graph/atomic_write.hpp"
 #include "dgnn/graph/input_files.hpp"
 #include "dgnn/partition/partition.hpp"
+#include "dgnn/comm/communicator.hpp"
 
 namespace dgnn {
 
@@ -188,8 +189,16 @@ std::string hex(uint64_t x) {
   return buf;
 }
 
-json manifest_of(const Dataset& d, const PartitionOptions& opt, const std::string& source_hash,
-                 const PartitionQuality& q, uint64_t partition_id) {
+// What a manifest says of the dataset.
+struct DatasetShape {
+  int64_t vertices = 0, edges = 0, feature_dim = 0;
+  int32_t num_classes = 0;
+  bool directed = false;
+};
+
+json manifest_of(const DatasetShape& d, const PartitionOptions& opt,
+                 const std::string& source_hash, const PartitionQuality& q,
+                 uint64_t partition_id) {
   json ranks = json::array();
   for (size_t r = 0; r < q.per_part.size(); ++r) {
     const PartQuality& p = q.per_part[r];
@@ -212,9 +221,9 @@ json manifest_of(const Dataset& d, const PartitionOptions& opt, const std::strin
             {"balance_edges", opt.balance_edges},
             {"balance_train", opt.balance_train},
             {"objective", metis_objective_name(opt.objective)}}},
-          {"global_vertices", d.num_vertices()},
-          {"global_edges", d.graph.num_edges()},
-          {"directed", d.graph.directed},
+          {"global_vertices", d.vertices},
+          {"global_edges", d.edges},
+          {"directed", d.directed},
           {"feature_dim", d.feature_dim},
           {"num_classes", d.num_classes},
           {"edge_cut", q.edge_cut},
@@ -250,10 +259,101 @@ void write_partition_dir(const std::string& dir, const Dataset& d, const std::ve
           lp.partition_id = id;
           write_file_atomically((tmp / part_file_name(r)).string(), encode(lp));
         }
+        const DatasetShape shape{d.num_vertices(), d.graph.num_edges(), d.feature_dim,
+                                 d.num_classes, d.graph.directed};
         write_file_atomically((tmp / "manifest.json").string(),
-                              manifest_of(d, opt, source_hash, q, id).dump(2) + "\n");
+                              manifest_of(shape, opt, source_hash, q, id).dump(2) + "\n");
       },
       "manifest.json");  // every partition dgnn writes has one
+}
+
+void write_partition_dir_sharded(const std::string& dir, LocalPart part,
+                                 const PartitionOptions& opt_in, const std::string& source_hash,
+                                 const ShardedPartition& whole, Communicator& comm) {
+  const int p = comm.size(), me = comm.rank();
+  PartitionOptions opt = opt_in;
+  opt.parts = p;
+  // The quality from the parts themselves: each part's in-edges from other parts are the cut,
+  // its halo rows the distinct remote sources.
+  const Csr& in = part.local_in;
+  int64_t cut = 0;
+  for (int32_t c : in.indices) cut += c >= part.n_owned;
+  std::vector<int64_t> fig(size_t(4 * p), 0);
+  fig[size_t(4 * me)] = part.n_owned;
+  fig[size_t(4 * me + 1)] = in.nnz();
+  fig[size_t(4 * me + 2)] = in.cols - part.n_owned;
+  fig[size_t(4 * me + 3)] = int64_t(part.train.size());
+  comm.allreduce_sum(fig.data(), int64_t(fig.size()));
+  comm.allreduce_sum(&cut, 1);
+  PartitionQuality q;
+  q.edge_cut = cut;
+  int64_t max_v = 0, max_e = 0, sum_v = 0, sum_e = 0;
+  for (int r = 0; r < p; ++r) {
+    PartQuality pq{fig[size_t(4 * r)], fig[size_t(4 * r + 1)], fig[size_t(4 * r + 2)],
+                   fig[size_t(4 * r + 3)]};
+    q.per_part.push_back(pq);
+    q.halo_vertices += pq.halo;
+    max_v = std::max(max_v, pq.vertices), sum_v += pq.vertices;
+    max_e = std::max(max_e, pq.edges), sum_e += pq.edges;
+  }
+  q.vertex_balance = sum_v > 0 ? double(max_v) * p / double(sum_v) : 1.0;
+  q.edge_balance = sum_e > 0 ? double(max_e) * p / double(sum_e) : 1.0;
+  // The partition's id: each part's owned vertices hashed, the digests hashed in rank order.
+  std::vector<int64_t> digests(size_t(p), 0);
+  {
+    std::vector<int64_t> owned(part.global_ids.begin(), part.global_ids.begin() + part.n_owned);
+    std::sort(owned.begin(), owned.end());
+    ContentHash h{uint64_t(me)};
+    h.update(owned.data(), owned.size() * sizeof(int64_t));
+    digests[size_t(me)] = int64_t(h.digest());
+    comm.allreduce_sum(digests.data(), p);
+  }
+  ContentHash h;
+  const int64_t parts = p;
+  h.update(&parts, sizeof parts);
+  h.update(digests.data(), digests.size() * sizeof(int64_t));
+  part.partition_id = h.digest();
+  const std::string bytes = encode(part);
+  // Rank 0 owns the folder's atomic replacement; inside it every rank writes its own file, and
+  // a failure anywhere fails the whole write (every rank learns it before any rethrows).
+  auto write_mine = [&](const std::string& tmp) {
+    int64_t failed = 0;
+    std::string why;
+    try {
+      write_file_atomically((fs::path(tmp) / part_file_name(me)).string(), bytes);
+    } catch (const std::exception& e) {
+      failed = 1;
+      why = e.what();
+    }
+    comm.allreduce_sum(&failed, 1);
+    if (!why.empty()) throw IoError(why);
+    if (failed) throw IoError(dir + ": another rank could not write its part file");
+  };
+  auto share_tmp = [&](std::string tmp) {
+    int64_t len = int64_t(tmp.size());
+    comm.broadcast(&len, 8, 0);
+    tmp.resize(size_t(len));
+    comm.broadcast(tmp.data(), len, 0);
+    return tmp;
+  };
+  if (me == 0) {
+    write_dir_atomically(
+        dir, "partition", is_partition_file, opt.seed ^ uint64_t(opt.parts),
+        [&](const std::string& tmp_dir) {
+          share_tmp(tmp_dir);
+          write_mine(tmp_dir);
+          write_file_atomically((fs::path(tmp_dir) / "manifest.json").string(),
+                                manifest_of({whole.vertices, whole.edges, part.feature_dim,
+                                             part.num_classes, whole.directed},
+                                            opt, source_hash, q, part.partition_id)
+                                        .dump(2) +
+                                    "\n");
+        },
+        "manifest.json");
+  } else {
+    write_mine(share_tmp(""));
+  }
+  comm.barrier();  // the folder is in place before any rank goes on
 }
 
 LocalPart read_partition_part(const std::string& dir, int rank, int parts,

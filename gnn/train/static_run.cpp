@@ -26,10 +26,10 @@ LayerSpec static_layer(const std::string& name, float dropout, std::string* cano
 
 namespace {
 
-// This rank's part: read from a partition folder, or cut from the dataset rank 0 reads (one part
-// on one process).
+// This rank's part: read from a partition folder, read in shards by every rank, or cut from the
+// dataset rank 0 reads (one part on one process).
 LocalPart load_part(const std::function<Dataset()>& read, const StaticRunConfig& cfg,
-                    Communicator& comm) {
+                    Communicator& comm, std::optional<ShardedLoad>& sharded) {
   if (!cfg.partition_dir.empty()) {
     // Rank 0 hashes the sources (reading them whole) and tells the others: 64 ranks must not
     // read the whole dataset 64 times to check it.
@@ -39,6 +39,10 @@ LocalPart load_part(const std::function<Dataset()>& read, const StaticRunConfig&
     hash.resize(size_t(len));
     comm.broadcast(hash.data(), len, 0);
     return read_partition_part(cfg.partition_dir, comm.rank(), comm.size(), hash);
+  }
+  if (comm.size() > 1 && cfg.shards && can_load_sharded(*cfg.shards, nullptr)) {
+    sharded.emplace();
+    return load_sharded_part(*cfg.shards, cfg.partition, comm, &*sharded);
   }
   // Only rank 0 reads the graph; it partitions and sends every other rank its part.
   std::unique_ptr<Dataset> data;
@@ -61,7 +65,7 @@ StaticRun::StaticRun(const std::function<Dataset()>& read, StaticRunConfig cfg,
   if (!(cfg_.dropout >= 0 && cfg_.dropout < 1)) throw OptionError("--dropout must be in [0, 1)");
   if (!cfg_.layer.factory) throw Error("StaticRunConfig::layer has no factory (static_layer)");
   const Device dev = cfg_.device;
-  setup_ = make_rank_setup(load_part(read, cfg_, comm), comm, dev);
+  setup_ = make_rank_setup(load_part(read, cfg_, comm, sharded_), comm, dev);
   setup_->graph->set_overlap(cfg_.overlap);
   const LocalPart& part = setup_->part;
   std::vector<int64_t> dims{part.feature_dim};

@@ -25,6 +25,7 @@
 #include "dgnn/gnn/train/minibatch_setup.hpp"
 #include "dgnn/gnn/train/trainer.hpp"
 #include "dgnn/graph/dataset.hpp"
+#include "dgnn/partition/dist_load.hpp"
 #include "dgnn/partition/partition.hpp"
 
 namespace dgnn {
@@ -45,6 +46,11 @@ struct StaticRunConfig {
   // source_hash() (the dataset's, "" for none) must match the folder's.
   std::string partition_dir;
   std::function<std::string()> source_hash;
+  // With several ranks and no partition folder: the dataset's files, read in shards by every
+  // rank and partitioned on the blocks (partition/dist_load.hpp), so that no rank holds the
+  // whole graph; `read` is then not called. Unset (a generated graph, an OGB folder): rank 0
+  // reads with `read` and sends every rank its part.
+  std::optional<DatasetOptions> shards;
   bool overlap = true;  // halo exchange overlapped with the interior's aggregation
   std::optional<MiniBatchOptions> minibatch;  // mini-batch training with neighbour sampling
   Device device = Device::cpu;  // CUDA with several ranks needs a device communicator attached
@@ -70,6 +76,8 @@ class StaticRun {
   const NodeTask& task() const { return setup_->task; }
   // The mini-batch pipeline (null for full-graph training).
   const RankMiniBatches* minibatches() const { return batches_.get(); }
+  // What the sharded load did (set when the dataset was read in shards).
+  const std::optional<ShardedLoad>& sharded_load() const { return sharded_; }
   // The input ids of this rank's owned vertices (the rows of predict() and embeddings()).
   std::vector<int64_t> row_ids() const;
   // The owned vertices' embeddings (the last layer's input) with the current parameters.
@@ -77,6 +85,7 @@ class StaticRun {
 
  private:
   StaticRunConfig cfg_;
+  std::optional<ShardedLoad> sharded_;
   std::unique_ptr<RankSetup> setup_;
   std::unique_ptr<StackModel> model_;
   std::unique_ptr<Trainer> trainer_;
