@@ -66,7 +66,9 @@ std::string describe(const PartitionArgs& a, bool temporal, int ranks) {
                  : ", +" + std::to_string(a.opt.snapshot_groups) + " groups of snapshots";
     // Scotch balances one weight: the quantities above, each normalised to its total, summed.
     if (!metis && (a.opt.balance_edges || a.opt.balance_train || temporal))
-      how += " (summed into one weight)";
+      how += a.opt.overpartition > 1
+                 ? " (" + std::to_string(a.opt.overpartition) + "x pieces dealt to the parts)"
+                 : " (summed into one weight)";
   }
   if (ranks > 1)
     how += ", over " + std::to_string(ranks) +
@@ -282,10 +284,19 @@ void register_partition(CLI::App& app) {
                   "only; default min(snapshots, 16))")
       ->check(CLI::Range(0, 1 << 20))
       ->each([args](const std::string&) { args->snapshot_groups_given = true; });
+  cmd->add_option("--overpartition", a.opt.overpartition,
+                  "ptscotch with several balanced quantities (snapshot groups, in-edges): cut "
+                  "into parts x this many pieces, then deal the pieces to the parts so that each "
+                  "quantity is balanced (1: off)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   add_dataset_options(cmd, a.dataset);
   add_snapshot_options(cmd, a.snapshots);
   cmd->callback([args, cmd] {
     const bool scotch = args->partitioner == "ptscotch";
+    if (!scotch && cmd->get_option("--overpartition")->count() > 0)
+      throw OptionError("--overpartition is for --partitioner ptscotch (this run uses " +
+                        args->partitioner + ")");
     if (args->partitioner != "metis")
       for (const char* metis_only : {"--imbalance", "--balance-edges", "--balance-train",
                                      "--objective", "--snapshot-groups"})

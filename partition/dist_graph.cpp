@@ -279,7 +279,23 @@ std::vector<int32_t> partition_blocks(const DistGraph& g, const PartitionOptions
   const std::vector<int64_t> weight =
       detail::combine_columns(columns, totals, g.block_size(), g.num_vertices);
   // An empty weight means 1 each, on every rank alike (combine_columns decides from the totals).
-  return partition_distributed(g, opt, comm, weight);
+  if (!detail::overpartitioned(opt, totals)) return partition_distributed(g, opt, comm, weight);
+  // Pieces balanced on the summed weight, dealt to the parts so that each quantity is balanced.
+  PartitionOptions fine_opt = opt;
+  fine_opt.parts = int(std::min<int64_t>(g.num_vertices, int64_t(opt.parts) * opt.overpartition));
+  std::vector<int32_t> fine = partition_distributed(g, fine_opt, comm, weight);
+  std::vector<int64_t> load(columns.size() * size_t(fine_opt.parts), 0);
+  for (size_t c = 0; c < columns.size(); ++c)
+    for (int64_t i = 0; i < g.block_size(); ++i)
+      load[c * size_t(fine_opt.parts) + size_t(fine[size_t(i)])] += (*columns[c])[size_t(i)];
+  comm.allreduce_sum(load.data(), int64_t(load.size()));
+  std::vector<std::vector<int64_t>> per_column;
+  for (size_t c = 0; c < columns.size(); ++c)
+    per_column.emplace_back(load.begin() + c * size_t(fine_opt.parts),
+                            load.begin() + (c + 1) * size_t(fine_opt.parts));
+  const std::vector<int32_t> to = detail::deal_pieces(per_column, opt.parts);
+  for (int32_t& p : fine) p = to[size_t(p)];
+  return fine;
 }
 
 std::vector<int32_t> allgather_parts(const DistGraph& g, const std::vector<int32_t>& mine,

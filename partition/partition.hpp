@@ -36,6 +36,10 @@ struct PartitionOptions {
   // consecutive snapshots; 0 balances the union graph's vertices only; -1 picks
   // auto_snapshot_groups.
   int snapshot_groups = -1;
+  // ptscotch with more than one balanced quantity: cut into parts * overpartition pieces, then
+  // deal the pieces to the parts so that every quantity is balanced (Scotch balances one
+  // weight only). 1: off.
+  int overpartition = 1;
 };
 
 // part[v] in [0, parts) for every vertex of g (g's structure is symmetrised for METIS and

@@ -140,10 +140,20 @@ std::vector<int32_t> scotch_kway(const Csr& g, const PartitionOptions& opt,
   for (const std::vector<int64_t>& c : own) add(c);
   for (const std::vector<int64_t>& c : extra) add(c);
   const std::vector<int64_t> weight = detail::combine_columns(columns, totals, n, n);
-  own.clear();
   const detail::SymmetricRows<int64_t> m = detail::symmetrise_rows<int64_t>(
       g, g.transpose(), 0, n, "the symmetrised graph has too many edges");
-  return detail::scotch_whole(m.offsets, m.adj, m.weight, weight, opt);
+  if (!detail::overpartitioned(opt, totals))
+    return detail::scotch_whole(m.offsets, m.adj, m.weight, weight, opt);
+  PartitionOptions fine_opt = opt;
+  fine_opt.parts = int(std::min<int64_t>(n, int64_t(opt.parts) * opt.overpartition));
+  std::vector<int32_t> fine = detail::scotch_whole(m.offsets, m.adj, m.weight, weight, fine_opt);
+  std::vector<std::vector<int64_t>> load(columns.size(),
+                                         std::vector<int64_t>(size_t(fine_opt.parts), 0));
+  for (size_t c = 0; c < columns.size(); ++c)
+    for (int64_t v = 0; v < n; ++v) load[c][size_t(fine[size_t(v)])] += (*columns[c])[size_t(v)];
+  const std::vector<int32_t> to = detail::deal_pieces(load, opt.parts);
+  for (int32_t& p : fine) p = to[size_t(p)];
+  return fine;
 }
 
 }  // namespace
@@ -275,6 +285,53 @@ std::vector<int32_t> baseline_parts(int64_t n, int64_t begin, int64_t end,
   }
   throw Error(std::string("baseline_parts: ") + partitioner_name(opt.method) +
               " is not computed per vertex");
+}
+
+bool overpartitioned(const PartitionOptions& opt, const std::vector<int64_t>& totals) {
+  int used = 0;
+  for (int64_t t : totals) used += t > 0;
+  return opt.overpartition > 1 && used > 1;
+}
+
+std::vector<int32_t> deal_pieces(const std::vector<std::vector<int64_t>>& load, int parts) {
+  const size_t pieces = load.empty() ? 0 : load[0].size();
+  std::vector<std::vector<double>> share;  // [c][q]: the piece's share of quantity c
+  for (const std::vector<int64_t>& col : load) {
+    int64_t total = 0;
+    for (int64_t w : col) total += w;
+    if (total == 0) continue;
+    std::vector<double> s(pieces);
+    for (size_t q = 0; q < pieces; ++q) s[q] = double(col[q]) / double(total);
+    share.push_back(std::move(s));
+  }
+  std::vector<size_t> order(pieces);
+  std::iota(order.begin(), order.end(), size_t(0));
+  auto heaviest = [&](size_t q) {
+    double m = 0;
+    for (const std::vector<double>& s : share) m = std::max(m, s[q]);
+    return m;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return heaviest(a) > heaviest(b); });
+  std::vector<std::vector<double>> held(share.size(), std::vector<double>(size_t(parts), 0.0));
+  std::vector<int32_t> to(pieces, 0);
+  for (size_t q : order) {
+    int best = 0;
+    double best_max = 0, best_sum = 0;
+    for (int p = 0; p < parts; ++p) {
+      double m = 0, sum = 0;
+      for (size_t c = 0; c < share.size(); ++c) {
+        m = std::max(m, held[c][size_t(p)] + share[c][q]);
+        sum += held[c][size_t(p)];
+      }
+      if (p == 0 || m < best_max || (m == best_max && sum < best_sum)) {
+        best = p, best_max = m, best_sum = sum;
+      }
+    }
+    to[q] = int32_t(best);
+    for (size_t c = 0; c < share.size(); ++c) held[c][size_t(best)] += share[c][q];
+  }
+  return to;
 }
 
 }  // namespace detail

@@ -91,6 +91,17 @@ std::vector<int64_t> combine_columns(const std::vector<const std::vector<int64_t
                                      const std::vector<int64_t>& totals, int64_t rows,
                                      int64_t global_rows);
 
+// Deals `pieces` pieces to `parts` parts so that every quantity is balanced: `load[c][q]` is
+// quantity c's load in piece q (the sum over the whole graph), columns of total 0 ignored.
+// Greedy, heaviest piece first, each to the part whose most loaded quantity (as a share of its
+// total) stays lowest. Deterministic: every rank computes the same map from the same loads.
+std::vector<int32_t> deal_pieces(const std::vector<std::vector<int64_t>>& load, int parts);
+
+// ptscotch's pieces (opt.overpartition > 1): the part of each piece of `fine` given the
+// columns' loads per piece over the graph, or `fine` itself when overpartition is off or only
+// the vertex count is balanced. Shared by partition_vertices and partition_blocks.
+bool overpartitioned(const PartitionOptions& opt, const std::vector<int64_t>& totals);
+
 // Sequential Scotch k-way of a symmetrised graph held whole (rows as DistGraph's adj arrays:
 // offsets from 0, global ids), balancing `vertex_weight` (one per row, or empty: 1 each).
 // OptionError when this build has no Scotch.

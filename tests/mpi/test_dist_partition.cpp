@@ -127,6 +127,13 @@ TEST_CASE("PT-Scotch balances vertex weights and combined balance columns", "[di
   const std::vector<int32_t> both = allgather_parts(b, partition_blocks(b, o, comm, {col}), comm);
   CHECK_NOTHROW(check_assignment(d.graph.in, both, 4));
   CHECK(vertex_balance(both, 4) <= 1.15);
+  // Over-partitioned: pieces dealt to the parts, the same map on every rank.
+  PartitionOptions over = o;
+  over.overpartition = 4;
+  const std::vector<int32_t> dealt =
+      allgather_parts(b, partition_blocks(b, over, comm, {col}), comm);
+  CHECK_NOTHROW(check_assignment(d.graph.in, dealt, 4));
+  CHECK(vertex_balance(dealt, 4) <= 1.15);
   // A column of the wrong length is refused on the rank that has it, before any collective.
   if (comm.rank() == 0)
     CHECK_THROWS_AS(partition_blocks(b, o, comm, {std::vector<int64_t>(3, 1)}), ShapeError);

@@ -289,3 +289,29 @@ TEST_CASE("what METIS's gather costs rank 0 grows with the graph, not the rank c
   CHECK(bytes >= 4 * (1001 + 2 * int64_t(b.adj.size())));
   CHECK(metis_gather_bytes(b, self, o, 2) == bytes + 2 * 16 * 1000);
 }
+
+TEST_CASE("pieces are dealt so that every quantity is balanced") {
+  // Quantity 0 is spread evenly; quantity 1 sits in pieces 0 and 3 only: they must part.
+  const auto to = detail::deal_pieces({{1, 1, 1, 1}, {4, 0, 0, 4}}, 2);
+  CHECK(to[0] != to[3]);
+  CHECK(to[1] != to[2]);
+  // A quantity of total 0 is ignored; one piece each when pieces = parts.
+  const auto one = detail::deal_pieces({{5, 3, 2}, {0, 0, 0}}, 3);
+  CHECK(std::vector<int32_t>{one[0], one[1], one[2]} != std::vector<int32_t>{0, 0, 0});
+  CHECK(one[0] != one[1]);
+  CHECK(one[1] != one[2]);
+  CHECK(one[0] != one[2]);
+}
+
+#if DGNN_HAVE_SCOTCH
+TEST_CASE("ptscotch over-partitioned: valid, and the same on one rank's blocks") {
+  const TemporalGraph g = test::signed_temporal(test::small_evolving(), "small evolving");
+  PartitionOptions o = options(Partitioner::ptscotch, 3);
+  o.overpartition = 4;
+  const auto part = partition_temporal(g, o);
+  const Csr u = temporal_union(g);
+  check_assignment(u, part, 3);
+  SelfCommunicator self;
+  CHECK(partition_blocks(dist_graph_block(u, 0, 1), o, self, snapshot_group_work(g, o)) == part);
+}
+#endif
