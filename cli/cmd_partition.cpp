@@ -7,10 +7,12 @@
 
 #include "dgnn/cli/commands.hpp"
 #include "dgnn/cli/options.hpp"
+#include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/timer.hpp"
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/graph/temporal.hpp"
+#include "dgnn/partition/dist_graph.hpp"
 #include "dgnn/partition/partition.hpp"
 
 namespace dgnn::cli {
@@ -48,21 +50,68 @@ void print_quality(const Dataset& d, const PartitionQuality& q) {
   }
 }
 
-std::string describe(const PartitionArgs& a, bool temporal) {
+std::string describe(const PartitionArgs& a, bool temporal, int ranks) {
   std::string how = a.partitioner + " into " + std::to_string(a.opt.parts) + " parts, seed " +
                     std::to_string(a.opt.seed);
-  if (a.opt.method == Partitioner::metis) {
+  const bool metis = a.opt.method == Partitioner::metis;
+  if (metis || a.opt.method == Partitioner::ptscotch) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, ", imbalance %.3f, objective %s%s%s", a.opt.imbalance,
-                  a.objective.c_str(), a.opt.balance_edges ? ", +edges" : "",
-                  a.opt.balance_train ? ", +train" : "");
+    std::snprintf(buf, sizeof buf, ", imbalance %.3f%s%s%s", a.opt.imbalance,
+                  metis ? (", objective " + a.objective).c_str() : "",
+                  a.opt.balance_edges ? ", +edges" : "", a.opt.balance_train ? ", +train" : "");
     how += buf;
     if (temporal)
       how += a.opt.snapshot_groups == 0
                  ? ", the union graph only"
                  : ", +" + std::to_string(a.opt.snapshot_groups) + " groups of snapshots";
+    // Scotch balances one weight: the quantities above, each normalised to its total, summed.
+    if (!metis && (a.opt.balance_edges || a.opt.balance_train || temporal))
+      how += a.opt.overpartition > 1
+                 ? " (" + std::to_string(a.opt.overpartition) + "x pieces dealt to the parts)"
+                 : " (summed into one weight)";
   }
+  if (ranks > 1)
+    how += ", over " + std::to_string(ranks) +
+           (a.opt.method == Partitioner::ptscotch ? " ranks (PT-Scotch)" : " ranks");
   return how;
+}
+
+// The partition made by the ranks of the job (`dgnn partition` under mpirun): each rank takes
+// its block of `g` (every rank has read the whole graph; a parallel reader gives each only its
+// block) and partition_blocks cuts the blocks as a job that holds no whole graph does (METIS:
+// gathered to rank 0). `columns`: further balanced quantities over the whole graph (snapshot
+// groups). Every rank gets every vertex's part. `memory`: what the choice costs per rank.
+std::vector<int32_t> partition_over_ranks(const Csr& g, PartitionOptions opt,
+                                          const std::vector<int32_t>& train,
+                                          const std::vector<std::vector<int64_t>>& columns,
+                                          Communicator& comm, std::string* memory) {
+  const DistGraph block = dist_graph_block(g, comm.rank(), comm.size());
+  std::vector<std::vector<int64_t>> balance;
+  auto slice = [&](const std::vector<int64_t>& whole) {
+    balance.emplace_back(whole.begin() + block.begin(), whole.begin() + block.end());
+  };
+  // partition_blocks has no training set: the training vertices are a column of their own,
+  // where partition_vertices puts them (after the vertex count and in-edges).
+  if (opt.balance_train && !train.empty() &&
+      (opt.method == Partitioner::metis || opt.method == Partitioner::ptscotch)) {
+    std::vector<int64_t> t(size_t(g.rows), 0);
+    for (int32_t v : train) t[size_t(v)] = 1;
+    slice(t);
+  }
+  opt.balance_train = false;
+  for (const std::vector<int64_t>& c : columns) slice(c);
+  const std::vector<int32_t> mine = partition_blocks(block, opt, comm, balance);
+
+  const int64_t gather = metis_gather_bytes(block, comm, opt, balance.size());
+  double most = double(8 * (block.adj_offsets.size() + 2 * block.adj.size()));
+  comm.allreduce_max(&most, 1);
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "metis gathers %.1f MB to rank 0 (and METIS's working memory); ptscotch and the "
+                "others keep each rank at its block (largest %.1f MB of symmetrised rows)",
+                double(gather) / 1e6, most / 1e6);
+  *memory = buf;
+  return allgather_parts(block, mine, comm);
 }
 
 // A temporal graph: the vertex strategy's partition, and how evenly it spreads each snapshot.
@@ -86,10 +135,24 @@ void run_temporal(PartitionArgs& a) {
                       std::to_string(g.num_vertices) + " vertices of " + a.dataset.graph);
   if (a.opt.snapshot_groups < 0) a.opt.snapshot_groups = auto_snapshot_groups(g.num_snapshots());
   a.opt.snapshot_groups = std::min(a.opt.snapshot_groups, g.num_snapshots());
+  Communicator& comm = world();
+  std::string memory;
   timer.reset();
-  const std::vector<int32_t> part = partition_temporal(g, a.opt);
-  const double part_s = timer.ms() / 1000;
   const Csr u = temporal_union(g);
+  std::vector<int32_t> part;
+  if (comm.size() == 1) {
+    part = partition_temporal(g, a.opt);
+  } else {
+    // What partition_temporal balances, cut by the ranks (the same parts for metis).
+    const bool weighted =
+        a.opt.method == Partitioner::metis || a.opt.method == Partitioner::ptscotch;
+    part = partition_over_ranks(u, a.opt, {},
+                                weighted && a.opt.parts > 1 ? snapshot_group_work(g, a.opt)
+                                                            : std::vector<std::vector<int64_t>>{},
+                                comm, &memory);
+  }
+  const double part_s = timer.ms() / 1000;
+  if (comm.rank() != 0) return;
   const PartitionQuality q = partition_quality(u, part, a.opt.parts);
   const TemporalBalance b = temporal_balance(g, part, a.opt.parts);
   std::printf(
@@ -97,7 +160,8 @@ void run_temporal(PartitionArgs& a) {
       "s)\n",
       "graph", a.dataset.graph.c_str(), (long long)g.num_vertices, g.num_snapshots(),
       (long long)u.nnz(), load_s);
-  std::printf("%-14s %s (%.2f s)\n", "partitioner", describe(a, true).c_str(), part_s);
+  std::printf("%-14s %s (%.2f s)\n", "partitioner", describe(a, true, comm.size()).c_str(), part_s);
+  if (!memory.empty()) std::printf("%-14s %s\n", "memory", memory.c_str());
   std::printf("%-14s %lld of the union's %lld edges (%.2f%%); halo %lld vertices\n", "edge cut",
               (long long)q.edge_cut, (long long)u.nnz(), percent(q.edge_cut, u.nnz()),
               (long long)q.halo_vertices);
@@ -145,16 +209,23 @@ void run(PartitionArgs& a) {
     throw OptionError("partition: --balance-train needs training vertices; " + a.dataset.graph +
                       " has none (give labels and a split)");
 
+  Communicator& comm = world();
+  std::string memory;
   timer.reset();
-  const std::vector<int32_t> part = partition_vertices(d.graph.in, a.opt, d.train);
+  const std::vector<int32_t> part =
+      comm.size() == 1 ? partition_vertices(d.graph.in, a.opt, d.train)
+                       : partition_over_ranks(d.graph.in, a.opt, d.train, {}, comm, &memory);
   const double part_s = timer.ms() / 1000;
+  // Under mpirun every rank has every part; rank 0 reports (and writes the directory).
+  if (comm.rank() != 0) return;
   const PartitionQuality q = partition_quality(d.graph.in, part, a.opt.parts, d.train);
 
-  const std::string how = describe(a, false);
+  const std::string how = describe(a, false, comm.size());
   std::printf("%-14s %s: %lld vertices, %lld stored edges (loaded in %.2f s)\n", "graph",
               a.dataset.graph.c_str(), (long long)d.num_vertices(), (long long)d.graph.num_edges(),
               load_s);
   std::printf("%-14s %s (%.2f s)\n", "partitioner", how.c_str(), part_s);
+  if (!memory.empty()) std::printf("%-14s %s\n", "memory", memory.c_str());
   print_quality(d, q);
   if (a.dry_run) return;
 
@@ -181,22 +252,23 @@ void register_partition(CLI::App& app) {
       ->required()
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--partitioner", a.partitioner,
-                  "metis (k-way, minimises the cut), random (seeded, balanced), hash (of the "
-                  "vertex id) or range (contiguous id blocks)")
-      ->check(CLI::IsMember({"metis", "random", "hash", "range"}))
+                  "metis (k-way, minimises the cut), ptscotch (Scotch k-way; under mpirun "
+                  "PT-Scotch, with no rank holding the whole graph), random (seeded, balanced), "
+                  "hash (of the vertex id) or range (contiguous id blocks)")
+      ->check(CLI::IsMember({"metis", "ptscotch", "random", "hash", "range"}))
       ->capture_default_str();
   cmd->add_option("--seed,-s", a.opt.seed,
                   "Seed of the partitioner (and of a random train/val/test split, as in train)")
       ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--imbalance", a.opt.imbalance,
-                  "METIS: allowed max / mean load of each balanced quantity")
+                  "METIS, ptscotch: allowed max / mean load of each balanced quantity")
       ->check(CLI::Range(1.0, 10.0))
       ->capture_default_str();
   cmd->add_flag("--balance-edges", a.opt.balance_edges,
-                "METIS: also balance in-edges per part (aggregation work)");
+                "METIS, ptscotch: also balance in-edges per part (aggregation work)");
   cmd->add_flag("--balance-train", a.opt.balance_train,
-                "METIS: also balance training vertices per part");
+                "METIS, ptscotch: also balance training vertices per part");
   cmd->add_option("--objective", a.objective,
                   "METIS: minimise the edges cut, or the communication volume (halo rows)")
       ->check(CLI::IsMember({"cut", "volume"}))
@@ -207,20 +279,32 @@ void register_partition(CLI::App& app) {
                 "Print the partition's quality, write nothing (a temporal graph: how evenly "
                 "each snapshot is spread)");
   cmd->add_option("--snapshot-groups", a.opt.snapshot_groups,
-                  "Temporal graphs, METIS: also balance each of this many groups of consecutive "
-                  "snapshots (0: the union graph's vertices only; default min(snapshots, 16))")
+                  "Temporal graphs, METIS (ptscotch: summed into one weight): also balance each "
+                  "of this many groups of consecutive snapshots (0: the union graph's vertices "
+                  "only; default min(snapshots, 16))")
       ->check(CLI::Range(0, 1 << 20))
       ->each([args](const std::string&) { args->snapshot_groups_given = true; });
+  cmd->add_option("--overpartition", a.opt.overpartition,
+                  "ptscotch with several balanced quantities (snapshot groups, in-edges): cut "
+                  "into parts x this many pieces, then deal the pieces to the parts so that each "
+                  "quantity is balanced (1: off)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   add_dataset_options(cmd, a.dataset);
   add_snapshot_options(cmd, a.snapshots);
   cmd->callback([args, cmd] {
+    const bool scotch = args->partitioner == "ptscotch";
+    if (!scotch && cmd->get_option("--overpartition")->count() > 0)
+      throw OptionError("--overpartition is for --partitioner ptscotch (this run uses " +
+                        args->partitioner + ")");
     if (args->partitioner != "metis")
       for (const char* metis_only : {"--imbalance", "--balance-edges", "--balance-train",
                                      "--objective", "--snapshot-groups"})
-        if (cmd->get_option(metis_only)->count() > 0)
-          throw OptionError(std::string(metis_only) +
-                            " is for --partitioner metis (this run uses " + args->partitioner +
-                            ")");
+        if (cmd->get_option(metis_only)->count() > 0 &&
+            (!scotch || std::string(metis_only) == "--objective"))
+          throw OptionError(std::string(metis_only) + " is for --partitioner metis" +
+                            (scotch ? "" : " or ptscotch") + " (this run uses " +
+                            args->partitioner + ")");
     run(*args);
   });
 }

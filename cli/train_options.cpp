@@ -75,8 +75,9 @@ void register_train(CLI::App& app) {
                   "equal the MPI rank count; the default under mpirun; temporal graphs: the "
                   "vertex strategy)");
   cmd->add_option("--partitioner", a->partitioner,
-                  "metis, random, hash or range: how the vertices are partitioned")
-      ->check(CLI::IsMember({"metis", "random", "hash", "range"}))
+                  "metis, ptscotch (Scotch; PT-Scotch when the graph is distributed), random, "
+                  "hash or range: how the vertices are partitioned")
+      ->check(CLI::IsMember({"metis", "ptscotch", "random", "hash", "range"}))
       ->capture_default_str();
   cmd->add_option("--snapshot-groups", a->snapshot_groups,
                   "Temporal graphs, vertex strategy with METIS: also balance each of this many "

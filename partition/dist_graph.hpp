@@ -56,13 +56,36 @@ std::vector<int32_t> partition_distributed(const DistGraph& g, const PartitionOp
                                            Communicator& comm,
                                            const std::vector<int64_t>& vertex_weight = {});
 
-// The part of each vertex of this rank's block, for any partitioner (collective): ptscotch
-// runs partition_distributed; metis gathers the symmetrised structure on rank 0 and runs
-// partition_vertices there (rank 0 then holds the union structure: METIS's memory price);
-// random, hash and range give what partition_vertices gives on the whole graph. `balance`:
-// per-vertex weight columns of the block, as partition_vertices' `balance`.
+// The part of each vertex of this rank's block under any partitioner (collective):
+// - ptscotch: partition_distributed, balancing one weight: the vertex count, in-edges
+//   (opt.balance_edges) and each `balance` column, every one normalised to its total over the
+//   graph and summed (what partition_vertices does for ptscotch on one process). On one rank
+//   this is sequential Scotch on the whole graph, the same parts as partition_vertices.
+// - metis: the blocks' symmetrised rows and balance columns are gathered to rank 0, which runs
+//   METIS as partition_vertices does (vertex count, in-edges, one constraint per column), and
+//   the parts are scattered back: the same parts as partition_vertices on the whole graph. The
+//   price is memory: rank 0 then holds the union structure of the graph (metis_gather_bytes).
+// - random, hash, range: computed on each rank for its block, the same parts as
+//   partition_vertices gives those dense ids (random shuffles all the vertices on every rank:
+//   4 bytes per vertex of the graph while it runs).
+// `balance`: block_size() weights per column, on every rank the same number of columns.
+// opt.balance_train is not read (no training set here): OptionError for metis and ptscotch;
+// pass the training vertices as a balance column instead.
 std::vector<int32_t> partition_blocks(const DistGraph& g, const PartitionOptions& opt,
                                       Communicator& comm,
                                       const std::vector<std::vector<int64_t>>& balance = {});
+
+// Every vertex's part on every rank, from each rank's `mine` (its block's parts): to measure a
+// partition's quality or compare it with partition_vertices'. Collective; 4 bytes per vertex.
+std::vector<int32_t> allgather_parts(const DistGraph& g, const std::vector<int32_t>& mine,
+                                     Communicator& comm);
+
+// What partition_blocks with metis makes rank 0 hold, in bytes: the gathered symmetrised rows
+// (32-bit), `balance_columns` gathered columns, the constraint arrays and the parts; METIS's own
+// working memory (a few times the graph) comes on top. Collective. Every other partitioner keeps
+// each rank at about its own block (PT-Scotch: a 32-bit copy of the block's rows, plus its
+// working memory).
+int64_t metis_gather_bytes(const DistGraph& g, Communicator& comm, const PartitionOptions& opt,
+                           size_t balance_columns = 0);
 
 }  // namespace dgnn

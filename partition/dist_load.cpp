@@ -1091,10 +1091,13 @@ LocalPart load_sharded_part(const DatasetOptions& opt, const PartitionOptions& p
     throw OptionError("--parts " + std::to_string(p) + " exceeds the " + std::to_string(n) +
                       " vertices");
   std::vector<std::vector<int64_t>> balance;
-  if (popt.balance_train) {
+  if (popt.balance_train) {  // the training vertices as a balance column
     balance.emplace_back(size_t(b.size), 0);
     for (int64_t v = 0; v < b.size; ++v) balance[0][size_t(v)] = b.split[size_t(v)] == 1;
+    popt.balance_train = false;
   }
+  if (info) info->partition_gather_bytes =
+      popt.method == Partitioner::metis ? metis_gather_bytes(b.g, comm, popt, balance.size()) : 0;
   const std::vector<int32_t> part = partition_blocks(b.g, popt, comm, balance);
 
   // Every vertex to its part's rank: (gid, original id, label, split, in-degree), its in-edges

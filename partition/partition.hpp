@@ -12,7 +12,9 @@
 
 namespace dgnn {
 
-enum class Partitioner : uint8_t { metis, random, hash, range };
+// ptscotch: Scotch k-way (PT-Scotch over the ranks of a graph no rank holds whole,
+// partition/dist_graph.hpp; sequential Scotch on a graph one process holds).
+enum class Partitioner : uint8_t { metis, random, hash, range, ptscotch };
 Partitioner parse_partitioner(const std::string& name);  // OptionError for unknown names
 const char* partitioner_name(Partitioner p);
 
@@ -34,12 +36,18 @@ struct PartitionOptions {
   // consecutive snapshots; 0 balances the union graph's vertices only; -1 picks
   // auto_snapshot_groups.
   int snapshot_groups = -1;
+  // ptscotch with more than one balanced quantity: cut into parts * overpartition pieces, then
+  // deal the pieces to the parts so that every quantity is balanced (Scotch balances one
+  // weight only). 1: off.
+  int overpartition = 1;
 };
 
-// part[v] in [0, parts) for every vertex of g (g's structure is symmetrised for METIS).
-// `train` (dense ids) is used only with balance_train. `balance`: further per-vertex weight
-// columns METIS balances, one constraint each (a column of zeros is dropped); the other
-// partitioners balance vertex counts only. Deterministic given the options.
+// part[v] in [0, parts) for every vertex of g (g's structure is symmetrised for METIS and
+// Scotch). `train` (dense ids) is used only with balance_train. `balance`: further per-vertex
+// weight columns METIS balances, one constraint each (a column of zeros is dropped); Scotch
+// (ptscotch) balances one weight, the sum of every such column (vertex count, in-edges,
+// training vertices, `balance`) normalised to a common total; the other partitioners balance
+// vertex counts only. Deterministic given the options.
 std::vector<int32_t> partition_vertices(const Csr& g, const PartitionOptions& opt,
                                         const std::vector<int32_t>& train = {},
                                         const std::vector<std::vector<int64_t>>& balance = {});
@@ -145,8 +153,14 @@ class ContentHash {
 // consecutive snapshots (opt.snapshot_groups of about equal work), each vertex's work there: its
 // in-edges plus the events it is the source of, i.e. what its owner aggregates and scores in
 // those steps. One constraint alone (the union) can put a snapshot's edges all on one rank.
-// The other partitioners balance vertex counts. Deterministic given the options.
+// ptscotch balances the same quantities summed into one weight (each normalised to its total);
+// the other partitioners balance vertex counts. Deterministic given the options.
 std::vector<int32_t> partition_temporal(const TemporalGraph& g, const PartitionOptions& opt);
+// What partition_temporal balances beside the vertex count: per group of consecutive snapshots
+// (opt.snapshot_groups, -1: auto_snapshot_groups), each vertex's work there; one column of
+// num_vertices per group, none for 0 groups. OptionError for a negative count other than -1.
+std::vector<std::vector<int64_t>> snapshot_group_work(const TemporalGraph& g,
+                                                      const PartitionOptions& opt);
 // The union of all snapshots' events as one graph, each (dst, src) pair once: what the
 // partitioner cuts (and partition_quality measures).
 Csr temporal_union(const TemporalGraph& g);

@@ -66,16 +66,19 @@ double ratio(double max, double total, int parts) {
 
 int auto_snapshot_groups(int snapshots) { return std::min(snapshots, 16); }
 
-std::vector<int32_t> partition_temporal(const TemporalGraph& g, const PartitionOptions& opt) {
+static int groups_of(const TemporalGraph& g, const PartitionOptions& opt) {
   const int t = g.num_snapshots();
   if (opt.snapshot_groups < -1)
     throw OptionError("--snapshot-groups must be >= 0 (0: balance the union graph only), got " +
                       std::to_string(opt.snapshot_groups));
-  const int groups =
-      std::min(t, opt.snapshot_groups < 0 ? auto_snapshot_groups(t) : opt.snapshot_groups);
-  const Csr u = temporal_union(g);
-  if (opt.method != Partitioner::metis || groups == 0 || opt.parts < 2)
-    return partition_vertices(u, opt);
+  return std::min(t, opt.snapshot_groups < 0 ? auto_snapshot_groups(t) : opt.snapshot_groups);
+}
+
+std::vector<std::vector<int64_t>> snapshot_group_work(const TemporalGraph& g,
+                                                      const PartitionOptions& opt) {
+  const int t = g.num_snapshots();
+  const int groups = groups_of(g, opt);
+  if (groups == 0) return {};
   // Groups of consecutive snapshots with about equal work; each group's per-vertex work is one
   // METIS constraint beside the vertex count, so that every group (and so, roughly, every
   // snapshot in it) is spread over the ranks.
@@ -99,7 +102,17 @@ std::vector<int32_t> partition_temporal(const TemporalGraph& g, const PartitionO
       columns[size_t(k)][size_t(v)] +=
           w.edges[size_t(s)][size_t(v)] + w.events[size_t(s)][size_t(v)];
   }
-  return partition_vertices(u, opt, {}, columns);
+  return columns;
+}
+
+std::vector<int32_t> partition_temporal(const TemporalGraph& g, const PartitionOptions& opt) {
+  const int groups = groups_of(g, opt);
+  const Csr u = temporal_union(g);
+  // Scotch balances one weight: the vertex count and the groups' work, each normalised to its
+  // total, summed (partition_vertices).
+  const bool weighted = opt.method == Partitioner::metis || opt.method == Partitioner::ptscotch;
+  if (!weighted || groups == 0 || opt.parts < 2) return partition_vertices(u, opt);
+  return partition_vertices(u, opt, {}, snapshot_group_work(g, opt));
 }
 
 TemporalBalance temporal_balance(const TemporalGraph& g, const std::vector<int32_t>& part,

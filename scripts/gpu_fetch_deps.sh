@@ -8,7 +8,9 @@ mkdir -p "$here/.gpu-deps"
 cd "$here/.gpu-deps"
 # Open MPI and what it loads (about 8 MB), for the multi-rank GPU tests (mpirun -np 2): a GPU
 # machine without MPI runs them from the unpacked tree (gpu_check.sh sets OPAL_PREFIX).
+# Scotch and PT-Scotch (the ptscotch partitioner): headers, libraries and what they load.
 apt-get download libmetis5 libmetis-dev libopenblas0-openmp libopenblas-openmp-dev \
+  libscotch-dev libscotch-7.0 libptscotch-dev libptscotch-7.0 libbz2-1.0 liblzma5 \
   libgfortran5 libcli11-dev nlohmann-json3-dev catch2 zlib1g zlib1g-dev \
   openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev libhwloc15 libhwloc-plugins \
   libevent-core-2.1-7 libevent-pthreads-2.1-7 libpmix2 libmunge2 libfabric1 libucx0 \

@@ -5,8 +5,11 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${DGNN_BUILD_DIR:-$here/build}"
 
+# libptscotch-dev (with libscotch-dev): the ptscotch partitioner, Scotch on one process and
+# PT-Scotch over MPI ranks (its ParMETIS shim, libscotchparmetis-dev, is not used, and conflicts
+# with libparmetis-dev).
 packages=(build-essential cmake ninja-build pkg-config zlib1g-dev libopenblas-openmp-dev libmetis-dev
-          libopenmpi-dev openmpi-bin catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
+          libscotch-dev libptscotch-dev libopenmpi-dev openmpi-bin catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
           python3-matplotlib valgrind)
 missing=()
 for p in "${packages[@]}"; do

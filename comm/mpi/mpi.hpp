@@ -26,6 +26,11 @@ class Environment {
 // else's). Needs a live Environment.
 std::unique_ptr<Communicator> make_world_communicator();
 
+// The MPI_Comm under `c`, as a pointer to it (MPI_Comm*), for a library that takes one (PT-Scotch,
+// partition/scotch): null when `c` is not an MpiCommunicator (SelfCommunicator). Valid while
+// `c` lives; callers must not free it.
+void* native_handle(Communicator& c);
+
 // Whether the library runs MPI calls from several threads at once (MPI_THREAD_MULTIPLE).
 bool thread_multiple();
 

@@ -270,3 +270,12 @@ void MpiCommunicator::barrier() {
 void MpiCommunicator::abort(int code) { abort_world(code); }
 
 }  // namespace dgnn::mpi
+
+namespace dgnn::mpi {
+
+void* native_handle(Communicator& c) {
+  auto* m = dynamic_cast<MpiCommunicator*>(&c);
+  return m ? m->handle() : nullptr;
+}
+
+}  // namespace dgnn::mpi

@@ -64,6 +64,9 @@ class MpiCommunicator final : public Communicator {
   bool concurrent_duplicates() const override;
   [[noreturn]] void abort(int code) override;
 
+  // The private duplicate this communicator runs on (mpi.hpp: native_handle).
+  MPI_Comm* handle() { return &comm_; }
+
  private:
   template <class T>
   void allreduce(T* data, int64_t n, MPI_Datatype type, MPI_Op op);

@@ -39,6 +39,9 @@ foreach(probe "stop_on_rank_1;REQUIRE( comm.rank() != 1 ) with 1 != 1"
     LABELS mpi TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${DGNN_MPI_TEST_ENV}")
 endforeach()
 dgnn_mpi_test(dist 2 3 4)
+# Partitioning a graph no rank holds whole: every partitioner on blocks (PT-Scotch, METIS
+# gathered to rank 0, the baselines per vertex) against one process.
+dgnn_mpi_test(dist_partition 2 3 4)
 
 # The executable under mpiexec: equality with one process, and a missing part file.
 add_test(NAME "mpi: dgnn train on 2 ranks (CLI)"

@@ -53,8 +53,8 @@ PartitionOptions options(Partitioner m, int parts, uint64_t seed = 0) {
 }  // namespace
 
 TEST_CASE("partitioner names round-trip and unknown names are option errors") {
-  for (Partitioner p :
-       {Partitioner::metis, Partitioner::random, Partitioner::hash, Partitioner::range})
+  for (Partitioner p : {Partitioner::metis, Partitioner::ptscotch, Partitioner::random,
+                        Partitioner::hash, Partitioner::range})
     CHECK(parse_partitioner(partitioner_name(p)) == p);
   CHECK_THROWS_AS(parse_partitioner("kahip"), OptionError);
   CHECK(parse_metis_objective("volume") == MetisObjective::volume);
