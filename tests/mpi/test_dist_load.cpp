@@ -96,7 +96,7 @@ TEST_CASE("sharded loading equals one process: the shipped Cora, gzipped", "[dis
   Communicator& comm = world();
   DatasetOptions opt;
   opt.graph = std::string(DGNN_SOURCE_DIR) + "/datasets/cora";
-  for (Partitioner m : {Partitioner::metis, Partitioner::hash}) {
+  for (Partitioner m : {Partitioner::metis, Partitioner::ptscotch, Partitioner::hash}) {
     INFO(partitioner_name(m));
     check_against_one_process(opt, m, comm);
     ChunkSize small("4096");  // many chunks, dealt round-robin
@@ -126,7 +126,8 @@ TEST_CASE("sharded loading equals one process: an SBM in plain files, random spl
   DatasetOptions opt;
   opt.graph = dir;
   opt.seed = 9;
-  for (Partitioner m : {Partitioner::metis, Partitioner::range, Partitioner::random}) {
+  for (Partitioner m :
+       {Partitioner::metis, Partitioner::ptscotch, Partitioner::range, Partitioner::random}) {
     INFO(partitioner_name(m));
     check_against_one_process(opt, m, comm);
   }
