@@ -303,8 +303,8 @@ void register_partition(CLI::App& app) {
         if (cmd->get_option(metis_only)->count() > 0 &&
             (!scotch || std::string(metis_only) == "--objective"))
           throw OptionError(std::string(metis_only) + " is for --partitioner metis" +
-                            (scotch ? "" : " or ptscotch") + " (this run uses " +
-                            args->partitioner + ")");
+                            (std::string(metis_only) == "--objective" ? "" : " or ptscotch") +
+                            " (this run uses " + args->partitioner + ")");
     run(*args);
   });
 }
