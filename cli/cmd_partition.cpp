@@ -9,7 +9,9 @@
 #include "dgnn/cli/options.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
+#include "dgnn/common/memory.hpp"
 #include "dgnn/common/timer.hpp"
+#include "dgnn/partition/dist_load.hpp"
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/graph/temporal.hpp"
 #include "dgnn/partition/dist_graph.hpp"
@@ -34,8 +36,7 @@ double percent(int64_t part, int64_t whole) {
   return whole > 0 ? 100.0 * double(part) / double(whole) : 0.0;
 }
 
-void print_quality(const Dataset& d, const PartitionQuality& q) {
-  const int64_t n = d.num_vertices(), m = d.graph.num_edges();
+void print_quality(int64_t n, int64_t m, const PartitionQuality& q) {
   std::printf("%-14s %lld of %lld stored edges (%.2f%%)\n", "edge cut", (long long)q.edge_cut,
               (long long)m, percent(q.edge_cut, m));
   std::printf("%-14s %lld rows exchanged per layer (%.2f%% of the vertices)\n", "halo vertices",
@@ -183,6 +184,36 @@ void run_temporal(PartitionArgs& a) {
   }
 }
 
+// Under mpirun with --out and one part per rank: every rank reads its share of the dataset,
+// the blocks are partitioned, and every rank writes its own part file (no rank holds the
+// graph); rank 0 reports the quality computed from the parts and writes the manifest.
+void run_sharded(PartitionArgs& a, Communicator& comm) {
+  Timer timer;
+  ShardedLoad info;
+  LocalPart part = load_sharded_part(a.dataset, a.opt, comm, &info);
+  const double load_s = timer.ms() / 1000;
+  if (a.opt.balance_train && part.global_train == 0)
+    throw OptionError("partition: --balance-train needs training vertices; " + a.dataset.graph +
+                      " has none (give labels and a split)");
+  const PartitionQuality q = quality_of_parts(part, comm);
+  const std::string hash = comm.rank() == 0 ? dataset_source_hash(a.dataset) : "";
+  timer.reset();
+  write_partition_dir_sharded(a.out, std::move(part), a.opt, hash,
+                              {info.vertices, info.stored_edges, a.dataset.edges.directed}, comm);
+  if (comm.rank() != 0) return;
+  std::printf("%-14s %s: %lld vertices, %lld stored edges (read in shards by %d ranks and "
+              "partitioned in %.2f s)\n",
+              "graph", a.dataset.graph.c_str(), (long long)info.vertices,
+              (long long)info.stored_edges, comm.size(), load_s);
+  std::printf("%-14s %s\n", "partitioner", describe(a, false, comm.size()).c_str());
+  if (info.partition_gather_bytes > 0)
+    std::printf("%-14s METIS gathered the symmetrised structure on rank 0: %s\n", "memory",
+                memory_str(double(info.partition_gather_bytes)).c_str());
+  print_quality(info.vertices, info.stored_edges, q);
+  std::printf("%-14s %s (manifest.json + %d part files, each written by its rank) in %.2f s\n",
+              "wrote", a.out.c_str(), a.opt.parts, timer.ms() / 1000);
+}
+
 void run(PartitionArgs& a) {
   if (a.out.empty() && !a.dry_run)
     throw OptionError("partition: give --out DIR to write the parts, or --dry-run");
@@ -200,6 +231,10 @@ void run(PartitionArgs& a) {
   a.dataset.seed = a.opt.seed;
 
   Timer timer;
+  Communicator& comm = world();
+  if (comm.size() > 1 && !a.dry_run && a.opt.parts == comm.size() &&
+      can_load_sharded(a.dataset, nullptr))
+    return run_sharded(a, comm);
   const Dataset d = load_dataset(a.dataset);
   const double load_s = timer.ms() / 1000;
   if (a.opt.parts > d.num_vertices())
@@ -209,7 +244,6 @@ void run(PartitionArgs& a) {
     throw OptionError("partition: --balance-train needs training vertices; " + a.dataset.graph +
                       " has none (give labels and a split)");
 
-  Communicator& comm = world();
   std::string memory;
   timer.reset();
   const std::vector<int32_t> part =
@@ -226,7 +260,7 @@ void run(PartitionArgs& a) {
               load_s);
   std::printf("%-14s %s (%.2f s)\n", "partitioner", how.c_str(), part_s);
   if (!memory.empty()) std::printf("%-14s %s\n", "memory", memory.c_str());
-  print_quality(d, q);
+  print_quality(d.num_vertices(), d.graph.num_edges(), q);
   if (a.dry_run) return;
 
   timer.reset();

@@ -108,6 +108,9 @@ struct ShardedPartition {
   bool directed = false;
 };
 class Communicator;
+// partition_quality's figures from the parts themselves (collective), for a partition no rank
+// holds whole: the cut is each part's in-edges from other parts.
+PartitionQuality quality_of_parts(const LocalPart& part, Communicator& comm);
 void write_partition_dir_sharded(const std::string& dir, LocalPart part,
                                  const PartitionOptions& opt, const std::string& source_hash,
                                  const ShardedPartition& whole, Communicator& comm);

@@ -267,14 +267,9 @@ void write_partition_dir(const std::string& dir, const Dataset& d, const std::ve
       "manifest.json");  // every partition dgnn writes has one
 }
 
-void write_partition_dir_sharded(const std::string& dir, LocalPart part,
-                                 const PartitionOptions& opt_in, const std::string& source_hash,
-                                 const ShardedPartition& whole, Communicator& comm) {
+PartitionQuality quality_of_parts(const LocalPart& part, Communicator& comm) {
   const int p = comm.size(), me = comm.rank();
-  PartitionOptions opt = opt_in;
-  opt.parts = p;
-  // The quality from the parts themselves: each part's in-edges from other parts are the cut,
-  // its halo rows the distinct remote sources.
+  // Each part's in-edges from other parts are the cut, its halo rows the distinct remote sources.
   const Csr& in = part.local_in;
   int64_t cut = 0;
   for (int32_t c : in.indices) cut += c >= part.n_owned;
@@ -296,8 +291,19 @@ void write_partition_dir_sharded(const std::string& dir, LocalPart part,
     max_v = std::max(max_v, pq.vertices), sum_v += pq.vertices;
     max_e = std::max(max_e, pq.edges), sum_e += pq.edges;
   }
+  // As partition_quality: an empty quantity is perfectly balanced.
   q.vertex_balance = sum_v > 0 ? double(max_v) * p / double(sum_v) : 1.0;
   q.edge_balance = sum_e > 0 ? double(max_e) * p / double(sum_e) : 1.0;
+  return q;
+}
+
+void write_partition_dir_sharded(const std::string& dir, LocalPart part,
+                                 const PartitionOptions& opt_in, const std::string& source_hash,
+                                 const ShardedPartition& whole, Communicator& comm) {
+  const int p = comm.size(), me = comm.rank();
+  PartitionOptions opt = opt_in;
+  opt.parts = p;
+  const PartitionQuality q = quality_of_parts(part, comm);
   // The partition's id: each part's owned vertices hashed, the digests hashed in rank order.
   std::vector<int64_t> digests(size_t(p), 0);
   {
