@@ -49,20 +49,16 @@ int64_t tape_floats_per_row(const LayerShape& l) {
 }
 
 int64_t tape_floats_per_row(const TemporalShape& s) {
-  int64_t f = 0;
-  for (const auto* ops : {&s.graph, &s.recurrent})
-    for (const TOp& o : *ops) {
-      if (o.fixed_rows > 0) continue;
-      switch (o.kind) {
-        case TOp::aggregate: f += 2 * o.width; break;  // the [owned | halo] copy and the result
-        case TOp::gemm: f += o.n; break;
-        case TOp::elementwise: f += o.floats; break;
-        case TOp::lstm: f += 6 * o.floats; break;  // 4 gates, h, c
-        case TOp::gru: f += 4 * o.floats; break;   // 3 gates, h
-        case TOp::pair_mlp: break;                 // per pair, not per row
-      }
-    }
-  return f;
+  // Measured, not counted from the ops: the tape keeps only what some backward reads, and frees
+  // an op's output nothing differentiates through by value (bench/bench_temporal_memory.sh, per
+  // step and vertex, in floats per hidden unit; docs/temporal.md).
+  switch (s.model) {
+    case TModel::gcrn: return 10 * s.embedding;
+    case TModel::tgcn: return 8 * s.embedding;
+    case TModel::evolvegcn_o:
+    case TModel::evolvegcn_h: return 3 * s.embedding;
+  }
+  return 10 * s.embedding;
 }
 
 MemoryBreakdown static_rank_memory(const StaticMemoryInput& in, const PartCounts& c) {
@@ -124,10 +120,10 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
   // weights (in the model's shape), nothing per vertex.
   const int64_t per_row = in.shape.model == TModel::gcrn ? 2 : in.shape.model == TModel::tgcn ? 1 : 0;
   m.state = per_row * c.rows * in.hidden * kF;
-  // Pairs of a window: both ends and a label (int32, int32, float), and the scorer's tape: the
-  // fetched ends' embeddings and [h_u | h_v | h_u * h_v] into its hidden layer.
-  const int64_t e = in.shape.embedding;
-  m.pairs = window * part(in.step_pairs) * (3 * kF + (2 * e + 3 * e + in.shape.scorer_hidden) * kF);
+  // Pairs of a window: both ends and a label (int32, int32, float), and what the fused scorer
+  // keeps for its backward: its hidden layer and the logit. (The ends' embeddings are read in
+  // place; under the vertex strategy a rank fetches the remote ones, counted in the halo.)
+  m.pairs = window * part(in.step_pairs) * (3 * kF + (in.shape.scorer_hidden + 1) * kF);
   return m;
 }
 

@@ -79,10 +79,10 @@ struct TemporalMemoryInput {
 MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCounts& c,
                                      int64_t vertices);
 
-// Floats per owned row one step's ops keep for the backward (their outputs): of a static layer
-// (its element-wise ops, the aggregation's copy among them, and each GEMM's output), of a
-// temporal model's graph and recurrent ops (an aggregation its copy and its output; LSTM cells
-// keep 4 gates, h and c; GRU cells 3 gates and h).
+// Floats per owned row one step keeps for the backward: of a static layer, its ops' outputs (its
+// element-wise ops, the aggregation's copy among them, and each GEMM's output); of a temporal
+// model, what bench/bench_temporal_memory.sh measured per hidden unit (GCRN 10, T-GCN 8,
+// EvolveGCN 3: the tape frees what no backward reads).
 int64_t tape_floats_per_row(const LayerShape& l);
 int64_t tape_floats_per_row(const TemporalShape& s);
 
