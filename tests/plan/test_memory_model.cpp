@@ -100,7 +100,7 @@ TEST_CASE("memory model: the model is a real model's parameters and Adam's state
   CHECK(model_bytes(floats, tensors) == 4 * (5 * floats + floats + tensors + 1));
 }
 
-TEST_CASE("memory model: the tape counts every op's output per row", "[memory]") {
+TEST_CASE("memory model: the tape, every static op's output per row, temporal models' as measured", "[memory]") {
   // GCN 16 -> 8 -> 3: both layers multiply first (it narrows what they aggregate).
   const auto layers = model_layers(ModelKind::gcn, 16, 8, 3, 2);
   // dropout 16, the product 8, the aggregation's copy 8, bias 8, ReLU 8
