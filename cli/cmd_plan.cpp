@@ -20,6 +20,7 @@
 #include "dgnn/gnn/models/layers.hpp"
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/partition/partition.hpp"
+#include "dgnn/plan/memory_model.hpp"
 #include "dgnn/plan/plan_static.hpp"
 
 namespace dgnn::cli {
@@ -120,6 +121,8 @@ void print_json(const PlanArgs& a, const Dataset& d, const perf::StaticPlan& pla
   const perf::PlanRow& best = plan.rows[plan.best];
   j["best"] = {
       {"ranks", best.p.ranks}, {"partitioner", best.partitioner}, {"epoch_ms", best.p.epoch_ms}};
+  j["memory"] = memory_json(a, static_memory_rows(d, plan));
+  if (a.device_memory_bytes > 0) j["device_memory_bytes"] = a.device_memory_bytes;
   std::printf("%s\n", j.dump(1).c_str());
 }
 
@@ -186,8 +189,55 @@ void print_table(const perf::StaticPlan& plan) {
               best.partitioner.c_str(), best.p.epoch_ms);
 }
 
+// With --vertices and --edges, the graph's options that describe its size are taken; those that
+// name or shape an input file are refused.
+void refuse_size_options(const CLI::App* cmd) {
+  for (const CLI::Option* o : cmd->get_options([](const CLI::Option* o) {
+         const std::string& g = o->get_group();
+         return g == "Edge list" || g == "Dataset" || g == "Snapshots (temporal graphs)";
+       })) {
+    const std::string n = o->get_name();
+    if (o->count() > 0 && n != "--feature-dim" && n != "--num-classes" && n != "--directed" &&
+        n != "--snapshots")
+      throw OptionError(n + ": describes an input file; a graph given by --vertices and --edges "
+                            "takes --feature-dim, --num-classes, --directed and --snapshots");
+  }
+}
+
+// --vertices and --edges: the memory rows of a graph known by its size alone; no times (they
+// need the partition's counts and rates timed on the graph's shapes).
+void run_size_only(PlanArgs& a, const std::vector<int>& ranks) {
+  if (!a.data.graph.empty())
+    throw OptionError("--vertices and --edges plan a graph by its size alone: give them or "
+                      "--graph, not both");
+  if (a.size_vertices == 0 || a.size_edges == 0)
+    throw OptionError(std::string(a.size_vertices == 0 ? "--edges needs --vertices"
+                                                       : "--vertices needs --edges") +
+                      " (a graph's size alone: memory per rank, no times)");
+  std::string what;
+  const std::vector<MemoryRow> rows = size_memory_rows(a, ranks, &what);
+  if (a.json) {
+    nlohmann::json j;
+    j["graph"] = {{"vertices", a.size_vertices},
+                  {"edges", a.size_edges},
+                  {"snapshots", a.snapshots.count},
+                  {"features", a.data.generated_dim}};
+    j["model"] = {{"name", a.model}, {"layers", a.layers}, {"hidden", a.hidden}};
+    j["memory"] = memory_json(a, rows);
+    if (a.device_memory_bytes > 0) j["device_memory_bytes"] = a.device_memory_bytes;
+    std::printf("%s\n", j.dump(1).c_str());
+    return;
+  }
+  std::printf("graph     by size (--vertices, --edges): %s\n", what.c_str());
+  std::printf("note      memory only: times need the graph itself (--graph)\n");
+  print_memory(a, rows);
+}
+
 void run(PlanArgs& a) {
   const std::vector<int> ranks = parse_ranks(a.ranks, 1 << 20);
+  if (!a.device_memory.empty())
+    a.device_memory_bytes = perf::parse_memory_size(a.device_memory, "--device-memory");
+  if (a.size_vertices > 0 || a.size_edges > 0) return run_size_only(a, ranks);
   read_given_rates(a);
   perf::check_calibration_file(a.calibration);
   check_not_inputs(dataset_inputs(a.data, a.signals), {{"--calibration", a.calibration}});
@@ -202,6 +252,7 @@ void run(PlanArgs& a) {
   if (a.json) return print_json(a, d, plan, o);
   print_inputs(a, d, plan, o);
   print_table(plan);
+  print_memory(a, static_memory_rows(d, plan));
 }
 
 }  // namespace
@@ -287,6 +338,17 @@ void register_plan(CLI::App& app) {
                   "JSON file of the rates to plan with instead of timing them here (as --json's "
                   "\"rates\" prints them): the same plan on any machine (docs/scaling.md)");
   cmd->add_flag("--json", a.json, "Print the table as JSON");
+  cmd->add_option("--device-memory", a.device_memory,
+                  "Memory of one rank's device (e.g. 80GB, 512MiB): whether the largest rank "
+                  "fits, per rank count");
+  cmd->add_option("--vertices", a.size_vertices,
+                  "Plan a graph by its size alone, without --graph: its vertices (with --edges; "
+                  "--snapshots T for a temporal graph; --feature-dim F): memory per rank, no times")
+      ->check(CLI::Range(int64_t(2), int64_t(1) << 62));
+  cmd->add_option("--edges", a.size_edges,
+                  "With --vertices: the graph's edges (stored both ways unless --directed; a "
+                  "temporal graph's events over all snapshots)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 62));
   add_dataset_options(cmd, a.data);
   add_snapshot_options(cmd, a.snapshots);
   cmd->get_option("--train-frac")->each([args](const std::string&) {
@@ -296,7 +358,10 @@ void register_plan(CLI::App& app) {
   for (const char* t : {"--strategies", "--task", "--bptt", "--neg-train", "--snapshot-groups"})
     cmd->get_option(t)->each([args](const std::string&) { args->temporal_options_given = true; });
   cmd->callback([args, cmd] {
-    refuse_input_options(cmd, args->data.graph);
+    if (args->size_vertices > 0 || args->size_edges > 0)
+      refuse_size_options(cmd);
+    else
+      refuse_input_options(cmd, args->data.graph);
     run(*args);
   });
 }

@@ -216,7 +216,7 @@ void run_train(TrainArgs& a) {
     j["median_sample_ms"] = res.median_sample_ms;
     j["median_sample_wait_ms"] = res.median_sample_wait_ms;
   }
-  printer.final_line(j);
+  printer.final_line(j, res);
 }
 
 }  // namespace dgnn::cli

@@ -169,7 +169,7 @@ void run_train_forecast(TrainArgs& a) {
         {"test_ms", res.test_ms},
         {"samples", {{"train", split.train}, {"val", split.val}, {"test", split.test}}},
         {"settings", settings}};
-    printer.final_line(j);
+    printer.final_line(j, res);
   }
 }
 

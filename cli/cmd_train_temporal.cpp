@@ -202,7 +202,7 @@ void run_train_temporal(TrainArgs& a) {
       j["test_macro_f1"] = res.test.macro_f1;
       j["best_val_f1"] = res.best_val.f1;
     }
-    printer.final_line(j);
+    printer.final_line(j, res);
   }
 }
 

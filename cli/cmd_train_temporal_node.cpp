@@ -99,7 +99,8 @@ void run_train_temporal_node(TrainArgs& a) {
                       {"stopped_early", res.stopped_early},
                       {"median_epoch_ms", res.median_epoch_ms},
                       {"test_ms", res.test_ms},
-                      {"settings", settings}});
+                      {"settings", settings}},
+                     res);
 }
 
 }  // namespace dgnn::cli

@@ -15,6 +15,9 @@
 #include "dgnn/graph/temporal.hpp"
 #include "dgnn/partition/partition.hpp"
 #include "dgnn/plan/calibration.hpp"
+#include "dgnn/plan/memory_model.hpp"
+#include "dgnn/plan/plan_static.hpp"
+#include "dgnn/plan/plan_temporal.hpp"
 #include "dgnn/plan/perf_model.hpp"
 
 namespace dgnn::cli {
@@ -51,7 +54,38 @@ struct PlanArgs {
   std::string rates;                              // --rates FILE: every rate given, nothing timed
   std::shared_ptr<const perf::GivenRates> given;  // read from `rates` by read_given_rates
   bool json = false;
+  // --device-memory: whether the largest rank fits (0: not asked).
+  std::string device_memory;
+  int64_t device_memory_bytes = 0;
+  // --vertices, --edges: a graph's size alone (no --graph): the memory rows only.
+  int64_t size_vertices = 0, size_edges = 0;
 };
+
+// One rank count's memory in the sharded design (plan/memory_model.hpp): the largest rank's
+// breakdown, which rank that is, and the sum over ranks.
+struct MemoryRow {
+  int ranks = 1;
+  std::string partitioner;
+  perf::MemoryBreakdown largest;
+  int largest_rank = 0;
+  int64_t sum_bytes = 0;
+  bool halo_bound = false;  // no partition: the halo is its upper bound
+  bool fits(int64_t device_bytes) const { return largest.total() <= device_bytes; }
+};
+// From the static plan's partitions (every rank's counts).
+std::vector<MemoryRow> static_memory_rows(const Dataset& d, const perf::StaticPlan& plan);
+// From the temporal plan's vertex-strategy rows (the largest training snapshot's counts per rank).
+std::vector<MemoryRow> temporal_memory_rows(const TemporalGraph& g,
+                                            const perf::TemporalTraining& t,
+                                            const perf::TemporalPlan& plan, int64_t hidden);
+// From --vertices and --edges alone (--snapshots T: a temporal graph of T snapshots), with
+// --feature-dim, --num-classes, --model, --layers, --hidden, --bptt and --neg-train; `what` says
+// what was planned. OptionError naming the option for sizes out of range.
+std::vector<MemoryRow> size_memory_rows(PlanArgs& a, const std::vector<int>& ranks,
+                                        std::string* what);
+// The memory table (text), and its rows as `--json`'s "memory".
+void print_memory(const PlanArgs& a, const std::vector<MemoryRow>& rows);
+nlohmann::json memory_json(const PlanArgs& a, const std::vector<MemoryRow>& rows);
 
 // The network of --network, --latency-us and --bandwidth-gbs (OptionError naming the option).
 perf::Network plan_network(const PlanArgs& a);

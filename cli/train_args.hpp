@@ -79,18 +79,24 @@ nlohmann::json temporal_settings(const TrainArgs& a, const std::string& model,
 
 // Every task's epochs on rank 0: printed (unless --quiet) and logged to --log-json, one line
 // each as they end (gnn/train/epoch_report.hpp), by the task's EpochFormat; the run's final
-// record goes to the same log.
+// record goes to the same log. Made once the data is loaded, by every rank (collective): it
+// prints every rank's peak memory and input bytes read so far, the startup line
+// "memory after loading: peak ...; read ...".
 class EpochPrinter {
  public:
-  EpochPrinter(const TrainArgs& a, const Communicator& comm, EpochFormat format);
+  EpochPrinter(const TrainArgs& a, Communicator& comm, EpochFormat format);
   std::function<void(const EpochRecord&)> callback();
   bool logging() const { return log_ != nullptr; }
-  void final_line(const nlohmann::json& j);
+  // Rank 0: the final record `j` with, added, every rank's bytes read after loading
+  // (rank_read_bytes), its peak memory after loading (rank_loaded_peak_bytes) and at the end of
+  // the run (rank_peak_bytes, from `s`), one slot per rank.
+  void final_line(nlohmann::json j, const LoopSummary& s);
 
  private:
   EpochFormat format_;
   bool print_, split_;
   std::unique_ptr<LineLog> log_;
+  RankUsage loaded_;  // after loading
 };
 
 // Fails now, not after hours of training, if `path` could not be written later: its folder must

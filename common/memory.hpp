@@ -1,7 +1,7 @@
 #pragma once
 // This machine's physical memory, for refusing a size option up front (a clear line naming the
 // option) rather than letting the allocator fail, or the kernel kill the run, after minutes of
-// swapping.
+// swapping; and this process's peak resident memory, which runs report per rank.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -13,6 +13,14 @@
 #include "dgnn/common/error.hpp"
 
 namespace dgnn {
+
+// The most resident memory (RSS) this process has held so far, in bytes (getrusage's ru_maxrss,
+// which Linux gives in KiB); 0 when the system does not say. Host memory only: a GPU's is not in it.
+inline int64_t peak_resident_bytes() {
+  struct rusage ru;
+  if (::getrusage(RUSAGE_SELF, &ru) != 0 || ru.ru_maxrss < 0) return 0;
+  return int64_t(ru.ru_maxrss) * 1024;
+}
 
 // Bytes of physical memory; 0 when the system does not say.
 inline double physical_memory_bytes() {

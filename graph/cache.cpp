@@ -17,6 +17,7 @@
 #include <system_error>
 
 #include "dgnn/common/hash_rng.hpp"
+#include "dgnn/common/io_stats.hpp"
 
 namespace dgnn {
 
@@ -106,6 +107,7 @@ bool read_all(int fd, void* dst, size_t bytes) {
     ssize_t got = ::read(fd, p, bytes);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) return false;
+    count_input_bytes(got);
     p += got;
     bytes -= size_t(got);
   }

@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "dgnn/common/error.hpp"
+#include "dgnn/common/io_stats.hpp"
 #include "dgnn/graph/graph.hpp"
 #include "dgnn/graph/input_files.hpp"
 
@@ -42,11 +43,15 @@ struct Fd {
   throw IoError("cannot " + std::string(what) + " '" + path + "': " + std::strerror(errno));
 }
 
-// One read(2) of up to `want` bytes (0 at the end of the file), retried on EINTR.
+// One read(2) of up to `want` bytes (0 at the end of the file), retried on EINTR. Every byte this
+// file reads from an input goes through here, and is counted here (common/io_stats.hpp).
 size_t read_some(int fd, const std::string& path, char* to, size_t want) {
   for (;;) {
     const ssize_t got = ::read(fd, to, want);
-    if (got >= 0) return size_t(got);
+    if (got >= 0) {
+      count_input_bytes(got);
+      return size_t(got);
+    }
     if (errno != EINTR) io_fail(path, "read");
   }
 }
@@ -252,11 +257,9 @@ std::string read_file(const std::string& path, const ProgressFn& progress) {
   std::string buf(size_t(size), '\0');
   size_t len = 0;
   while (len < buf.size()) {
-    ssize_t got = ::read(f.fd, buf.data() + len, std::min<size_t>(buf.size() - len, 1 << 26));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) io_fail(path, "read");
+    const size_t got = read_some(f.fd, path, buf.data() + len, std::min<size_t>(buf.size() - len, 1 << 26));
     if (got == 0) break;
-    len += size_t(got);
+    len += got;
     if (progress) progress("read", double(len) / double(buf.size()));
   }
   buf.resize(len);

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "dgnn/common/error.hpp"
+#include "dgnn/common/io_stats.hpp"
 #include "dgnn/graph/atomic_write.hpp"
 #include "dgnn/graph/graph.hpp"
 #include "dgnn/graph/input_files.hpp"
@@ -220,6 +221,9 @@ NpyMatrix read_npy(const std::string& path, int max_dims) {
       done += k;
     }
   }
+  // A plain file, read in place: what was taken from it (the probe of its first two bytes was
+  // re-read). read_file counted a .gz's and a pipe's bytes.
+  if (inflated.empty()) count_input_bytes(prefix + header_len + need);
   return m;
 }
 
@@ -232,7 +236,8 @@ void write_npy(const std::string& path, const float* data, const std::vector<int
   int64_t count64 = 1;
   for (int64_t d : shape) dims += std::to_string(d) + ", ", count64 *= d;
   // (n,) for one dimension, else (a, b).
-  if (!dims.empty()) dims.resize(dims.size() - (shape.size() > 1 ? 2 : 1));
+  // erase, not resize: GCC 12 saw a resize that might grow the string (-Wrestrict).
+  if (!dims.empty()) dims.erase(dims.size() - (shape.size() > 1 ? 2 : 1));
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
   // NumPy pads the header so the data starts on a 64-byte boundary, ending in '\n'.
   const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;

@@ -15,6 +15,7 @@
 #include "dgnn/common/bytes.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
+#include "dgnn/common/io_stats.hpp"
 #include "dgnn/graph/atomic_write.hpp"
 #include "dgnn/graph/input_files.hpp"
 #include "dgnn/partition/partition.hpp"
@@ -52,7 +53,10 @@ std::string read_bytes(const fs::path& path, const char* what) {
   std::string out;
   char buf[1 << 16];
   size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, f.get())) > 0) out.append(buf, got);
+  while ((got = std::fread(buf, 1, sizeof buf, f.get())) > 0) {
+    out.append(buf, got);
+    count_input_bytes(int64_t(got));
+  }
   if (std::ferror(f.get())) throw IoError(path.string() + ": read error");
   return out;
 }

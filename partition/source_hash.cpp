@@ -13,6 +13,7 @@
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
+#include "dgnn/common/io_stats.hpp"
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/graph/npy.hpp"
 #include "dgnn/partition/partition.hpp"
@@ -78,7 +79,10 @@ void hash_file(ContentHash& h, const std::string& path) {
   if (!f) throw IoError(path + ": cannot open: " + std::strerror(errno));
   std::vector<unsigned char> buf(size_t(1) << 20);
   size_t got;
-  while ((got = std::fread(buf.data(), 1, buf.size(), f.get())) > 0) h.update(buf.data(), got);
+  while ((got = std::fread(buf.data(), 1, buf.size(), f.get())) > 0) {
+    h.update(buf.data(), got);
+    count_input_bytes(int64_t(got));
+  }
   if (std::ferror(f.get())) throw IoError(path + ": read error");
 }
 

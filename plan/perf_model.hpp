@@ -136,6 +136,7 @@ struct PlanRowOf {
   P p;
   int threads = 1, copies = 1;  // threads per rank; copies timed at once for its rates
   double compute_scale = 1;     // PlanOptions::compute_scale
+  PartitionCounts counts;       // static rows: every rank's counts (the memory plan reads them)
 };
 using PlanRow = PlanRowOf<Prediction>;
 

@@ -136,7 +136,7 @@ StaticPlan plan_static(const Dataset& d, const StaticPlanOptions& o) {
       opt.compute_scale = rr.scale_for(p);
       plan.rows.push_back({o.partitioner_names[m],
                            predict(counts[i], plan.layers, rates[p], o.net, opt), rr.threads_for(p),
-                           rr.copies_for(p), opt.compute_scale});
+                           rr.copies_for(p), opt.compute_scale, counts[i]});
     }
   }
   for (size_t i = 0; i < plan.rows.size(); ++i)

@@ -206,8 +206,10 @@ TemporalPlanRow vertex_row(const TemporalGraph& g, const TemporalTraining& t,
     po.snapshot_groups = o.snapshot_groups;
     part = partition_temporal(g, po);
   }
-  row.p = predict_vertex(shape, t.steps, vertex_steps(t, part, P, o.forecast), rc.rates, o.net,
-                         rc.popt);
+  const std::vector<VertexStep> steps = vertex_steps(t, part, P, o.forecast);
+  row.p = predict_vertex(shape, t.steps, steps, rc.rates, o.net, rc.popt);
+  // The largest training snapshot's counts per rank: what the memory plan shares out.
+  if (t.largest < steps.size()) row.counts = steps[t.largest].graph;
   return row;
 }
 

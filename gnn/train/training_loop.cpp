@@ -255,6 +255,7 @@ LoopResult TrainingLoop::run(const std::function<void(const EpochRecord&)>& on_e
   Timer tt;
   res.test = task_.test();
   res.test_ms = tt.ms();
+  res.usage = gather_rank_usage(comm_);  // the peak of the whole run, the test included
   res.best_epoch = best_epoch_;
   res.best_val = best_val_;
   res.median_epoch_ms = median(times);

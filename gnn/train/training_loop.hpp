@@ -20,6 +20,7 @@
 
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/gnn/core/module.hpp"
+#include "dgnn/gnn/train/rank_usage.hpp"
 #include "dgnn/gnn/train/optimizer.hpp"
 
 namespace dgnn {
@@ -152,6 +153,9 @@ struct LoopSummary {
   double median_epoch_ms = 0, median_compute_ms = 0, median_comm_ms = 0, median_wait_ms = 0;
   int64_t bytes_per_epoch = 0;  // the last epoch's, summed over ranks
   double test_ms = 0;           // the test's evaluation
+  // Every rank's peak resident memory and input bytes read when the test ended (every rank
+  // holds every rank's): the --log-json final record's rank_peak_bytes.
+  RankUsage usage;
 };
 
 struct LoopResult : LoopSummary {

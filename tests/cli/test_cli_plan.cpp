@@ -508,3 +508,61 @@ TEST_CASE("cli plan: a live calibration measures sane rates, cached for the next
     CHECK(r.at("epoch_ms").get<double>() > 0);
   }
 }
+
+TEST_CASE("cli plan: memory per rank falls with the rank count and says what fits", "[cli]") {
+  // The generated default graph, partitioned by METIS: every rank's share from the partition.
+  const json j = plan_json("--ranks 1,2,4 --device-memory 6MB");
+  REQUIRE(j.at("memory").size() == 3);
+  CHECK(j.at("device_memory_bytes") == 6'000'000);
+  const json& one = j.at("memory")[0];
+  const json& four = j.at("memory")[2];
+  CHECK(one.at("ranks") == 1);
+  CHECK(one.at("halo_bytes") == 0);
+  CHECK(four.at("halo_bytes") > 0);
+  // Features and the tape are shares of the rows; the model is replicated.
+  CHECK(four.at("feature_bytes").get<double>() < 0.3 * one.at("feature_bytes").get<double>());
+  CHECK(four.at("model_bytes") == one.at("model_bytes"));
+  CHECK(four.at("rank_bytes").get<double>() < 0.5 * one.at("rank_bytes").get<double>());
+  CHECK(four.at("total_bytes").get<double>() >= one.at("rank_bytes").get<double>());
+  for (const json& m : j.at("memory"))
+    CHECK(m.at("fits") == (m.at("rank_bytes").get<int64_t>() <= 6'000'000));
+  CHECK(one.at("fits") == false);
+
+  // By size alone: a billion-edge dynamic graph on 32 to 128 ranks, no graph read, no times.
+  const Result r = run("plan --vertices 100000000 --edges 1000000000 --snapshots 100 "
+                       "--feature-dim 64 --model gcrn --hidden 64 --bptt 5 --ranks 32,64,128 "
+                       "--device-memory 80GB");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("memory per rank"));
+  CHECK_THAT(r.out, Contains("memory only"));
+  const json s = plan_json("--vertices 100000000 --edges 1000000000 --snapshots 100 "
+                           "--feature-dim 64 --model gcrn --hidden 64 --bptt 5 --ranks 32,64,128 "
+                           "--device-memory 80GB");
+  REQUIRE(s.at("memory").size() == 3);
+  const double r32 = s.at("memory")[0].at("rank_bytes").get<double>();
+  const double r128 = s.at("memory")[2].at("rank_bytes").get<double>();
+  CHECK(r128 < 0.3 * r32);
+  CHECK(s.at("memory")[2].at("fits") == (r128 <= 80e9));
+  CHECK(s.at("memory")[2].at("halo_upper_bound") == true);
+}
+
+TEST_CASE("cli plan: bad memory options are one line naming the option", "[cli]") {
+  check_one_line_errors(
+      {
+          {"--ranks 2 --device-memory 80XB", "--device-memory"},
+          {"--ranks 2 --device-memory 0", "--device-memory"},
+          {"--ranks 2 --device-memory -5GB", "--device-memory"},
+          {"--ranks 2 --device-memory GB", "--device-memory"},
+          {"--ranks 2 --vertices 1000", "--edges"},
+          {"--ranks 2 --edges 1000", "--vertices"},
+          {"--ranks 2 --vertices 1 --edges 10", "--vertices"},
+          {"--ranks 2 --vertices 100 --edges 0", "--edges"},
+          {"--ranks 200 --vertices 100 --edges 1000", "--ranks"},
+          {"--ranks 2 --vertices 100 --edges 1000 --graph " + std::string(DGNN_TEST_DATA) +
+               "/graph_weighted.txt",
+           "--graph"},
+          {"--ranks 2 --vertices 100 --edges 1000 --train-ids x.txt", "--train-ids"},
+      },
+      " --rates " + kRates);
+}

@@ -41,6 +41,14 @@ for name in ("two", "dir"):
     for e, (a, b) in enumerate(zip(got, one), 1):
         assert abs(a - b) <= 1e-4 * abs(b), f"{name}: epoch {e}: {a} vs {b}"
     assert final["settings"]["ranks"] == 2 and final["bytes_sent_per_epoch"] > 0, final
+    # Every rank's peak memory (after loading, at the end) and input bytes, one slot per rank:
+    # rank 0 read the graph; every rank holds memory; a peak never falls.
+    peak, loaded, read = (final[k] for k in ("rank_peak_bytes", "rank_loaded_peak_bytes",
+                                              "rank_read_bytes"))
+    assert len(peak) == len(loaded) == len(read) == 2, final
+    assert read[0] > 0 and all(p >= l > 0 for p, l in zip(peak, loaded)), final
+_, final_one = losses("one")
+assert len(final_one["rank_peak_bytes"]) == len(final_one["rank_read_bytes"]) == 1, final_one
 first, _ = losses("first")
 rest, _ = losses("rest")
 joined = first + rest
@@ -68,6 +76,8 @@ def losses(name):
 one, _ = losses("t1")
 two, final = losses("t2")
 assert len(one) == len(two) == 4
+assert len(final["rank_peak_bytes"]) == len(final["rank_read_bytes"]) == 2, final
+assert min(final["rank_peak_bytes"]) > 0 and final["rank_read_bytes"][0] > 0, final
 for e, (a, b) in enumerate(zip(two, one), 1):
     assert abs(a - b) <= 1e-4 * abs(b), f"temporal: epoch {e}: {a} vs {b}"
 assert final["settings"]["ranks"] == 2 and "test_auc" in final, final

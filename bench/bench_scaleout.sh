@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Does per-rank memory fall with the rank count (issue 32)? Two workloads at 1, 2, 4 and 8 ranks:
+#   temporal  evolving SBM, VERTICES x SNAPSHOTS, avg degree 4 per snapshot (100k x 30 = 6M
+#             events), 16 features; GCRN, --bptt 5, 1 epoch, vertex strategy (--parts P)
+#   static    SBM, VERTICES vertices, EDGES undirected edges (avg degree 2E/V), FEATURES features;
+#             GCN --hidden 128, 3 epochs (the median epoch is steady), --parts P
+# For each run: every rank's peak resident memory and the input bytes it read, the largest rank
+# and the sum over ranks, their ratios to one process (measured in this same run), and the median
+# epoch time. One process runs without mpirun; P > 1 under mpirun --oversubscribe.
+#   bench/bench_scaleout.sh [build-dir] [ranks] [temporal VxT] [static VxExF] [workloads]
+# defaults: build, 1,2,4,8, 100000x30, 1000000x10000000x128, temporal,static.
+# Quick run: bench/bench_scaleout.sh build 1,2,4 10000x30 50000x500000x32
+#
+# Peak memory: the `rank_peak_bytes` of the --log-json final record where the binary writes it,
+# else ru_maxrss of each rank (wait4 on the rank's own process). Bytes read: `rank_read_bytes`
+# where written, else rchar of /proc/PID/io, the last value sampled every 20 ms (it counts every
+# read(), also Open MPI's and hwloc's small ones, so it is an upper bound). Each rank runs with one
+# OpenMP thread (the machines this was written on have 2 cores; 8 ranks oversubscribe them), so
+# compare epoch times across rank counts with care; memory and bytes do not depend on it.
+# The binary parse cache goes to a fresh folder, filled before the first measured run, so every
+# run reads the same files.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$here/build}"
+ranks="${2:-1,2,4,8}"
+tsize="${3:-100000x30}"
+ssize="${4:-1000000x10000000x128}"
+workloads="${5:-temporal,static}"
+dgnn="$(cd "$build" && pwd)/dgnn"
+[ -x "$dgnn" ] || { echo "bench_scaleout: no dgnn binary in $build" >&2; exit 1; }
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export DGNN_CACHE_DIR="$work/cache"
+
+python3 - "$dgnn" "$work" "$ranks" "$tsize" "$ssize" "$workloads" <<'PY'
+import json, os, subprocess, sys
+
+dgnn, work, ranks, tsize, ssize, workloads = sys.argv[1:]
+ranks = [int(r) for r in ranks.split(",")]
+root = os.geteuid() == 0
+
+# Runs one rank: the command as a child, its rchar sampled until it exits, its peak RSS from
+# wait4. Written next to the logs as rank-R.json (R from Open MPI's environment, 0 without mpirun).
+WRAP = r'''
+import json, os, sys, time
+out, args = sys.argv[1], sys.argv[2:]
+rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
+pid = os.fork()
+if pid == 0:
+    os.execv(args[0], args)
+rchar = 0
+while True:
+    done, status, usage = os.wait4(pid, os.WNOHANG)
+    if done:
+        break
+    try:
+        for line in open(f"/proc/{pid}/io"):
+            if line.startswith("rchar:"):
+                rchar = int(line.split()[1])
+    except OSError:
+        pass
+    time.sleep(0.02)
+json.dump({"rank": rank, "maxrss": usage.ru_maxrss * 1024, "rchar": rchar,
+           "status": status}, open(os.path.join(out, f"rank-{rank}.json"), "w"))
+sys.exit(os.waitstatus_to_exitcode(status) if status else 0)
+'''
+wrap = os.path.join(work, "wrap.py")
+open(wrap, "w").write(WRAP)
+
+
+def gb(b):
+    return f"{b / 1e9:.2f} GB"
+
+
+def mb(b):
+    return f"{b / 1e6:.0f} MB"
+
+
+def run(name, p, args):
+    out = os.path.join(work, f"{name}-{p}")
+    os.makedirs(out)
+    log = os.path.join(out, "log.jsonl")
+    cmd = [dgnn, "train"] + args + ["--threads", "1", "--quiet", "--log-json", log]
+    if p > 1:
+        cmd += ["--parts", str(p)]
+        mpi = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(p),
+               "-x", "OMP_NUM_THREADS=1", "-x", "DGNN_CACHE_DIR"]
+        if root:
+            mpi.insert(1, "--allow-run-as-root")
+        full = mpi + [sys.executable, wrap, out] + cmd
+    else:
+        full = [sys.executable, wrap, out] + cmd
+    print("$ " + ("OMP_NUM_THREADS=1 " if p == 1 else "") + " ".join(
+        a for a in (full[:full.index(sys.executable)] + cmd)), flush=True)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    r = subprocess.run(full, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit(f"bench_scaleout: {name} on {p} ranks failed:\n{r.stderr[-2000:]}")
+    per = sorted((json.load(open(os.path.join(out, f))) for f in os.listdir(out)
+                  if f.startswith("rank-")), key=lambda d: d["rank"])
+    final = [json.loads(l) for l in open(log) if l.strip()]
+    final = [x for x in final if x.get("final")][-1]
+    peak = final.get("rank_peak_bytes")
+    read = final.get("rank_read_bytes")
+    src = "json" if peak is not None else "wait4/rchar"
+    if peak is None:
+        peak = [d["maxrss"] for d in per]
+    if read is None:
+        read = [d["rchar"] for d in per]
+    return {"p": p, "peak": peak, "read": read, "src": src,
+            "epoch_ms": final.get("median_epoch_ms", float("nan"))}
+
+
+def table(title, rows):
+    print(f"\n{title}")
+    base = rows[0] if rows and rows[0]["p"] == 1 else None
+    print(f"{'ranks':>5} {'peak max':>9} {'sum':>9} {'max/1':>6} {'sum/1':>6} {'read max':>9} "
+          f"{'sum':>9} {'max/1':>6} {'sum/1':>6} {'epoch ms':>9}  per-rank peak | read  ({rows[0]['src']})")
+    for r in rows:
+        pm, ps, rm, rs = max(r["peak"]), sum(r["peak"]), max(r["read"]), sum(r["read"])
+        ratio = lambda a, b: f"{a / b:6.2f}" if base and b else f"{'-':>6}"
+        print(f"{r['p']:5d} {gb(pm):>9} {gb(ps):>9} {ratio(pm, max(base['peak']) if base else 0)} "
+              f"{ratio(ps, sum(base['peak']) if base else 0)} {mb(rm):>9} {mb(rs):>9} "
+              f"{ratio(rm, max(base['read']) if base else 0)} {ratio(rs, sum(base['read']) if base else 0)} "
+              f"{r['epoch_ms']:9.0f}  "
+              + " ".join(f"{x / 1e9:.2f}" for x in r["peak"]) + " GB | "
+              + " ".join(f"{x / 1e6:.1f}" for x in r["read"]) + " MB")
+
+
+results = []
+if "temporal" in workloads:
+    n, t = (int(x) for x in tsize.lower().split("x"))
+    g = os.path.join(work, "evolving")
+    subprocess.run([dgnn, "generate", "evolving-sbm", "--vertices", str(n), "--snapshots", str(t),
+                    "--features", "16", "--seed", "1", "--out", g], check=True,
+                   stdout=subprocess.DEVNULL)
+    args = ["--graph", g, "--model", "gcrn", "--bptt", "5", "--epochs", "1",
+            "--strategy", "vertex"]
+    rows = [run("temporal", p, args) for p in ranks]
+    results.append((f"temporal: evolving SBM {n} vertices x {t} snapshots ({2 * n * t} events), "
+                    f"16 features, GCRN --bptt 5, 1 epoch, vertex strategy", rows))
+if "static" in workloads:
+    n, e, f = (int(x) for x in ssize.lower().split("x"))
+    g = os.path.join(work, "sbm")
+    subprocess.run([dgnn, "generate", "sbm", "--vertices", str(n), "--avg-degree", str(2 * e / n),
+                    "--features", str(f), "--seed", "1", "--out", g], check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run([dgnn, "info", "--graph", g], check=True, stdout=subprocess.DEVNULL)  # fills the cache
+    args = ["--graph", g, "--model", "gcn", "--hidden", "128", "--epochs", "3"]
+    rows = [run("static", p, args) for p in ranks]
+    results.append((f"static: SBM {n} vertices, {e} edges, {f} features, GCN --hidden 128, "
+                    f"3 epochs, --parts P", rows))
+for title, rows in results:
+    table(title, rows)
+print("\npeak: resident memory of each rank; read: input bytes each rank read; max/1, sum/1: the "
+      "largest rank and the sum over ranks against one process in this run (ideal at P ranks: "
+      "1/P plus the model, and 1)")
+PY

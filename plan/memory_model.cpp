@@ -1,0 +1,168 @@
+// Per-rank memory of the sharded design (plan/memory_model.hpp).
+#include "dgnn/plan/memory_model.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
+#include "dgnn/common/error.hpp"
+
+namespace dgnn::perf {
+
+namespace {
+
+constexpr int64_t kF = 4;  // float32, int32
+constexpr int64_t kI = 8;  // int64 offsets and ids
+
+// A CSR of `rows` rows and `nnz` entries with float values.
+int64_t csr_size(int64_t rows, int64_t nnz, bool values) {
+  return (rows + 1) * kI + nnz * kF + (values ? nnz * kF : 0);
+}
+
+}  // namespace
+
+int64_t model_bytes(int64_t parameters, int64_t tensors) {
+  // value, gradient, Adam's m and v, the best-validation copy; the all-reduce's flat buffer.
+  return 5 * parameters * kF + (parameters + tensors + 1) * kF;
+}
+
+int64_t local_graph_bytes(const PartCounts& c, bool weighted, bool self_loops, bool symmetric) {
+  const int64_t cols = c.rows + c.halo_rows;
+  const int64_t adj = c.edges + (self_loops ? c.rows : 0);
+  int64_t b = csr_size(c.rows, c.edges, weighted);  // the structure, as loaded
+  b += csr_size(c.rows, adj, true);                 // the normalised adjacency
+  if (!symmetric) b += csr_size(cols, adj, true);   // its transpose, for the backward
+  return b + cols * kI + c.rows * kI;  // global ids of owned and halo rows, input ids of owned
+}
+
+int64_t halo_plan_bytes(const PartCounts& c) {
+  return (c.send_rows + c.halo_rows) * kF + c.halo_rows * kI;
+}
+
+int64_t tape_floats_per_row(const LayerShape& l) {
+  // elementwise_per_row already has the aggregation's copy of its input (the [owned | halo]
+  // buffer, the aggregate's output in one process).
+  int64_t f = l.elementwise_per_row;
+  for (const Gemm& g : l.gemms) f += g.n;
+  return f;
+}
+
+int64_t tape_floats_per_row(const TemporalShape& s) {
+  // Measured, not counted from the ops: the tape keeps only what some backward reads, and frees
+  // an op's output nothing differentiates through by value (bench/bench_temporal_memory.sh, per
+  // step and vertex, in floats per hidden unit; docs/temporal.md).
+  switch (s.model) {
+    case TModel::gcrn: return 10 * s.embedding;
+    case TModel::tgcn: return 8 * s.embedding;
+    case TModel::evolvegcn_o:
+    case TModel::evolvegcn_h: return 3 * s.embedding;
+  }
+  return 10 * s.embedding;
+}
+
+MemoryBreakdown static_rank_memory(const StaticMemoryInput& in, const PartCounts& c) {
+  MemoryBreakdown m;
+  bool self_loops = false;
+  int64_t params = 0, tensors = 0, tape = 0, widest = in.features;
+  for (const LayerShape& l : in.layers) {
+    self_loops = self_loops || l.self_loops;
+    for (const Gemm& g : l.gemms) params += g.k * g.n;
+    params += l.biases;
+    tensors += l.tensors;
+    tape += c.rows * tape_floats_per_row(l) + c.halo_rows * l.agg_width;
+    if (l.heads > 0) tape += 3 * (c.edges + c.rows) * l.heads;  // scores, softmax, dropout
+    widest = std::max({widest, l.in, l.out, l.agg_width});
+  }
+  const bool symmetric = in.ranks == 1 && !in.directed;
+  m.graph = local_graph_bytes(c, in.weighted, self_loops, symmetric);
+  m.halo = in.ranks > 1 ? halo_plan_bytes(c) : 0;
+  m.features = c.rows * in.features * kF;
+  m.labels = 2 * c.rows * kF;  // the label, and the row in its split's id list
+  m.model = model_bytes(params, tensors);
+  // The backward holds a gradient beside the tape: one of the widest, over owned and halo rows.
+  m.activations = (tape + (c.rows + c.halo_rows) * widest) * kF;
+  return m;
+}
+
+MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCounts& c,
+                                     int64_t vertices) {
+  MemoryBreakdown m;
+  // Its share of every entry count: of the largest snapshot's in-edges where known (a
+  // partition balances every snapshot alike), else of the vertices.
+  const double share = in.largest_entries > 0 && c.edges > 0
+                           ? std::min(1.0, double(c.edges) / double(in.largest_entries))
+                       : vertices > 0 ? double(c.rows) / double(vertices)
+                                      : 1.0;
+  auto part = [&](int64_t whole) { return int64_t(std::ceil(double(whole) * share)); };
+  const int64_t window = std::max(1, in.bptt);
+  // Stored: its share of the base snapshot and of every step's difference (its rows' in-edges).
+  const int64_t stored = part(in.stored_bytes);
+  // Working: the window's snapshots built as local graphs (structure, adjacency, transpose).
+  PartCounts snap = c;
+  snap.edges = part(in.largest_entries);
+  const bool symmetric = in.ranks == 1;
+  m.graph = stored + window * local_graph_bytes(snap, in.weighted, true, symmetric);
+  m.halo = in.ranks > 1 ? int64_t(std::max(1, in.snapshots)) * halo_plan_bytes(c) : 0;  // one per snapshot
+  m.features = c.rows * in.features * kF;
+  m.labels = 0;  // link tasks: the labels are the pairs
+  m.model = model_bytes(in.shape.parameters, in.shape.tensors);
+  // One window's tape over owned rows and the halo rows its aggregations receive.
+  int64_t halo_floats = 0;
+  for (const TOp& o : in.shape.graph)
+    if (o.kind == TOp::aggregate) halo_floats += o.width;
+  for (const TOp& o : in.shape.recurrent)
+    if (o.kind == TOp::aggregate) halo_floats += o.width;
+  m.activations =
+      window * (c.rows * tape_floats_per_row(in.shape) + c.halo_rows * halo_floats) * kF;
+  // Recurrent state: h (and an LSTM's c) per layer.
+  // Recurrent state per owned row: GCRN's LSTM h and c, T-GCN's GRU h; EvolveGCN evolves
+  // weights (in the model's shape), nothing per vertex.
+  const int64_t per_row = in.shape.model == TModel::gcrn ? 2 : in.shape.model == TModel::tgcn ? 1 : 0;
+  m.state = per_row * c.rows * in.hidden * kF;
+  // Pairs of a window: both ends and a label (int32, int32, float), and what the fused scorer
+  // keeps for its backward: its hidden layer and the logit. (The ends' embeddings are read in
+  // place; under the vertex strategy a rank fetches the remote ones, counted in the halo.)
+  m.pairs = window * part(in.step_pairs) * (3 * kF + (in.shape.scorer_hidden + 1) * kF);
+  return m;
+}
+
+PartCounts balanced_share(int64_t vertices, int64_t edges, int ranks) {
+  PartCounts c;
+  const int64_t p = std::max(1, ranks);
+  c.rows = (vertices + p - 1) / p;
+  c.edges = (edges + p - 1) / p;
+  c.halo_rows = p > 1 ? std::min(vertices - c.rows, c.edges) : 0;
+  c.send_rows = c.halo_rows;
+  c.peers = int(std::min<int64_t>(p - 1, c.halo_rows));
+  return c;
+}
+
+int64_t parse_memory_size(const std::string& text, const std::string& option) {
+  auto bad = [&] {
+    return OptionError(option + " " + (text.empty() ? "''" : text) +
+                       ": expected a size such as 80GB, 512MiB or 1.5TB (k, M, G, T: powers of "
+                       "1000; Ki, Mi, Gi, Ti: of 1024)");
+  };
+  const char* s = text.c_str();
+  char* end = nullptr;
+  if (text.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.')) throw bad();
+  const double v = std::strtod(s, &end);
+  std::string unit(end);
+  while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+  for (char& ch : unit) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  if (!unit.empty() && unit.back() == 'b') unit.pop_back();
+  double scale = 0;
+  if (unit.empty()) scale = 1;
+  const char* prefixes = "kmgt";
+  for (int i = 0; i < 4; ++i) {
+    if (unit == std::string(1, prefixes[i])) scale = std::pow(1000.0, i + 1);
+    if (unit == std::string(1, prefixes[i]) + "i") scale = std::pow(1024.0, i + 1);
+  }
+  if (scale == 0 || !std::isfinite(v) || !(v > 0)) throw bad();
+  const double bytes = v * scale;
+  if (bytes < 1 || bytes > 9.2e18) throw bad();
+  return int64_t(std::llround(bytes));
+}
+
+}  // namespace dgnn::perf

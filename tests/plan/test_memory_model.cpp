@@ -1,0 +1,162 @@
+// The per-rank memory model of `dgnn plan` (plan/memory_model.hpp) against what dgnn builds: a
+// rank's part cut by extract_part and its GraphView's normalised adjacency (every vector's size),
+// a real model's parameters and Adam's state; the tape's floats on hand-counted ops; and the
+// --device-memory sizes.
+#include <catch2/catch.hpp>
+#include <numeric>
+
+#include "dgnn/common/error.hpp"
+#include "dgnn/comm/halo.hpp"
+#include "dgnn/gnn/core/graph_view.hpp"
+#include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/train/optimizer.hpp"
+#include "dgnn/partition/partition.hpp"
+#include "dgnn/plan/memory_model.hpp"
+#include "../small_sbm.hpp"
+
+using namespace dgnn;
+using namespace dgnn::perf;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A GraphView needs an exchange for its halo rows; building the adjacency sends nothing.
+struct NoExchange final : HaloExchange {
+  void forward_begin(ConstMatView) override {}
+  void forward_end(MatView) override {}
+  void backward_begin(ConstMatView) override {}
+  void backward_end(MatView) override {}
+};
+
+template <class T>
+int64_t bytes(const std::vector<T>& v) {
+  return int64_t(v.size() * sizeof(T));
+}
+int64_t bytes(const Csr& c) { return bytes(c.offsets) + bytes(c.indices) + bytes(c.values); }
+
+}  // namespace
+
+TEST_CASE("memory model: a rank's graph, halo plan, features and labels are what dgnn builds",
+          "[memory]") {
+  const Dataset d = test::small_sbm(600, 3);
+  for (int parts : {1, 3}) {
+    PartitionOptions po;
+    po.parts = parts;
+    const std::vector<int32_t> part = partition_vertices(d.graph.in, po);
+    const PartitionCounts counts = partition_counts(d.graph.in, part, parts);
+    for (int r = 0; r < parts; ++r) {
+      const LocalPart lp = extract_part(d, part, parts, r);
+      const PartCounts& c = counts.per_part[size_t(r)];
+      // The plan's counts are the part's.
+      CHECK(c.rows == lp.n_owned);
+      CHECK(c.edges == lp.local_in.nnz());
+      CHECK(c.halo_rows == int64_t(lp.global_ids.size()) - lp.n_owned);
+      CHECK(c.send_rows == lp.plan.rows_sent());
+      NoExchange none;
+      GraphView view(lp.local_in, lp.n_owned, lp.global_ids, lp.halo_in_degree, &none);
+      const GraphView::Adjacency& adj = view.adjacency(Norm::gcn);
+      CHECK(adj.symmetric == (parts == 1));
+      const int64_t held = bytes(lp.local_in) + bytes(adj.forward) + bytes(adj.transposed) +
+                           bytes(lp.global_ids) + bytes(lp.original_ids);
+      CHECK(local_graph_bytes(c, false, true, parts == 1) == held);
+      if (parts > 1) {
+        int64_t plan = bytes(lp.halo_in_degree);
+        for (const auto& v : lp.plan.send_rows) plan += bytes(v);
+        for (const auto& v : lp.plan.recv_rows) plan += bytes(v);
+        CHECK(halo_plan_bytes(c) == plan);
+      }
+      StaticMemoryInput in;
+      in.layers = model_layers(ModelKind::gcn, d.feature_dim, 16, d.num_classes, 2);
+      in.features = d.feature_dim;
+      in.ranks = parts;
+      const MemoryBreakdown m = static_rank_memory(in, c);
+      CHECK(m.features == bytes(lp.features));
+      // A label per row, and a split id per row at most (here 70% of the rows are in a split).
+      CHECK(m.labels == 2 * bytes(lp.labels));
+      CHECK(m.labels >= bytes(lp.labels) + bytes(lp.train) + bytes(lp.val) + bytes(lp.test));
+      CHECK(m.graph == held);
+      CHECK(m.halo == (parts > 1 ? halo_plan_bytes(c) : 0));
+    }
+  }
+}
+
+TEST_CASE("memory model: the model is a real model's parameters and Adam's state, five times",
+          "[memory]") {
+  const std::vector<int64_t> dims = {12, 32, 32, 4};
+  StackModel model(builtin_layer(ModelKind::gcn), dims, 0.5f);
+  const auto params = model.named_parameters();
+  int64_t floats = 0;
+  for (auto& [name, p] : params) floats += p->var.value().numel();
+  const auto layers = model_layers(ModelKind::gcn, 12, 32, 4, 3);
+  CHECK(parameter_count(layers) == floats);
+  int64_t tensors = 0;
+  for (const LayerShape& l : layers) tensors += l.tensors;
+  CHECK(tensors == int64_t(params.size()));
+  Adam adam(params, AdamConfig{});
+  int64_t state = 0;
+  for (auto& [name, t] : adam.state()) state += t->numel();
+  CHECK(state == 2 * floats);  // m and v
+  // value + gradient + m + v + the best copy, and the all-reduce buffer with its flags and loss.
+  CHECK(model_bytes(floats, tensors) == 4 * (5 * floats + floats + tensors + 1));
+}
+
+TEST_CASE("memory model: the tape, every static op's output per row, temporal models' as measured", "[memory]") {
+  // GCN 16 -> 8 -> 3: both layers multiply first (it narrows what they aggregate).
+  const auto layers = model_layers(ModelKind::gcn, 16, 8, 3, 2);
+  // dropout 16, the product 8, the aggregation's copy 8, bias 8, ReLU 8
+  CHECK(tape_floats_per_row(layers[0]) == 16 + 8 + 8 + 8 + 8);
+  // GCN 8 -> 16: aggregates first. dropout 8, the aggregation's copy 8, the product 16, bias 16,
+  // ReLU 16.
+  CHECK(tape_floats_per_row(model_layers(ModelKind::gcn, 8, 16, 3, 2)[0]) == 8 + 8 + 16 + 16 + 16);
+  // dropout 8, the product 3, the aggregation's copy 3, bias 3
+  CHECK(tape_floats_per_row(layers[1]) == 8 + 3 + 3 + 3);
+  // Temporal models: what bench_temporal_memory.sh measured per hidden unit and step.
+  CHECK(tape_floats_per_row(temporal_shape(TModel::tgcn, {4, 8}, 8)) == 8 * 8);
+  CHECK(tape_floats_per_row(temporal_shape(TModel::gcrn, {4, 16, 16}, 16)) == 10 * 16);
+  CHECK(tape_floats_per_row(temporal_shape(TModel::evolvegcn_o, {4, 32, 32}, 16)) == 3 * 32);
+}
+
+TEST_CASE("memory model: shares fall as 1 / P, the model does not", "[memory]") {
+  StaticMemoryInput in;
+  in.layers = model_layers(ModelKind::gcn, 128, 128, 8, 2);
+  in.features = 128;
+  const MemoryBreakdown one = static_rank_memory(in, balanced_share(1'000'000, 20'000'000, 1));
+  in.ranks = 4;
+  PartCounts four = balanced_share(1'000'000, 20'000'000, 4);
+  CHECK(four.rows == 250'000);
+  CHECK(four.edges == 5'000'000);
+  CHECK(four.halo_rows == 750'000);  // min(n - n / P, m / P): every other vertex
+  four.halo_rows = four.send_rows = 0;  // no halo: exactly a quarter of every row's bytes
+  const MemoryBreakdown m = static_rank_memory(in, four);
+  CHECK(m.features * 4 == one.features);
+  CHECK(m.labels * 4 == one.labels);
+  CHECK(m.model == one.model);
+  CHECK(m.activations * 4 == one.activations);
+
+  TemporalMemoryInput t;
+  t.shape = temporal_shape(TModel::gcrn, {16, 16, 16}, 16);
+  t.features = 16, t.hidden = 16, t.bptt = 5, t.snapshots = 30;
+  t.stored_bytes = 72'000'000, t.largest_entries = 400'000, t.step_pairs = 1'200'000;
+  const MemoryBreakdown t1 = temporal_rank_memory(t, balanced_share(100'000, 400'000, 1), 100'000);
+  t.ranks = 4;
+  PartCounts q = balanced_share(100'000, 400'000, 4);
+  q.halo_rows = q.send_rows = 0;
+  const MemoryBreakdown t4 = temporal_rank_memory(t, q, 100'000);
+  CHECK(t4.state * 4 == t1.state);
+  CHECK(t1.state == 2 * 100'000 * 16 * 4);  // the LSTM's h and c
+  CHECK(t4.features * 4 == t1.features);
+  CHECK(t4.pairs * 4 == t1.pairs);
+  CHECK(t4.model == t1.model);
+  CHECK(t4.total() * 3 < t1.total());
+}
+
+TEST_CASE("memory model: --device-memory sizes", "[memory]") {
+  CHECK(parse_memory_size("80GB", "--device-memory") == 80'000'000'000);
+  CHECK(parse_memory_size("80G", "--device-memory") == 80'000'000'000);
+  CHECK(parse_memory_size("512MiB", "--device-memory") == 512LL << 20);
+  CHECK(parse_memory_size("1.5tb", "--device-memory") == 1'500'000'000'000);
+  CHECK(parse_memory_size("4096", "--device-memory") == 4096);
+  CHECK(parse_memory_size("16 GiB", "--device-memory") == 16LL << 30);
+  for (const char* bad : {"", "GB", "80XB", "-1GB", "0", "0GB", "nan", "1e40", "80GBs", "inf"})
+    CHECK_THROWS_WITH(parse_memory_size(bad, "--device-memory"), Contains("--device-memory"));
+}
