@@ -292,6 +292,7 @@ std::vector<float> read_npy_rows(const std::string& path, const NpyLayout& l, in
   auto truncated = [&] { return InputError(path, 0, "truncated data"); };
   if (l.item == 4) {
     if (std::fread(out.data(), 4, size_t(count), file.f) != size_t(count)) throw truncated();
+    count_input_bytes(count * 4);
   } else {
     std::vector<double> block(1 << 16);
     for (int64_t done = 0; done < count;) {
@@ -300,6 +301,7 @@ std::vector<float> read_npy_rows(const std::string& path, const NpyLayout& l, in
       for (size_t i = 0; i < k; ++i) out[size_t(done) + i] = float(block[i]);
       done += int64_t(k);
     }
+    count_input_bytes(count * 8);
   }
   return out;
 }

@@ -22,6 +22,7 @@
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
+#include "dgnn/common/io_stats.hpp"
 #include "dgnn/graph/dataset_rows.hpp"
 #include "dgnn/graph/input_files.hpp"
 #include "dgnn/graph/npy.hpp"
@@ -138,6 +139,7 @@ void pread_all(int fd, const std::string& path, char* to, int64_t bytes, int64_t
     const ssize_t got = ::pread(fd, to, size_t(std::min<int64_t>(bytes, int64_t(1) << 30)), at);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) throw IoError("cannot read '" + path + "': " + std::strerror(got < 0 ? errno : EIO));
+    count_input_bytes(got);
     to += got, at += got, bytes -= got;
   }
 }
@@ -225,6 +227,7 @@ std::vector<TextChunk> dealt_chunks(const std::string& path, Communicator& comm)
       if (g) ::gzclose(g);
     }
   } closer{gz};
+  int64_t counted = 0;  // compressed bytes counted (a .gz)
   std::string carry;  // the start of a line the last chunk cut
   int64_t lines_before = 0;
   bool eof = false;
@@ -254,6 +257,11 @@ std::vector<TextChunk> dealt_chunks(const std::string& path, Communicator& comm)
           }
           c.resize(at + size_t(got));
           if (got == 0) eof = true;
+          if (gz) {  // the compressed bytes that came off the disk so far
+            const int64_t off = int64_t(::gzoffset(gz));
+            count_input_bytes(off - counted);
+            counted = off;
+          }
         }
         if (!eof) {  // cut after the last whole line; the rest starts the next chunk
           const size_t nl = c.rfind('\n');
