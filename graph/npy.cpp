@@ -223,7 +223,7 @@ NpyMatrix read_npy(const std::string& path, int max_dims) {
   }
   // A plain file, read in place: what was taken from it (the probe of its first two bytes was
   // re-read). read_file counted a .gz's and a pipe's bytes.
-  if (inflated.empty()) count_input_bytes(prefix + header_len + need);
+  if (inflated.empty()) count_input_bytes(l.data_offset + count64 * item);
   return m;
 }
 
