@@ -108,7 +108,7 @@ cmake -S . -B "$build" "${cmake_args[@]}" >"$out/configure.log" 2>&1 ||
   { tail -30 "$out/configure.log"; exit 1; }
 grep "dgnn:" "$out/configure.log"
 targets=(test_gpu bench_gpu dgnn_cli)
-grep -q "MPI=ON" "$out/configure.log" && targets+=(test_gpu_mpi)
+grep -q "MPI=ON" "$out/configure.log" && targets+=(test_gpu_mpi test_mpi)
 build_limit=$((deadline - 200 - $(($(date +%s) - start))))
 [ "$build_limit" -lt 60 ] && { echo "gpu_check: only ${build_limit} s left for the build" >&2; exit 1; }
 timeout -k 5 "$build_limit" \
@@ -143,6 +143,12 @@ tests_line=$(grep -E "tests passed|tests failed|timed out" "$out/gpu_tests.log" 
 # Skipped tests count as passed in ctest's line: say how many there were (all = no usable GPU).
 skipped=$(grep -c "(Skipped)" "$out/gpu_tests.log")
 [ "$skipped" -gt 0 ] && tests_line="$tests_line; $skipped of them SKIPPED (see gpu_tests.log)"
+
+step "sharded loading and the partitioners on 2-4 ranks (CPU, many cores: what a laptop does not show)"
+if fits 150 && [ -x "$build/tests/test_mpi" ]; then
+  (cd "$build" && run_for 140 ctest -R "dist_load|dist_partition" --output-on-failure) 2>&1 |
+    tee "$out/dist_tests.log" | tail -6
+fi
 
 step "bench: SpMM and GCN epoch on a generated 1M-vertex, 20M-edge graph"
 fits 150 && run_for 150 "$build/bench/bench_gpu" 1000000 20 128 128 20 "$build/export" 2>&1 |
@@ -269,6 +275,12 @@ try:
     ctest_log = open(f"{out}/gpu_tests.log").read().splitlines()
 except OSError:
     ctest_log = []
+try:
+    dist_log = open(f"{out}/dist_tests.log").read().splitlines()
+    dist_line = next((l for l in reversed(dist_log) if "tests passed" in l or "tests failed" in l), "?")
+except OSError:
+    dist_line = "not run"
+rows.append(("sharded loading + partitioners (mpi, CPU)", dist_line, ""))
 for t in ("mpi", "nccl"):
     hit = [l for l in ctest_log if f"GPU ranks over {t} on 2 ranks" in l and "Test #" in l]
     m = re.search(r"(Passed|Skipped|Failed|Timeout|Not Run|Exception)", hit[-1]) if hit else None
