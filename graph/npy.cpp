@@ -231,10 +231,9 @@ void write_npy(const std::string& path, const float* data, int64_t rows, int64_t
   write_npy(path, data, std::vector<int64_t>{rows, cols});
 }
 
-void write_npy(const std::string& path, const float* data, const std::vector<int64_t>& shape) {
+std::string npy_header(const std::vector<int64_t>& shape) {
   std::string dims;
-  int64_t count64 = 1;
-  for (int64_t d : shape) dims += std::to_string(d) + ", ", count64 *= d;
+  for (int64_t d : shape) dims += std::to_string(d) + ", ";
   // (n,) for one dimension, else (a, b).
   // erase, not resize: GCC 12 saw a resize that might grow the string (-Wrestrict).
   if (!dims.empty()) dims.erase(dims.size() - (shape.size() > 1 ? 2 : 1));
@@ -243,20 +242,18 @@ void write_npy(const std::string& path, const float* data, const std::vector<int
   const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
   header.append(total - 10 - header.size() - 1, ' ');
   header.push_back('\n');
-  const unsigned char pre[10] = {0x93,
-                                 'N',
-                                 'U',
-                                 'M',
-                                 'P',
-                                 'Y',
-                                 1,
-                                 0,
-                                 (unsigned char)(header.size() & 0xff),
-                                 (unsigned char)(header.size() >> 8)};
+  const char pre[10] = {char(0x93), 'N', 'U', 'M', 'P', 'Y', 1, 0, char(header.size() & 0xff),
+                        char(header.size() >> 8)};
+  return std::string(pre, 10) + header;
+}
+
+void write_npy(const std::string& path, const float* data, const std::vector<int64_t>& shape) {
+  int64_t count64 = 1;
+  for (int64_t d : shape) count64 *= d;
+  const std::string header = npy_header(shape);
   const size_t count = size_t(count64);
   // Streamed, not built in memory: a feature matrix can be most of the memory in use.
   AtomicFile out(path);
-  std::fwrite(pre, 1, 10, out.get());
   std::fwrite(header.data(), 1, header.size(), out.get());
   if (count) std::fwrite(data, 4, count, out.get());
   out.commit();

@@ -38,6 +38,8 @@ std::vector<float> read_npy_rows(const std::string& path, const NpyLayout& l, in
 
 // Writes a '<f4' 2-D array (atomically: temp file then rename).
 void write_npy(const std::string& path, const float* data, int64_t rows, int64_t cols);
+// The magic, version and padded header of a '<f4' C-order array of `shape`: what precedes its data.
+std::string npy_header(const std::vector<int64_t>& shape);
 // Writes a '<f4' array of any shape (atomically).
 void write_npy(const std::string& path, const float* data, const std::vector<int64_t>& shape);
 

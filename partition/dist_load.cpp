@@ -20,6 +20,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "dgnn/comm/collectives.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
 #include "dgnn/common/io_stats.hpp"
@@ -33,55 +34,6 @@ namespace dgnn {
 namespace {
 
 // ---- collectives on typed values -----------------------------------------------------------
-
-// Every rank's v, in rank order.
-std::vector<int64_t> all_values(Communicator& comm, int64_t v) {
-  std::vector<int64_t> all(size_t(comm.size()), 0);
-  all[size_t(comm.rank())] = v;
-  comm.allreduce_sum(all.data(), int64_t(all.size()));
-  return all;
-}
-int64_t global_sum(Communicator& comm, int64_t v) {
-  comm.allreduce_sum(&v, 1);
-  return v;
-}
-int64_t global_max(Communicator& comm, int64_t v) {
-  const std::vector<int64_t> all = all_values(comm, v);
-  return *std::max_element(all.begin(), all.end());
-}
-int64_t global_min(Communicator& comm, int64_t v) {
-  const std::vector<int64_t> all = all_values(comm, v);
-  return *std::min_element(all.begin(), all.end());
-}
-
-// out[p] goes to rank p; the result is what every rank sent here, in rank order (`from`, when
-// given, receives how many came from each rank). T must be trivially copyable.
-template <class T>
-std::vector<T> route(Communicator& comm, const std::vector<std::vector<T>>& out,
-                        std::vector<int64_t>* from = nullptr) {
-  const size_t p = size_t(comm.size());
-  std::vector<int64_t> send_n(p), recv_n(p), ones(p, 8), displ(p);
-  for (size_t r = 0; r < p; ++r) send_n[r] = int64_t(out[r].size()), displ[r] = int64_t(r) * 8;
-  comm.alltoallv(send_n.data(), ones, displ, recv_n.data(), ones, displ);
-  std::vector<int64_t> sc(p), sd(p), rc(p), rd(p);
-  std::vector<T> send;
-  size_t total_send = 0;
-  for (const auto& v : out) total_send += v.size();
-  send.reserve(total_send);
-  int64_t recv_total = 0;
-  for (size_t r = 0; r < p; ++r) {
-    sd[r] = int64_t(send.size() * sizeof(T));
-    sc[r] = int64_t(out[r].size() * sizeof(T));
-    send.insert(send.end(), out[r].begin(), out[r].end());
-    rd[r] = recv_total * int64_t(sizeof(T));
-    rc[r] = recv_n[r] * int64_t(sizeof(T));
-    recv_total += recv_n[r];
-  }
-  std::vector<T> in(static_cast<size_t>(recv_total));
-  comm.alltoallv(send.data(), sc, sd, in.data(), rc, rd);
-  if (from) *from = recv_n;
-  return in;
-}
 
 // Runs `local` (work whose collectives, if any, all come before anything it throws) on every
 // rank, and makes the InputErrors it throws one error of the job: each rank's first, the one
@@ -596,6 +548,16 @@ struct InRec {
 };
 
 }  // namespace
+
+std::vector<int64_t> ordered_positions(const std::vector<int64_t>& ids, Communicator& comm,
+                                       int64_t* total) {
+  std::vector<std::pair<int64_t, uint8_t>> tagged;
+  tagged.reserve(ids.size());
+  for (int64_t id : ids) tagged.push_back({id, 1});
+  const IdSpace space = number_ids(std::move(tagged), 0, comm);
+  if (total) *total = space.n;
+  return lookup(space, ids, comm);
+}
 
 bool can_load_sharded(const DatasetOptions& opt, std::string* why) {
   const DatasetFiles p = dataset_files(opt);

@@ -26,6 +26,12 @@ struct ShardedLoad {
   int64_t partition_gather_bytes = 0;  // what METIS's gather of the structure cost rank 0
 };
 
+// The place of each of this rank's ids among all ranks' ids in ascending order (a sample sort:
+// no rank gathers them), and in *total how many distinct ids the job has. Collective. The ids
+// of all ranks should be distinct (a repeated id takes one place).
+std::vector<int64_t> ordered_positions(const std::vector<int64_t>& ids, Communicator& comm,
+                                       int64_t* total);
+
 // Whether `opt` can be loaded in shards; otherwise *why names what cannot (the OGB layout's
 // row-numbered gzipped tables, for now), and the caller reads it on one rank.
 bool can_load_sharded(const DatasetOptions& opt, std::string* why);

@@ -1,0 +1,62 @@
+#pragma once
+// Typed collectives over a Communicator's byte-level calls: every rank's value, sums and extremes
+// of int64 values, and routing vectors of plain records between ranks (an all-to-all with the
+// counts exchanged first). Used by the sharded loader and the sharded output writers.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "dgnn/comm/communicator.hpp"
+
+namespace dgnn {
+
+// Every rank's v, in rank order.
+inline std::vector<int64_t> all_values(Communicator& comm, int64_t v) {
+  std::vector<int64_t> all(size_t(comm.size()), 0);
+  all[size_t(comm.rank())] = v;
+  comm.allreduce_sum(all.data(), int64_t(all.size()));
+  return all;
+}
+inline int64_t global_sum(Communicator& comm, int64_t v) {
+  comm.allreduce_sum(&v, 1);
+  return v;
+}
+inline int64_t global_max(Communicator& comm, int64_t v) {
+  const std::vector<int64_t> all = all_values(comm, v);
+  return *std::max_element(all.begin(), all.end());
+}
+inline int64_t global_min(Communicator& comm, int64_t v) {
+  const std::vector<int64_t> all = all_values(comm, v);
+  return *std::min_element(all.begin(), all.end());
+}
+
+// out[p] goes to rank p; the result is what every rank sent here, in rank order (`from`, when
+// given, receives how many came from each rank). T must be trivially copyable.
+template <class T>
+std::vector<T> route(Communicator& comm, const std::vector<std::vector<T>>& out,
+                        std::vector<int64_t>* from = nullptr) {
+  const size_t p = size_t(comm.size());
+  std::vector<int64_t> send_n(p), recv_n(p), ones(p, 8), displ(p);
+  for (size_t r = 0; r < p; ++r) send_n[r] = int64_t(out[r].size()), displ[r] = int64_t(r) * 8;
+  comm.alltoallv(send_n.data(), ones, displ, recv_n.data(), ones, displ);
+  std::vector<int64_t> sc(p), sd(p), rc(p), rd(p);
+  std::vector<T> send;
+  size_t total_send = 0;
+  for (const auto& v : out) total_send += v.size();
+  send.reserve(total_send);
+  int64_t recv_total = 0;
+  for (size_t r = 0; r < p; ++r) {
+    sd[r] = int64_t(send.size() * sizeof(T));
+    sc[r] = int64_t(out[r].size() * sizeof(T));
+    send.insert(send.end(), out[r].begin(), out[r].end());
+    rd[r] = recv_total * int64_t(sizeof(T));
+    rc[r] = recv_n[r] * int64_t(sizeof(T));
+    recv_total += recv_n[r];
+  }
+  std::vector<T> in(static_cast<size_t>(recv_total));
+  comm.alltoallv(send.data(), sc, sd, in.data(), rc, rd);
+  if (from) *from = recv_n;
+  return in;
+}
+
+}  // namespace dgnn
