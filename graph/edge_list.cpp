@@ -60,28 +60,20 @@ size_t read_some(int fd, const std::string& path, char* to, size_t want) {
 // Any other bytes after the last member are an error naming their offset, since gzip's own
 // reader would drop them silently (a file appended to a .gz by mistake); zero bytes (padding to
 // a block, as tar and dd leave) are allowed.
-template <class Next>
-std::string read_gz(Next&& next, const std::string& path, int64_t file_size, uint32_t isize_hint,
-                    const ProgressFn& progress) {
+// inflate_gz: the same, each inflated piece handed to sink(data, bytes) as it comes (a reader
+// that deals the text out in chunks holds no more than it deals); read_gz collects them.
+template <class Next, class Sink>
+void inflate_gz(Next&& next, const std::string& path, int64_t file_size, Sink&& sink,
+                const ProgressFn& progress) {
   z_stream zs{};
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)  // 16: gzip wrapper only
     throw IoError("cannot read '" + path + "': zlib could not start (out of memory)");
   std::unique_ptr<z_stream, int (*)(z_streamp)> guard(&zs, inflateEnd);
   auto fail = [&](const std::string& what) { throw InputError(path, 0, what); };
-  // ISIZE (the last 4 bytes) is the size mod 2^32 of the last member: a good first guess, but
-  // any 4 bytes in a cut or damaged file, so never more than deflate can expand the file to.
-  // Only reserved (never zero-filled): untouched capacity costs address space, not memory.
-  constexpr size_t kMaxRatio = 1032;
-  const size_t fsize = size_t(std::max<int64_t>(file_size, 0));
-  const size_t ceiling = fsize > SIZE_MAX / kMaxRatio ? SIZE_MAX : fsize * kMaxRatio;
-  std::string buf;
-  buf.reserve(std::max<size_t>(std::min<size_t>(isize_hint, ceiling), size_t(1) << 16) + 1);
-  // Inflated a chunk at a time and appended: the string grows geometrically by itself, and
-  // copying a chunk is cheap next to inflating it.
   constexpr size_t kIn = size_t(1) << 20, kOut = size_t(1) << 22;
   std::unique_ptr<char[]> in(new char[kIn]), out(new char[kOut]);
   size_t consumed = 0;  // file bytes handed to inflate so far (for offsets and progress)
-  size_t next_report = size_t(1) << 26;
+  size_t next_report = size_t(1) << 26, inflated = 0;
   bool in_member = true, eof = false;
   for (;;) {
     if (zs.avail_in == 0 && !eof) {
@@ -114,7 +106,8 @@ std::string read_gz(Next&& next, const std::string& path, int64_t file_size, uin
     zs.next_out = reinterpret_cast<Bytef*>(out.get());
     zs.avail_out = uInt(kOut);
     const int rc = inflate(&zs, Z_NO_FLUSH);
-    buf.append(out.get(), kOut - zs.avail_out);
+    if (kOut > zs.avail_out) sink(out.get(), kOut - zs.avail_out);
+    inflated += kOut - zs.avail_out;
     if (rc == Z_STREAM_END) {
       in_member = false;
     } else if (rc == Z_NEED_DICT || rc == Z_DATA_ERROR) {
@@ -124,12 +117,28 @@ std::string read_gz(Next&& next, const std::string& path, int64_t file_size, uin
     } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
       fail("corrupt gzip data (zlib error " + std::to_string(rc) + ")");
     }
-    if (progress && buf.size() >= next_report) {  // every 64 MiB, so a long read reports
+    if (progress && inflated >= next_report) {  // every 64 MiB, so a long read reports
       progress("read", double(consumed) / double(std::max<int64_t>(file_size, 1)));
-      next_report = buf.size() + (size_t(1) << 26);
+      next_report = inflated + (size_t(1) << 26);
     }
   }
   if (progress) progress("read", 1.0);
+}
+
+template <class Next>
+std::string read_gz(Next&& next, const std::string& path, int64_t file_size, uint32_t isize_hint,
+                    const ProgressFn& progress) {
+  // ISIZE (the last 4 bytes) is the size mod 2^32 of the last member: a good first guess, but
+  // any 4 bytes in a cut or damaged file, so never more than deflate can expand the file to.
+  // Only reserved (never zero-filled): untouched capacity costs address space, not memory.
+  constexpr size_t kMaxRatio = 1032;
+  const size_t fsize = size_t(std::max<int64_t>(file_size, 0));
+  const size_t ceiling = fsize > SIZE_MAX / kMaxRatio ? SIZE_MAX : fsize * kMaxRatio;
+  std::string buf;
+  buf.reserve(std::max<size_t>(std::min<size_t>(isize_hint, ceiling), size_t(1) << 16) + 1);
+  // Inflated a chunk at a time and appended: the string grows geometrically by itself, and
+  // copying a chunk is cheap next to inflating it.
+  inflate_gz(next, path, file_size, [&](const char* d, size_t n) { buf.append(d, n); }, progress);
   return buf;
 }
 
@@ -221,6 +230,30 @@ bool is_stream(const std::string& path) {
 }
 
 const std::string& stream_bytes(const std::string& path) { return spool(path); }
+
+void stream_file(const std::string& path,
+                 const std::function<void(const char* data, size_t bytes)>& sink) {
+  if (is_stream(path)) {  // a pipe is read once, whole (spool keeps it for every reader)
+    const std::string text = read_file(path);
+    sink(text.data(), text.size());
+    return;
+  }
+  Fd f;
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f.fd < 0) io_fail(path, "open");
+  note_input(f.fd, path);
+  struct stat st;
+  if (::fstat(f.fd, &st) != 0) io_fail(path, "stat");
+  if (S_ISDIR(st.st_mode)) throw IoError("cannot read '" + path + "': it is a directory");
+  unsigned char magic[2] = {0, 0};
+  auto next = [&](char* to, size_t want) { return read_some(f.fd, path, to, want); };
+  if (st.st_size >= 2 && ::pread(f.fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+    inflate_gz(next, path, st.st_size, sink, {});
+    return;
+  }
+  std::unique_ptr<char[]> buf(new char[size_t(1) << 22]);
+  for (size_t got; (got = next(buf.get(), size_t(1) << 22)) > 0;) sink(buf.get(), got);
+}
 
 std::string read_file(const std::string& path, const ProgressFn& progress) {
   if (is_stream(path)) {  // before any open: a drained FIFO opened again waits for a writer

@@ -81,6 +81,12 @@ EdgeList read_edge_list(const std::string& path, const EdgeListOptions& opt);
 // (`<(zcat g.txt.gz)`, /dev/stdin) is read to its end, as stream_bytes keeps it.
 std::string read_file(const std::string& path, const ProgressFn& progress = {});
 
+// The same bytes as read_file, handed to sink() a piece at a time as they are read (inflated),
+// so that a reader can pass them on without holding the whole file: InputError for the same
+// corrupt or trailing gzip data, IoError as read_file.
+void stream_file(const std::string& path,
+                 const std::function<void(const char* data, size_t bytes)>& sink);
+
 // read_file for the text formats: lines end in '\n' or "\r\n" (whose '\r' reads as a space). A
 // bare '\r' (old Mac line ends) followed by more text is an InputError naming path:LINE: read as
 // a space, it would join the whole file into one line and drop all but its first fields.

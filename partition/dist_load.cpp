@@ -150,85 +150,25 @@ TextChunk my_range(const std::string& path, Communicator& comm) {
   return c;
 }
 
-// A file no rank can split (gzipped, or a pipe): rank 0 inflates it and deals chunks of whole
-// lines round-robin, P at a time, so it holds P chunks at most.
+// A file no rank can split (gzipped, or a pipe): rank 0 inflates it (stream_file: the same
+// checks of the gzip data as one process makes) and deals chunks of whole lines round-robin, P
+// at a time, so it holds about P + 1 chunks at most.
 std::vector<TextChunk> dealt_chunks(const std::string& path, Communicator& comm) {
   const int p = comm.size(), me = comm.rank();
-  const int64_t want = chunk_bytes();
-  gzFile gz = nullptr;
-  std::string whole;  // a pipe: read whole (it cannot be reopened), then dealt from memory
-  size_t whole_at = 0;
-  if (me == 0) {
-    if (is_stream(path)) {
-      whole = read_file(path);
-    } else {
-      const int fd = ::open(path.c_str(), O_RDONLY);
-      if (fd < 0) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
-      note_input(fd, path);
-      gz = ::gzdopen(fd, "rb");
-      if (!gz) {
-        ::close(fd);
-        throw IoError("cannot read '" + path + "'");
-      }
-      ::gzbuffer(gz, 1 << 20);
-    }
-  }
-  struct Closer {
-    gzFile& g;
-    ~Closer() {
-      if (g) ::gzclose(g);
-    }
-  } closer{gz};
-  int64_t counted = 0;  // compressed bytes counted (a .gz)
-  std::string carry;  // the start of a line the last chunk cut
-  int64_t lines_before = 0;
-  bool eof = false;
+  const size_t want = size_t(chunk_bytes());
   std::vector<TextChunk> mine;
-  for (int64_t round = 0;; ++round) {
-    std::vector<std::string> deal(static_cast<size_t>(p));
-    std::vector<int64_t> meta(size_t(2 * p + 1), 0);  // sizes, first lines, done
+  int64_t round = 0, lines_before = 0;
+  // One round: rank 0's chunks (significant there) to their ranks; true when it was the last.
+  auto run_round = [&](std::vector<std::string>& deal, bool last) {
+    std::vector<int64_t> meta(size_t(2 * p + 1), 0);  // sizes, first lines, last
     if (me == 0) {
-      for (int k = 0; k < p && !(eof && carry.empty()); ++k) {
-        std::string& c = deal[size_t(k)];
-        c.swap(carry);
-        while (!eof && int64_t(c.size()) < want) {
-          const size_t at = c.size();
-          c.resize(at + size_t(want));
-          int64_t got = 0;
-          if (gz) {
-            got = ::gzread(gz, c.data() + at, unsigned(want));
-            if (got < 0) {
-              int code = 0;
-              const char* msg = ::gzerror(gz, &code);
-              throw InputError(path, 0, std::string("corrupt gzip data: ") + (msg ? msg : "?"));
-            }
-          } else {
-            got = int64_t(std::min(whole.size() - whole_at, size_t(want)));
-            std::memcpy(c.data() + at, whole.data() + whole_at, size_t(got));
-            whole_at += size_t(got);
-          }
-          c.resize(at + size_t(got));
-          if (got == 0) eof = true;
-          if (gz) {  // the compressed bytes that came off the disk so far
-            const int64_t off = int64_t(::gzoffset(gz));
-            count_input_bytes(off - counted);
-            counted = off;
-          }
-        }
-        if (!eof) {  // cut after the last whole line; the rest starts the next chunk
-          const size_t nl = c.rfind('\n');
-          if (nl != std::string::npos) {
-            carry.assign(c, nl + 1, std::string::npos);
-            c.resize(nl + 1);
-          }
-        } else if (!c.empty() && c.back() != '\n') {
-          c.push_back('\n');
-        }
+      for (int k = 0; k < p; ++k) {
+        const std::string& c = deal[size_t(k)];
         meta[size_t(k)] = int64_t(c.size());
         meta[size_t(p + k)] = lines_before;
         lines_before += std::count(c.begin(), c.end(), '\n');
       }
-      meta[size_t(2 * p)] = eof && carry.empty();
+      meta[size_t(2 * p)] = last;
     }
     comm.broadcast(meta.data(), int64_t(meta.size()) * 8, 0);
     std::vector<int64_t> sc(size_t(p), 0), sd(size_t(p), 0), rc(size_t(p), 0), rd(size_t(p), 0);
@@ -238,6 +178,7 @@ std::vector<TextChunk> dealt_chunks(const std::string& path, Communicator& comm)
         sd[size_t(k)] = int64_t(send.size());
         sc[size_t(k)] = meta[size_t(k)];
         send += deal[size_t(k)];
+        std::string().swap(deal[size_t(k)]);
       }
     TextChunk c;
     c.text.resize(size_t(meta[size_t(me)]));
@@ -246,7 +187,62 @@ std::vector<TextChunk> dealt_chunks(const std::string& path, Communicator& comm)
     rc[0] = meta[size_t(me)];
     comm.alltoallv(send.data(), sc, sd, c.text.data(), rc, rd);
     if (!c.text.empty()) mine.push_back(std::move(c));
-    if (meta[size_t(2 * p)]) break;
+    ++round;
+    return meta[size_t(2 * p)] != 0;
+  };
+  if (me != 0) {
+    std::vector<std::string> none(static_cast<size_t>(p));
+    while (!run_round(none, false)) {
+    }
+    return mine;
+  }
+  // Rank 0: whole lines of about `want` bytes off the front of what was inflated so far.
+  std::string pending;
+  size_t start = 0;  // pending's first byte not yet dealt
+  auto take = [&](std::string& c, bool final) {
+    const size_t left = pending.size() - start;
+    if (left == 0) return false;
+    size_t cut = pending.size();
+    if (left > want) {
+      const size_t nl = pending.find('\n', start + want - 1);
+      if (nl != std::string::npos) cut = nl + 1;
+      else if (!final) return false;
+    } else if (!final) {
+      return false;
+    }
+    c.assign(pending, start, cut - start);
+    if (c.back() != '\n') c.push_back('\n');
+    start = cut;
+    return true;
+  };
+  auto deal_rounds = [&](bool final) {
+    // Full rounds while P chunks are ready (and, at the end, what is left, then the last round).
+    while (final ? start < pending.size() : pending.size() - start > size_t(p + 1) * want) {
+      std::vector<std::string> deal(static_cast<size_t>(p));
+      int took = 0;
+      while (took < p && take(deal[size_t(took)], final)) ++took;
+      if (took == 0) break;  // a line longer than what is inflated yet: wait for more
+      run_round(deal, final && start == pending.size());
+    }
+    pending.erase(0, start);
+    start = 0;
+  };
+  try {
+    stream_file(path, [&](const char* data, size_t n) {
+      pending.append(data, n);
+      if (pending.size() - start > size_t(p + 1) * want) deal_rounds(false);
+    });
+  } catch (...) {
+    // The others wait for a round: end them with an empty last one; rank 0 reports the error.
+    std::vector<std::string> none(static_cast<size_t>(p));
+    run_round(none, true);
+    throw;
+  }
+  const int64_t before = round;
+  deal_rounds(true);  // its last round says so
+  if (round == before) {  // nothing was left to deal: an empty last round
+    std::vector<std::string> none(static_cast<size_t>(p));
+    run_round(none, true);
   }
   return mine;
 }
