@@ -29,9 +29,9 @@ NodeSequenceRun::NodeSequenceRun(const std::function<TemporalGraph()>& read,
   check(cfg_, comm.size());
   if (!cfg_.labels) throw OptionError("node classification needs vertex labels (--labels)");
   const Device dev = cfg_.device;
-  // Several ranks: rank 0 reads the graph and sends every rank all snapshots, as base +
-  // differences (the vertex strategy cuts each one locally).
-  in_ = load_temporal_everywhere(read, comm);
+  // Several ranks: rank 0 reads and partitions the graph and sends every rank its share of
+  // every snapshot, as base + differences.
+  in_ = load_temporal_vertex_shares(read, comm, cfg_.partition);
   const TemporalGraph& g = in_.g;
   int32_t classes = 0;
   const std::vector<int32_t> labels = cfg_.labels(g, &classes);
@@ -59,7 +59,8 @@ NodeSequenceRun::NodeSequenceRun(const std::function<TemporalGraph()>& read,
     while (cur.next());
     for (int64_t v = 0; v < g.num_vertices; ++v) owned.push_back(v);
   } else {
-    rank_data_ = vertex_partition_rank(g, features_, cfg_.partition, comm, dev);
+    rank_data_ = make_temporal_rank(g, features_, in_.part, comm, dev);
+    std::vector<Var>().swap(features_);  // every vertex's rows: the rank keeps its own
     owned = rank_data_->owned;
   }
   task_.num_classes = classes;
