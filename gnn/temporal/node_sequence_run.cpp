@@ -41,7 +41,7 @@ NodeSequenceRun::NodeSequenceRun(const std::function<TemporalGraph()>& read,
   std::vector<float> statics;
   if (cfg_.features) statics = cfg_.features(g, &static_dim);
   if (statics.empty()) static_dim = 0;
-  features_ = snapshot_features(g, statics, static_dim, &feature_dim_);
+  if (comm.size() == 1) features_ = snapshot_features(g, statics, static_dim, &feature_dim_);
 
   // A seeded split of the labelled vertices by global id, the same on every rank.
   const uint64_t seed = cfg_.train.seed;
@@ -59,8 +59,10 @@ NodeSequenceRun::NodeSequenceRun(const std::function<TemporalGraph()>& read,
     while (cur.next());
     for (int64_t v = 0; v < g.num_vertices; ++v) owned.push_back(v);
   } else {
-    rank_data_ = make_temporal_rank(g, features_, in_.part, comm, dev);
-    std::vector<Var>().swap(features_);  // every vertex's rows: the rank keeps its own
+    // Each rank makes its own vertices' rows only, from its shares (which hold their degrees).
+    rank_data_ = make_temporal_rank(g, {}, in_.part, comm, dev);
+    for (Var& f : snapshot_features(g, rank_data_->owned, statics, static_dim, &feature_dim_))
+      rank_data_->features.push_back(dev == Device::cpu ? std::move(f) : Var(f.value().to(dev)));
     owned = rank_data_->owned;
   }
   task_.num_classes = classes;

@@ -92,9 +92,10 @@ LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int p
   s.local.rows = n_owned;
   s.local.cols = n_owned + int64_t(halo.size());
   s.local.offsets.assign(size_t(n_owned) + 1, 0);
+  std::vector<std::pair<int32_t, float>> row;  // reused: one allocation, not one per row
   for (int64_t r = 0; r < n_owned; ++r) {
     const int64_t v = owned[size_t(r)];
-    std::vector<std::pair<int32_t, float>> row;
+    row.clear();
     for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e)
       row.emplace_back(local_col(a.indices[e]), a.values.empty() ? 1.f : a.values[size_t(e)]);
     std::sort(row.begin(), row.end());

@@ -105,6 +105,12 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
     snap_data_ = make_snapshot_rank(std::move(*plan), in_.held, features_, comm.rank());
     std::vector<Csr>().swap(in_.held);  // the views hold their own copies
     features_ = snap_data_->features;
+  } else if (shares) {
+    // Each rank makes its own vertices' rows only, from its shares (which hold their degrees).
+    rank_data_ = make_temporal_rank(g, {}, in_.part, comm, dev);
+    for (Var& f : snapshot_features(g, rank_data_->owned, static_features, static_dim_,
+                                    &feature_dim_))
+      rank_data_->features.push_back(dev == Device::cpu ? std::move(f) : Var(f.value().to(dev)));
   } else {
     features_ = snapshot_features(g, static_features, static_dim_, &feature_dim_);
     if (by_snapshot) {
@@ -114,10 +120,6 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
       SnapshotCursor cur(g);
       do graphs_.push_back(std::make_unique<GraphView>(cur.current()));
       while (cur.next());
-    } else {
-      // Degree features from shares are right in the owned rows, the only ones kept.
-      rank_data_ = make_temporal_rank(g, features_, in_.part, comm, dev);
-      std::vector<Var>().swap(features_);  // every vertex's rows: the rank keeps its own
     }
   }
   std::vector<int64_t> dims{feature_dim_};

@@ -15,7 +15,7 @@ using namespace dgnn;
 
 namespace {
 
-TemporalGraph graph(SnapshotMode mode, bool weighted) {
+TemporalGraph graph(SnapshotMode mode, bool weighted, bool directed = false) {
   EvolvingSbmConfig cfg;
   cfg.vertices = 300;
   cfg.snapshots = 8;
@@ -23,12 +23,13 @@ TemporalGraph graph(SnapshotMode mode, bool weighted) {
   cfg.avg_degree = 5;
   cfg.seed = 5;
   const EvolvingSbm sbm = generate_evolving_sbm(cfg);
-  if (!weighted) return sbm.to_temporal(mode);
+  if (!weighted && !directed) return sbm.to_temporal(mode);
   const EdgeList e =
       test::sbm_edge_list(sbm, [](int t, int64_t i) { return float(1 + (i + t) % 3); });
   EdgeListOptions opt;
   opt.time_col = 2;
-  opt.weight_col = 3;
+  opt.weight_col = weighted ? 3 : -1;
+  opt.directed = directed;
   SnapshotOptions snap;
   snap.seconds = 1;
   snap.mode = mode;
@@ -55,8 +56,10 @@ TEST_CASE("each rank holds only its vertices' share of every snapshot", "[tmove]
   Communicator& comm = world();
   const int p = comm.size(), me = comm.rank();
   for (SnapshotMode mode : {SnapshotMode::window, SnapshotMode::cumulative})
-    for (bool weighted : {false, true}) {
-      const TemporalGraph ref = graph(mode, weighted);
+    for (int variant = 0; variant < 3; ++variant) {
+      const bool weighted = variant == 1, directed = variant == 2;
+      const TemporalGraph ref = graph(mode, weighted, directed);
+      REQUIRE(ref.directed == directed);
       // A partition that cuts many edges: the shares overlap as much as they ever do.
       PartitionOptions popt;
       popt.method = Partitioner::random;
@@ -113,6 +116,19 @@ TEST_CASE("each rank holds only its vertices' share of every snapshot", "[tmove]
         REQUIRE(pa.send_rows == pb.send_rows);
         REQUIRE(pa.recv_rows == pb.recv_rows);
       }
+
+      // Degree features of a rank's own vertices from its shares: the rows of the whole graph's.
+      int64_t dw = 0, ds = 0;
+      const std::vector<Var> whole_deg = snapshot_features(ref, {}, 0, &dw);
+      const std::vector<Var> own_deg = snapshot_features(g, from_share->owned, {}, 0, &ds);
+      REQUIRE(dw == ds);
+      REQUIRE(own_deg.size() == whole_deg.size());
+      const std::vector<int64_t>& owned = from_share->owned;
+      for (size_t t = 0; t < own_deg.size(); ++t)
+        for (size_t i = 0; i < owned.size(); ++i)
+          for (int64_t c = 0; c < dw; ++c)
+            REQUIRE(own_deg[t].value().at(int64_t(i), c) ==
+                    whole_deg[t].value().at(owned[i], c));
     }
 }
 
