@@ -47,8 +47,8 @@ LoadedTemporal load_temporal_on_ranks(
     const std::function<TemporalGraph()>& read, Communicator& comm,
     const std::function<std::function<bool(int, int)>(const LoadedTemporal&)>& make_need);
 
-// load_temporal_on_ranks with every snapshot sent to every rank (the vertex strategy cuts each
-// one locally).
+// load_temporal_on_ranks with every snapshot sent to every rank (every rank then holds the whole
+// graph; the runs' vertex strategy uses load_temporal_vertex_shares instead).
 LoadedTemporal load_temporal_everywhere(const std::function<TemporalGraph()>& read,
                                         Communicator& comm);
 
@@ -61,9 +61,10 @@ LoadedTemporal load_temporal_everywhere(const std::function<TemporalGraph()>& re
 LoadedTemporal load_temporal_vertex_shares(const std::function<TemporalGraph()>& read,
                                            Communicator& comm, PartitionOptions popt);
 
-// This rank's share of every snapshot under the vertex strategy: rank 0 partitions (`popt`, its
-// parts set to the rank count; partition_temporal) and tells the others; every rank cuts its
-// local snapshots and halo plans. Features and halo exchanges are on `dev`.
+// This rank's share of every snapshot under the vertex strategy from a graph every rank holds
+// whole (load_temporal_everywhere): rank 0 partitions (`popt`, its parts set to the rank count;
+// partition_temporal) and tells the others; every rank cuts its local snapshots and halo plans.
+// Features and halo exchanges are on `dev`.
 std::unique_ptr<TemporalRank> vertex_partition_rank(const TemporalGraph& g,
                                                     const std::vector<Var>& features,
                                                     PartitionOptions popt, Communicator& comm,
