@@ -60,7 +60,8 @@ void exchange_halo_degrees(std::vector<LocalSnapshot>& snaps, Communicator& comm
 }
 
 LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int parts, int rank,
-                           const std::vector<int64_t>& owned, const RowDirectory& dir) {
+                           const std::vector<int64_t>& owned, const RowDirectory& dir,
+                           bool symmetric) {
   LocalSnapshot s;
   const int64_t n_owned = int64_t(owned.size());
   std::vector<int64_t> halo;
@@ -105,13 +106,23 @@ LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int p
     }
     s.local.offsets[size_t(r) + 1] = int64_t(s.local.indices.size());
   }
-  // What each peer needs from this rank: owned in-neighbours of the peer's vertices.
+  // What each peer needs from this rank: owned in-neighbours of the peer's vertices. In a
+  // symmetric snapshot (an undirected graph) they are the owned rows' entries from the peer's
+  // vertices, so a share of owned rows alone says it.
   std::vector<std::vector<int32_t>> need(static_cast<size_t>(parts));
-  for (int64_t v = 0; v < a.rows; ++v) {
-    const int q = part[size_t(v)];
-    if (q == rank) continue;
-    for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e)
-      if (part[size_t(a.indices[e])] == rank) need[size_t(q)].push_back(a.indices[e]);
+  if (symmetric) {
+    for (int64_t u : owned)
+      for (int64_t e = a.offsets[u]; e < a.offsets[u + 1]; ++e) {
+        const int q = part[size_t(a.indices[e])];
+        if (q != rank) need[size_t(q)].push_back(int32_t(u));
+      }
+  } else {
+    for (int64_t v = 0; v < a.rows; ++v) {
+      const int q = part[size_t(v)];
+      if (q == rank) continue;
+      for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e)
+        if (part[size_t(a.indices[e])] == rank) need[size_t(q)].push_back(a.indices[e]);
+    }
   }
   for (int q = 0; q < parts; ++q) {
     if (q == rank) continue;
@@ -163,7 +174,9 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
   }
   std::vector<LocalSnapshot> snaps;
   SnapshotCursor cur(g);
-  do snaps.push_back(cut_snapshot(cur.current(), part, parts, rank, tr->owned, tr->dir));
+  do
+    snaps.push_back(
+        cut_snapshot(cur.current(), part, parts, rank, tr->owned, tr->dir, !g.directed));
   while (cur.next());
   exchange_halo_degrees(snaps, comm);
   tr->plans.reserve(snaps.size());  // the halo exchanges hold pointers into it

@@ -69,11 +69,12 @@ void move_snapshots(TemporalGraph& g, std::vector<Csr>& held, Communicator& comm
                     const std::function<bool(int rank, int step)>& need, SnapshotMoves& moves);
 
 // The vertex strategy's share of snapshot `a` for `rank` under `part`: the entries (v <- u) whose
-// destination v or source u the rank owns, the in-edges it aggregates and the out-edges of its
-// vertices (which of its rows each peer needs as halo; its vertices' out-degrees). The same
-// shape as `a`; rows of vertices owned elsewhere hold only their in-edges from this rank's.
-// make_temporal_rank cuts from shares as from whole snapshots.
-Csr vertex_share(const Csr& a, const std::vector<int32_t>& part, int rank);
+// destination v the rank owns (the in-edges it aggregates) and, `directed`, those whose source u
+// it owns (its vertices' out-edges: which of its rows each peer needs as halo, and its vertices'
+// out-degrees). An undirected snapshot is symmetric: its owned rows say both, so its shares
+// hold each entry once over all ranks. The same shape as `a`; make_temporal_rank cuts from
+// shares as from whole snapshots.
+Csr vertex_share(const Csr& a, const std::vector<int32_t>& part, int rank, bool directed);
 
 // Vertex strategy, after broadcast_temporal_meta, with `part` on every rank: rank 0 sends every
 // other rank its vertex_share of every snapshot, in step order, each whole or as the difference

@@ -267,7 +267,7 @@ void move_snapshots(TemporalGraph& g, std::vector<Csr>& held, Communicator& comm
   replay(mine, g, held, all, need, me);
 }
 
-Csr vertex_share(const Csr& a, const std::vector<int32_t>& part, int rank) {
+Csr vertex_share(const Csr& a, const std::vector<int32_t>& part, int rank, bool directed) {
   DGNN_CHECK(int64_t(part.size()) == a.rows, ShapeError, "the partition must assign every vertex");
   Csr c;
   c.rows = a.rows;
@@ -276,7 +276,7 @@ Csr vertex_share(const Csr& a, const std::vector<int32_t>& part, int rank) {
   for (int64_t v = 0; v < a.rows; ++v) {
     const bool row_mine = part[size_t(v)] == rank;
     for (int64_t e = a.offsets[size_t(v)]; e < a.offsets[size_t(v) + 1]; ++e)
-      if (row_mine || part[size_t(a.indices[size_t(e)])] == rank) {
+      if (row_mine || (directed && part[size_t(a.indices[size_t(e)])] == rank)) {
         c.indices.push_back(a.indices[size_t(e)]);
         if (!a.values.empty()) c.values.push_back(a.values[size_t(e)]);
       }
@@ -301,7 +301,7 @@ void move_vertex_shares(TemporalGraph& g, const std::vector<int32_t>& part, Comm
     do {
       const int s = cur.index();
       for (int r = 0; r < p; ++r) {
-        Csr share = vertex_share(cur.current(), part, r);
+        Csr share = vertex_share(cur.current(), part, r, g.directed);
         if (r == 0) {
           if (s == 0)
             own.base = share;
