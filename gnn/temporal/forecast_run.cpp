@@ -62,12 +62,14 @@ ForecastRun::ForecastRun(const std::function<SignalSeries()>& read, ForecastRunC
   // Rank 0 reads the graph and the signal; the graph goes out as every temporal graph does, the
   // signal in one broadcast.
   SignalSeries series;
-  in_ = load_temporal_everywhere(
-      [&] {
-        series = read();
-        return std::move(series.graph);
-      },
-      comm);
+  // Vertex strategy on several ranks: each rank keeps only its share of every snapshot.
+  const auto read_graph = [&] {
+    series = read();
+    return std::move(series.graph);
+  };
+  in_ = !by_snapshot && comm.size() > 1
+            ? load_temporal_vertex_shares(read_graph, comm, cfg_.partition)
+            : load_temporal_everywhere(read_graph, comm);
   const TemporalGraph& g = in_.g;
   int64_t shape[2] = {series.steps, series.channels};
   comm.broadcast(shape, sizeof shape, 0);
@@ -113,7 +115,7 @@ ForecastRun::ForecastRun(const std::function<SignalSeries()>& read, ForecastRunC
     while (cur.next());
     for (int64_t v = 0; v < g.num_vertices; ++v) owned.push_back(v);
   } else {
-    rank_data_ = vertex_partition_rank(g, {}, cfg_.partition, comm, dev);
+    rank_data_ = make_temporal_rank(g, {}, in_.part, comm, dev);
     owned = rank_data_->owned;
   }
   std::vector<const GraphView*> views;

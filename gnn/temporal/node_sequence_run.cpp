@@ -29,9 +29,9 @@ NodeSequenceRun::NodeSequenceRun(const std::function<TemporalGraph()>& read,
   check(cfg_, comm.size());
   if (!cfg_.labels) throw OptionError("node classification needs vertex labels (--labels)");
   const Device dev = cfg_.device;
-  // Several ranks: rank 0 reads the graph and sends every rank all snapshots, as base +
-  // differences (the vertex strategy cuts each one locally).
-  in_ = load_temporal_everywhere(read, comm);
+  // Several ranks: rank 0 reads and partitions the graph and sends every rank its share of
+  // every snapshot, as base + differences.
+  in_ = load_temporal_vertex_shares(read, comm, cfg_.partition);
   const TemporalGraph& g = in_.g;
   int32_t classes = 0;
   const std::vector<int32_t> labels = cfg_.labels(g, &classes);
@@ -41,7 +41,7 @@ NodeSequenceRun::NodeSequenceRun(const std::function<TemporalGraph()>& read,
   std::vector<float> statics;
   if (cfg_.features) statics = cfg_.features(g, &static_dim);
   if (statics.empty()) static_dim = 0;
-  features_ = snapshot_features(g, statics, static_dim, &feature_dim_);
+  if (comm.size() == 1) features_ = snapshot_features(g, statics, static_dim, &feature_dim_);
 
   // A seeded split of the labelled vertices by global id, the same on every rank.
   const uint64_t seed = cfg_.train.seed;
@@ -59,7 +59,10 @@ NodeSequenceRun::NodeSequenceRun(const std::function<TemporalGraph()>& read,
     while (cur.next());
     for (int64_t v = 0; v < g.num_vertices; ++v) owned.push_back(v);
   } else {
-    rank_data_ = vertex_partition_rank(g, features_, cfg_.partition, comm, dev);
+    // Each rank makes its own vertices' rows only, from its shares (which hold their degrees).
+    rank_data_ = make_temporal_rank(g, {}, in_.part, comm, dev);
+    for (Var& f : snapshot_features(g, rank_data_->owned, statics, static_dim, &feature_dim_))
+      rank_data_->features.push_back(dev == Device::cpu ? std::move(f) : Var(f.value().to(dev)));
     owned = rank_data_->owned;
   }
   task_.num_classes = classes;

@@ -15,12 +15,53 @@ namespace {
 struct LocalSnapshot {
   Csr local;
   std::vector<int64_t> global_ids;
-  std::vector<int64_t> halo_in_degree;
+  std::vector<int64_t> halo_in_degree;   // filled by exchange_halo_degrees
+  std::vector<int64_t> owned_in_degree;  // per owned row
   HaloPlan plan;
 };
 
+// Each snapshot's halo in-degrees from their owners, along the halo plans (a peer's send rows
+// arrive in the order of its recv rows here): one all-to-all for every snapshot, so that a rank
+// holding only its share of each snapshot (no row of a halo vertex) still knows them.
+void exchange_halo_degrees(std::vector<LocalSnapshot>& snaps, Communicator& comm) {
+  const int p = comm.size();
+  std::vector<std::vector<int64_t>> out(static_cast<size_t>(p));
+  std::vector<int64_t> recv_counts(size_t(p), 0), recv_displs(size_t(p), 0);
+  for (const LocalSnapshot& s : snaps)
+    for (size_t k = 0; k < s.plan.peers.size(); ++k) {
+      const int q = s.plan.peers[k];
+      for (int32_t row : s.plan.send_rows[k])
+        out[size_t(q)].push_back(s.owned_in_degree[size_t(row)]);
+      recv_counts[size_t(q)] += int64_t(s.plan.recv_rows[k].size()) * 8;
+    }
+  std::vector<int64_t> send, send_counts(size_t(p), 0), send_displs(size_t(p), 0);
+  for (int q = 0; q < p; ++q) {
+    send_displs[size_t(q)] = int64_t(send.size()) * 8;
+    send_counts[size_t(q)] = int64_t(out[size_t(q)].size()) * 8;
+    send.insert(send.end(), out[size_t(q)].begin(), out[size_t(q)].end());
+  }
+  int64_t total = 0;
+  for (int q = 0; q < p; ++q) {
+    recv_displs[size_t(q)] = total;
+    total += recv_counts[size_t(q)];
+  }
+  std::vector<int64_t> recv(size_t(total / 8));
+  comm.alltoallv(send.data(), send_counts, send_displs, recv.data(), recv_counts, recv_displs);
+  std::vector<size_t> at(static_cast<size_t>(p));
+  for (int q = 0; q < p; ++q) at[size_t(q)] = size_t(recv_displs[size_t(q)] / 8);
+  for (LocalSnapshot& s : snaps) {
+    const int64_t n_owned = s.local.rows;
+    s.halo_in_degree.assign(size_t(s.local.cols - n_owned), 0);
+    for (size_t k = 0; k < s.plan.peers.size(); ++k)
+      for (int32_t row : s.plan.recv_rows[k])
+        s.halo_in_degree[size_t(row - n_owned)] = recv[at[size_t(s.plan.peers[k])]++];
+    std::vector<int64_t>().swap(s.owned_in_degree);
+  }
+}
+
 LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int parts, int rank,
-                           const std::vector<int64_t>& owned, const RowDirectory& dir) {
+                           const std::vector<int64_t>& owned, const RowDirectory& dir,
+                           bool symmetric) {
   LocalSnapshot s;
   const int64_t n_owned = int64_t(owned.size());
   std::vector<int64_t> halo;
@@ -41,18 +82,21 @@ LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int p
     });
     return int32_t(n_owned + (it - halo.begin()));
   };
-  // In-degree without self loops, as GraphView's GCN weights expect for halo vertices.
-  for (int64_t u : halo) {
+  // In-degree without self loops, as GraphView's GCN weights expect for halo vertices: counted
+  // here for owned vertices (whose rows `a` holds whole, a share or the whole snapshot), sent to
+  // the peers that hold them as halo by make_temporal_rank.
+  for (int64_t v : owned) {
     int64_t d = 0;
-    for (int64_t e = a.offsets[u]; e < a.offsets[u + 1]; ++e) d += a.indices[e] != u;
-    s.halo_in_degree.push_back(d);
+    for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e) d += a.indices[e] != v;
+    s.owned_in_degree.push_back(d);
   }
   s.local.rows = n_owned;
   s.local.cols = n_owned + int64_t(halo.size());
   s.local.offsets.assign(size_t(n_owned) + 1, 0);
+  std::vector<std::pair<int32_t, float>> row;  // reused: one allocation, not one per row
   for (int64_t r = 0; r < n_owned; ++r) {
     const int64_t v = owned[size_t(r)];
-    std::vector<std::pair<int32_t, float>> row;
+    row.clear();
     for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e)
       row.emplace_back(local_col(a.indices[e]), a.values.empty() ? 1.f : a.values[size_t(e)]);
     std::sort(row.begin(), row.end());
@@ -62,13 +106,23 @@ LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int p
     }
     s.local.offsets[size_t(r) + 1] = int64_t(s.local.indices.size());
   }
-  // What each peer needs from this rank: owned in-neighbours of the peer's vertices.
+  // What each peer needs from this rank: owned in-neighbours of the peer's vertices. In a
+  // symmetric snapshot (an undirected graph) they are the owned rows' entries from the peer's
+  // vertices, so a share of owned rows alone says it.
   std::vector<std::vector<int32_t>> need(static_cast<size_t>(parts));
-  for (int64_t v = 0; v < a.rows; ++v) {
-    const int q = part[size_t(v)];
-    if (q == rank) continue;
-    for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e)
-      if (part[size_t(a.indices[e])] == rank) need[size_t(q)].push_back(a.indices[e]);
+  if (symmetric) {
+    for (int64_t u : owned)
+      for (int64_t e = a.offsets[u]; e < a.offsets[u + 1]; ++e) {
+        const int q = part[size_t(a.indices[e])];
+        if (q != rank) need[size_t(q)].push_back(int32_t(u));
+      }
+  } else {
+    for (int64_t v = 0; v < a.rows; ++v) {
+      const int q = part[size_t(v)];
+      if (q == rank) continue;
+      for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e)
+        if (part[size_t(a.indices[e])] == rank) need[size_t(q)].push_back(a.indices[e]);
+    }
   }
   for (int q = 0; q < parts; ++q) {
     if (q == rank) continue;
@@ -118,16 +172,23 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
                          rows.view());
     tr->features.emplace_back(dev == Device::cpu ? std::move(rows) : rows.to(dev));
   }
+  std::vector<LocalSnapshot> snaps;
   SnapshotCursor cur(g);
-  do {
-    LocalSnapshot s = cut_snapshot(cur.current(), part, parts, rank, tr->owned, tr->dir);
+  do
+    snaps.push_back(
+        cut_snapshot(cur.current(), part, parts, rank, tr->owned, tr->dir, !g.directed));
+  while (cur.next());
+  exchange_halo_degrees(snaps, comm);
+  tr->plans.reserve(snaps.size());  // the halo exchanges hold pointers into it
+  for (LocalSnapshot& s : snaps) {
     tr->halo_rows += s.local.cols - s.local.rows;
     tr->plans.push_back(std::move(s.plan));
     tr->halos.push_back(make_halo_exchange(tr->plans.back(), comm, dev));
     tr->graphs.push_back(std::make_unique<GraphView>(
         std::move(s.local), int64_t(tr->owned.size()), std::move(s.global_ids),
         std::move(s.halo_in_degree), tr->halos.back().get()));
-  } while (cur.next());
+    s = LocalSnapshot{};
+  }
   return tr;
 }
 

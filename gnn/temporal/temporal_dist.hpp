@@ -31,7 +31,9 @@ struct TemporalRank {
 };
 
 // This rank's share: per-snapshot local graphs and halo plans for `part`, features sliced from
-// `features` (global rows). `comm` must outlive the result. Features and halo exchanges are on
+// `features` (global rows). `g` may hold whole snapshots or only this rank's vertex_share of
+// each (move_vertex_shares): halo vertices' in-degrees come from their owners. Collective.
+// `comm` must outlive the result. Features and halo exchanges are on
 // `dev` (a GPU with several ranks needs a device communicator attached to `comm`).
 std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
                                                  const std::vector<Var>& features,
@@ -65,6 +67,22 @@ void broadcast_temporal_meta(TemporalGraph& g, std::vector<int64_t>& nnz, Commun
 // elsewhere. Rank 0 keeps its own `g` and returns no `held`. Collective.
 void move_snapshots(TemporalGraph& g, std::vector<Csr>& held, Communicator& comm,
                     const std::function<bool(int rank, int step)>& need, SnapshotMoves& moves);
+
+// The vertex strategy's share of snapshot `a` for `rank` under `part`: the entries (v <- u) whose
+// destination v the rank owns (the in-edges it aggregates) and, `directed`, those whose source u
+// it owns (its vertices' out-edges: which of its rows each peer needs as halo, and its vertices'
+// out-degrees). An undirected snapshot is symmetric: its owned rows say both, so its shares
+// hold each entry once over all ranks. The same shape as `a`; make_temporal_rank cuts from
+// shares as from whole snapshots.
+Csr vertex_share(const Csr& a, const std::vector<int32_t>& part, int rank, bool directed);
+
+// Vertex strategy, after broadcast_temporal_meta, with `part` on every rank: rank 0 sends every
+// other rank its vertex_share of every snapshot, in step order, each whole or as the difference
+// from that rank's previous share, whichever is smaller. Every rank's `g` then holds its own
+// shares as base + differences: rank 0 too, which drops the whole snapshots once it has sent
+// them (events and ids stay whole everywhere). Collective.
+void move_vertex_shares(TemporalGraph& g, const std::vector<int32_t>& part, Communicator& comm,
+                        SnapshotMoves& moves);
 
 struct SnapshotRank {
   SnapshotPlan plan;

@@ -1,5 +1,6 @@
 // What each step of a snapshot sequence reads: its vertex features (static, or one-hot degree
 // buckets per snapshot) and, on a GPU, its adjacency uploaded as a difference from the last.
+#include <algorithm>
 #include <memory>
 
 #include "dgnn/common/error.hpp"
@@ -13,24 +14,30 @@ namespace {
 // log2 degree buckets: 0, 1, 2-3, 4-7, ... up to 2^14+; in and (when directed) out degree.
 constexpr int kBuckets = 16;
 
-Tensor degree_features(const Csr& a, int64_t n, bool directed) {
-  auto bucket = [](int64_t d) {
-    int b = 0;
-    while (d > 0 && b < kBuckets - 1) {
-      d >>= 1;
-      ++b;
-    }
-    return b;
-  };
-  Tensor x(n, directed ? 2 * kBuckets : kBuckets);
-  std::vector<int64_t> out_deg(size_t(directed ? n : 0), 0);
-  for (int64_t v = 0; v < n; ++v) {
-    x.at(v, bucket(a.degree(v))) = 1.f;
-    if (directed)
-      for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e) ++out_deg[size_t(a.indices[e])];
+int bucket(int64_t d) {
+  int b = 0;
+  while (d > 0 && b < kBuckets - 1) {
+    d >>= 1;
+    ++b;
   }
+  return b;
+}
+
+// Rows `rows` (null: every vertex, in id order) of snapshot `a`'s degree buckets. A row reads
+// its vertex's in-edges and, directed, the entries pointing at it: what a rank's vertex_share
+// holds whole for its own vertices.
+Tensor degree_features(const Csr& a, int64_t n, bool directed,
+                       const std::vector<int64_t>* rows = nullptr) {
+  const int64_t m = rows ? int64_t(rows->size()) : n;
+  Tensor x(m, directed ? 2 * kBuckets : kBuckets);
+  std::vector<int64_t> out_deg(size_t(directed ? n : 0), 0);
   if (directed)
-    for (int64_t v = 0; v < n; ++v) x.at(v, kBuckets + bucket(out_deg[size_t(v)])) = 1.f;
+    for (int64_t e = 0; e < a.nnz(); ++e) ++out_deg[size_t(a.indices[size_t(e)])];
+  for (int64_t i = 0; i < m; ++i) {
+    const int64_t v = rows ? (*rows)[size_t(i)] : i;
+    x.at(i, bucket(a.degree(v))) = 1.f;
+    if (directed) x.at(i, kBuckets + bucket(out_deg[size_t(v)])) = 1.f;
+  }
   return x;
 }
 
@@ -50,6 +57,29 @@ std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<flo
   *out_dim = degree_feature_dim(g);
   SnapshotCursor cur(g);
   do out.emplace_back(degree_features(cur.current(), n, g.directed));
+  while (cur.next());
+  return out;
+}
+
+std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<int64_t>& rows,
+                                   const std::vector<float>& features, int64_t feature_dim,
+                                   int64_t* out_dim) {
+  std::vector<Var> out;
+  const int64_t m = int64_t(rows.size());
+  if (feature_dim > 0) {
+    DGNN_CHECK(int64_t(features.size()) == g.num_vertices * feature_dim, ShapeError,
+               "need feature_dim features per vertex");
+    *out_dim = feature_dim;
+    Tensor x = Tensor::uninitialized(m, feature_dim);
+    for (int64_t i = 0; i < m; ++i)
+      std::copy_n(features.data() + rows[size_t(i)] * feature_dim, feature_dim,
+                  x.data() + i * feature_dim);
+    out.emplace_back(std::move(x));
+    return out;
+  }
+  *out_dim = degree_feature_dim(g);
+  SnapshotCursor cur(g);
+  do out.emplace_back(degree_features(cur.current(), g.num_vertices, g.directed, &rows));
   while (cur.next());
   return out;
 }

@@ -30,6 +30,26 @@ LoadedTemporal load_temporal_everywhere(const std::function<TemporalGraph()>& re
   });
 }
 
+LoadedTemporal load_temporal_vertex_shares(const std::function<TemporalGraph()>& read,
+                                           Communicator& comm, PartitionOptions popt) {
+  if (comm.size() == 1) {
+    LoadedTemporal out = load_temporal_everywhere(read, comm);
+    out.part.assign(size_t(out.g.num_vertices), 0);
+    return out;
+  }
+  Timer t;
+  LoadedTemporal out;
+  if (comm.rank() == 0) out.g = read();
+  broadcast_temporal_meta(out.g, out.nnz, comm, out.moves);
+  popt.parts = comm.size();
+  out.part.assign(size_t(out.g.num_vertices), 0);
+  if (comm.rank() == 0) out.part = partition_temporal(out.g, popt);
+  comm.broadcast(out.part.data(), int64_t(out.part.size()) * 4, 0);
+  move_vertex_shares(out.g, out.part, comm, out.moves);
+  out.ms = t.ms();
+  return out;
+}
+
 std::unique_ptr<TemporalRank> vertex_partition_rank(const TemporalGraph& g,
                                                     const std::vector<Var>& features,
                                                     PartitionOptions popt, Communicator& comm,
@@ -62,14 +82,18 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
 
   // One process: the whole snapshots. Several ranks: rank 0 reads the graph and sends each rank
   // what it needs (snapshot strategy: the whole snapshots of its own steps; vertex strategy:
-  // every snapshot, as base + differences, cut locally after rank 0's partition).
+  // after rank 0's partition, its share of every snapshot, as base + differences).
   std::optional<SnapshotPlan> plan;
-  in_ = load_temporal_on_ranks(read, comm, [&](const LoadedTemporal& m) {
-    if (!by_snapshot) return std::function<bool(int, int)>([](int, int) { return true; });
-    plan = snapshot_strategy_plan(m.g, m.nnz, opt, comm.size());
-    return std::function<bool(int, int)>(
-        [&p = *plan](int r, int s) { return s < p.num_steps() && p.owner[size_t(s)] == r; });
-  });
+  const bool shares = !by_snapshot && comm.size() > 1;
+  if (shares)
+    in_ = load_temporal_vertex_shares(read, comm, cfg_.partition);
+  else
+    in_ = load_temporal_on_ranks(read, comm, [&](const LoadedTemporal& m) {
+      if (!by_snapshot) return std::function<bool(int, int)>([](int, int) { return true; });
+      plan = snapshot_strategy_plan(m.g, m.nnz, opt, comm.size());
+      return std::function<bool(int, int)>(
+          [&p = *plan](int r, int s) { return s < p.num_steps() && p.owner[size_t(s)] == r; });
+    });
   const TemporalGraph& g = in_.g;
   std::vector<float> static_features;
   if (cfg_.features) static_features = cfg_.features(g, &static_dim_);
@@ -81,6 +105,12 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
     snap_data_ = make_snapshot_rank(std::move(*plan), in_.held, features_, comm.rank());
     std::vector<Csr>().swap(in_.held);  // the views hold their own copies
     features_ = snap_data_->features;
+  } else if (shares) {
+    // Each rank makes its own vertices' rows only, from its shares (which hold their degrees).
+    rank_data_ = make_temporal_rank(g, {}, in_.part, comm, dev);
+    for (Var& f : snapshot_features(g, rank_data_->owned, static_features, static_dim_,
+                                    &feature_dim_))
+      rank_data_->features.push_back(dev == Device::cpu ? std::move(f) : Var(f.value().to(dev)));
   } else {
     features_ = snapshot_features(g, static_features, static_dim_, &feature_dim_);
     if (by_snapshot) {
@@ -90,8 +120,6 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
       SnapshotCursor cur(g);
       do graphs_.push_back(std::make_unique<GraphView>(cur.current()));
       while (cur.next());
-    } else {
-      rank_data_ = vertex_partition_rank(g, features_, cfg_.partition, comm, dev);
     }
   }
   std::vector<int64_t> dims{feature_dim_};

@@ -37,8 +37,9 @@ namespace dgnn {
 // entry count). Ranks that need some steps only get `held` (see move_snapshots).
 struct LoadedTemporal {
   TemporalGraph g;
-  std::vector<int64_t> nnz;
+  std::vector<int64_t> nnz;  // every whole snapshot's entry count (several ranks)
   std::vector<Csr> held;
+  std::vector<int32_t> part;  // load_temporal_vertex_shares: every vertex's rank
   SnapshotMoves moves;
   double ms = 0;
 };
@@ -46,14 +47,24 @@ LoadedTemporal load_temporal_on_ranks(
     const std::function<TemporalGraph()>& read, Communicator& comm,
     const std::function<std::function<bool(int, int)>(const LoadedTemporal&)>& make_need);
 
-// load_temporal_on_ranks with every snapshot sent to every rank (the vertex strategy cuts each
-// one locally).
+// load_temporal_on_ranks with every snapshot sent to every rank (every rank then holds the whole
+// graph; the runs' vertex strategy uses load_temporal_vertex_shares instead).
 LoadedTemporal load_temporal_everywhere(const std::function<TemporalGraph()>& read,
                                         Communicator& comm);
 
-// This rank's share of every snapshot under the vertex strategy: rank 0 partitions (`popt`, its
-// parts set to the rank count; partition_temporal) and tells the others; every rank cuts its
-// local snapshots and halo plans. Features and halo exchanges are on `dev`.
+// The vertex strategy's graph on several ranks: rank 0 reads it and partitions it (`popt`, its
+// parts set to the rank count; partition_temporal), every rank gets the events, ids and the
+// partition (`part`), and each keeps only its vertex_share of every snapshot as base +
+// differences (move_vertex_shares; rank 0 too, once it has sent the others theirs). On one
+// process, the whole graph and every vertex on rank 0. make_temporal_rank(g, features, part, ...)
+// then cuts the rank's views.
+LoadedTemporal load_temporal_vertex_shares(const std::function<TemporalGraph()>& read,
+                                           Communicator& comm, PartitionOptions popt);
+
+// This rank's share of every snapshot under the vertex strategy from a graph every rank holds
+// whole (load_temporal_everywhere): rank 0 partitions (`popt`, its parts set to the rank count;
+// partition_temporal) and tells the others; every rank cuts its local snapshots and halo plans.
+// Features and halo exchanges are on `dev`.
 std::unique_ptr<TemporalRank> vertex_partition_rank(const TemporalGraph& g,
                                                     const std::vector<Var>& features,
                                                     PartitionOptions popt, Communicator& comm,
@@ -96,7 +107,8 @@ class TemporalRun {
 
   LinkPredictionTrainer& trainer() { return *trainer_; }  // test_pairs, final_embeddings, ...
   TemporalModel& model() { return *model_; }
-  // Every rank: the vertex count, ids and events; the snapshots where this rank holds them.
+  // Every rank: the vertex count, ids and events; the snapshots where this rank holds them
+  // (vertex strategy on several ranks: its vertex_share of each, rank 0's too).
   const TemporalGraph& graph() const { return in_.g; }
   int64_t feature_dim() const { return feature_dim_; }
   bool static_features() const { return static_dim_ > 0; }

@@ -144,59 +144,15 @@ void broadcast_temporal_meta(TemporalGraph& g, std::vector<int64_t>& nnz, Commun
   g = std::move(m);  // base.rows = 0: no topology yet
 }
 
-void move_snapshots(TemporalGraph& g, std::vector<Csr>& held, Communicator& comm,
-                    const std::function<bool(int rank, int step)>& need, SnapshotMoves& moves) {
+namespace {
+
+// Rank 0's per-rank messages to every other rank (one alltoallv); returns this rank's.
+std::string send_messages(std::vector<ByteWriter>& msg, Communicator& comm) {
   const int p = comm.size(), me = comm.rank();
-  const int t = g.num_snapshots();
   std::vector<int64_t> sizes(size_t(p), 0);
   std::string send;
   std::vector<int64_t> send_counts(size_t(p), 0), send_displs(size_t(p), 0);
   if (me == 0) {
-    // One pass over the snapshots in order; per receiver, the snapshot it got last (kept only
-    // while the next one it needs is not the very next step, whose difference g already has).
-    std::vector<ByteWriter> msg(static_cast<size_t>(p));
-    std::vector<int> last(size_t(p), -1);
-    std::vector<Csr> kept(static_cast<size_t>(p));
-    SnapshotCursor cur(g);
-    do {
-      const int s = cur.index();
-      const Csr& now = cur.current();
-      for (int r = 1; r < p; ++r) {
-        if (!need(r, s)) continue;
-        const int64_t whole = whole_wire_bytes(now);
-        ByteWriter& w = msg[size_t(r)];
-        w.scalar(int32_t(s));
-        bool sent_diff = false;
-        if (last[size_t(r)] >= 0) {
-          SnapshotDiff computed;
-          const SnapshotDiff* d = &g.diffs[size_t(s) - 1];
-          if (last[size_t(r)] != s - 1) {
-            computed = csr_difference(kept[size_t(r)], now);
-            d = &computed;
-          }
-          if (!d->whole && d->bytes() < whole) {
-            w.scalar(kDifference);
-            put_diff(w, *d);
-            moves.bytes += d->bytes();
-            ++moves.as_difference;
-            sent_diff = true;
-          }
-        }
-        if (!sent_diff) {
-          const bool as_csr = csr_wire_bytes(now) <= entries_wire_bytes(now);
-          w.scalar(as_csr ? kWhole : kEntries);
-          as_csr ? put_csr(w, now) : put_entries(w, now);
-          moves.bytes += whole;
-        }
-        moves.whole_bytes += whole;
-        ++moves.snapshots;
-        last[size_t(r)] = s;
-        if (s + 1 < t && !need(r, s + 1))
-          kept[size_t(r)] = now;
-        else
-          kept[size_t(r)] = Csr{};
-      }
-    } while (cur.next());
     for (int r = 0; r < p; ++r) {
       send_displs[size_t(r)] = int64_t(send.size());
       send_counts[size_t(r)] = int64_t(msg[size_t(r)].bytes().size());
@@ -209,12 +165,35 @@ void move_snapshots(TemporalGraph& g, std::vector<Csr>& held, Communicator& comm
   recv_counts[0] = me == 0 ? 0 : sizes[size_t(me)];
   std::string mine(static_cast<size_t>(recv_counts[0]), '\0');
   comm.alltoallv(send.data(), send_counts, send_displs, mine.data(), recv_counts, recv_displs);
-  if (me == 0) return;
+  return mine;
+}
 
-  // Replay the records: each whole snapshot or difference yields the next snapshot this rank
-  // needs. A rank that needs every step keeps them as base + differences.
-  bool all = true;
-  for (int s = 0; s < t && all; ++s) all = need(me, s);
+// One record: snapshot `s` as the difference `d` from the receiver's previous one when there is
+// one (d non-null) and it is smaller than the snapshot whole, else whole.
+void put_record(ByteWriter& w, int s, const Csr& now, const SnapshotDiff* d, SnapshotMoves& moves) {
+  const int64_t whole = whole_wire_bytes(now);
+  w.scalar(int32_t(s));
+  if (d && !d->whole && d->bytes() < whole) {
+    w.scalar(kDifference);
+    put_diff(w, *d);
+    moves.bytes += d->bytes();
+    ++moves.as_difference;
+  } else {
+    const bool as_csr = csr_wire_bytes(now) <= entries_wire_bytes(now);
+    w.scalar(as_csr ? kWhole : kEntries);
+    as_csr ? put_csr(w, now) : put_entries(w, now);
+    moves.bytes += whole;
+  }
+  moves.whole_bytes += whole;
+  ++moves.snapshots;
+}
+
+// Replays rank 0's records on a receiver: each whole snapshot or difference yields the next
+// snapshot this rank needs. `all` (it needs every step): kept as g's base + differences;
+// otherwise in `held`.
+void replay(const std::string& mine, TemporalGraph& g, std::vector<Csr>& held, bool all,
+            const std::function<bool(int rank, int step)>& need, int me) {
+  const int t = g.num_snapshots();
   ByteReader r(mine, "the snapshots rank 0 sent to rank " + std::to_string(me));
   held.assign(all ? 0 : size_t(t), Csr{});
   Csr now;
@@ -243,6 +222,106 @@ void move_snapshots(TemporalGraph& g, std::vector<Csr>& held, Communicator& comm
   for (int s = 0; s < t; ++s)
     if (need(me, s) && (all ? s > prev : held[size_t(s)].rows != n))
       r.fail("snapshot " + std::to_string(s) + " is missing");
+}
+
+}  // namespace
+
+void move_snapshots(TemporalGraph& g, std::vector<Csr>& held, Communicator& comm,
+                    const std::function<bool(int rank, int step)>& need, SnapshotMoves& moves) {
+  const int p = comm.size(), me = comm.rank();
+  const int t = g.num_snapshots();
+  std::vector<ByteWriter> msg(static_cast<size_t>(p));
+  if (me == 0) {
+    // One pass over the snapshots in order; per receiver, the snapshot it got last (kept only
+    // while the next one it needs is not the very next step, whose difference g already has).
+    std::vector<int> last(size_t(p), -1);
+    std::vector<Csr> kept(static_cast<size_t>(p));
+    SnapshotCursor cur(g);
+    do {
+      const int s = cur.index();
+      const Csr& now = cur.current();
+      for (int r = 1; r < p; ++r) {
+        if (!need(r, s)) continue;
+        SnapshotDiff computed;
+        const SnapshotDiff* d = nullptr;
+        if (last[size_t(r)] >= 0) {
+          d = &g.diffs[size_t(s) - 1];
+          if (last[size_t(r)] != s - 1) {
+            computed = csr_difference(kept[size_t(r)], now);
+            d = &computed;
+          }
+        }
+        put_record(msg[size_t(r)], s, now, d, moves);
+        last[size_t(r)] = s;
+        if (s + 1 < t && !need(r, s + 1))
+          kept[size_t(r)] = now;
+        else
+          kept[size_t(r)] = Csr{};
+      }
+    } while (cur.next());
+  }
+  const std::string mine = send_messages(msg, comm);
+  if (me == 0) return;
+  bool all = true;
+  for (int s = 0; s < t && all; ++s) all = need(me, s);
+  replay(mine, g, held, all, need, me);
+}
+
+Csr vertex_share(const Csr& a, const std::vector<int32_t>& part, int rank, bool directed) {
+  DGNN_CHECK(int64_t(part.size()) == a.rows, ShapeError, "the partition must assign every vertex");
+  Csr c;
+  c.rows = a.rows;
+  c.cols = a.cols;
+  c.offsets.assign(size_t(a.rows) + 1, 0);
+  for (int64_t v = 0; v < a.rows; ++v) {
+    const bool row_mine = part[size_t(v)] == rank;
+    for (int64_t e = a.offsets[size_t(v)]; e < a.offsets[size_t(v) + 1]; ++e)
+      if (row_mine || (directed && part[size_t(a.indices[size_t(e)])] == rank)) {
+        c.indices.push_back(a.indices[size_t(e)]);
+        if (!a.values.empty()) c.values.push_back(a.values[size_t(e)]);
+      }
+    c.offsets[size_t(v) + 1] = int64_t(c.indices.size());
+  }
+  return c;
+}
+
+void move_vertex_shares(TemporalGraph& g, const std::vector<int32_t>& part, Communicator& comm,
+                        SnapshotMoves& moves) {
+  const int p = comm.size(), me = comm.rank();
+  DGNN_CHECK(int64_t(part.size()) == g.num_vertices, ShapeError,
+             "the partition must assign every vertex");
+  std::vector<ByteWriter> msg(static_cast<size_t>(p));
+  if (me == 0) {
+    // One pass over the whole snapshots; per rank, its previous share, which its next share's
+    // difference is taken from. Rank 0 keeps its own shares as base + differences, as the
+    // receivers do, and then drops the whole graph.
+    TemporalGraph own;
+    std::vector<Csr> last(static_cast<size_t>(p));
+    SnapshotCursor cur(g);
+    do {
+      const int s = cur.index();
+      for (int r = 0; r < p; ++r) {
+        Csr share = vertex_share(cur.current(), part, r, g.directed);
+        if (r == 0) {
+          if (s == 0)
+            own.base = share;
+          else
+            own.diffs.push_back(snapshot_step(last[0], share));
+        } else {
+          SnapshotDiff d;
+          if (s > 0) d = csr_difference(last[size_t(r)], share);
+          put_record(msg[size_t(r)], s, share, s > 0 ? &d : nullptr, moves);
+        }
+        last[size_t(r)] = std::move(share);
+      }
+    } while (cur.next());
+    g.base = std::move(own.base);
+    g.diffs = std::move(own.diffs);
+  }
+  const std::string mine = send_messages(msg, comm);
+  if (me == 0) return;
+  std::vector<Csr> held;
+  replay(mine, g, held, true, [](int, int) { return true; }, me);
 }
 
 }  // namespace dgnn

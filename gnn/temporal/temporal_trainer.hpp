@@ -34,6 +34,11 @@ namespace dgnn {
 // degree bucket in that snapshot (in- and out-degree for directed graphs).
 std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<float>& features,
                                    int64_t feature_dim, int64_t* out_dim);
+// The same for the vertices `rows` only (row i = vertex rows[i]): a rank's own vertices under
+// the vertex strategy, whose degrees its vertex_share of each snapshot holds whole.
+std::vector<Var> snapshot_features(const TemporalGraph& g, const std::vector<int64_t>& rows,
+                                   const std::vector<float>& features, int64_t feature_dim,
+                                   int64_t* out_dim);
 // The width of the degree-bucket features snapshot_features makes when no static ones are given.
 int64_t degree_feature_dim(const TemporalGraph& g);
 // The same on a rank that holds some snapshots only (`held[s]`, an empty Csr elsewhere, as
