@@ -148,23 +148,8 @@ std::vector<LabelRow> read_labels(const std::string& path, int32_t num_classes,
                        "expected one label per line (row i = vertex i), found " +
                            std::to_string(f.size()) + " columns");
     const int64_t v = by_row ? int64_t(rows.size()) : parse_vertex(f[0], path, line);
-    const std::string_view yf = f[by_row ? 0 : 1];
-    const bool nan = by_row && (yf == "nan" || yf == "NaN");
-    const int64_t y = nan ? -1 : parse_number<int64_t>(yf, path, line, "an integer label");
-    if (y < -1)
-      throw InputError(path, line,
-                       "expected a label >= 0, or -1 for unlabelled, found " + std::to_string(y));
-    if (num_classes > 0 && y >= num_classes)
-      throw InputError(path, line,
-                       "expected a label below the " + std::to_string(num_classes) +
-                           " classes, found " + std::to_string(y));
-    // Inferred classes are max label + 1, one output column each: a huge label is far more
-    // likely an id or a value column than a class, and would build a model of that width.
-    if (num_classes <= 0 && y >= kMaxInferredClasses)
-      throw InputError(path, line,
-                       "expected a class label below " + std::to_string(kMaxInferredClasses) +
-                           " (give --num-classes for more classes), found " + std::to_string(y));
-    rows.push_back({v, line, int32_t(y)});
+    const int32_t y = rows::parse_label(f[by_row ? 0 : 1], path, line, num_classes, by_row);
+    rows.push_back({v, line, y});
   });
   // (An empty label file would leave every vertex unlabelled, an error far from its cause.)
   if (rows.empty())
@@ -228,55 +213,11 @@ void random_split(Dataset& ds, const DatasetOptions& opt) {
 std::string generate_features(Dataset& ds, const DatasetOptions& opt) {
   const Graph& g = ds.graph;
   const int64_t n = g.num_vertices();
-  if (opt.generated == GeneratedFeatures::onehot) {
-    // n x n floats: 20,000 vertices is already 1.6 GB, before the model's first layer.
-    constexpr int64_t kMaxOneHot = 20000;
-    if (n > kMaxOneHot)
-      throw OptionError("one-hot vertex features need n x n floats: refused for " +
-                        std::to_string(n) + " vertices (more than " + std::to_string(kMaxOneHot) +
-                        ", " + std::to_string(n * n * 4 / 1000000) +
-                        " MB); use --generate-features degree or random, or give features");
-    ds.feature_dim = n;
-    ds.features.assign(size_t(n * n), 0.0f);
-    for (int64_t v = 0; v < n; ++v) ds.features[size_t(v * n + v)] = 1.0f;
-    return "one-hot vertex ids";
-  }
-  if (opt.generated_dim < 1)
-    throw OptionError("generated feature dimension must be >= 1, got " +
-                      std::to_string(opt.generated_dim));
-  if (opt.generated == GeneratedFeatures::random) {
-    const int64_t dim = opt.generated_dim;
-    // Refused up front, not by the allocator after minutes of swapping: training needs the
-    // features and more, so at most half of the machine's memory.
-    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-    const __int128 need = __int128(n) * dim * 4, have = __int128(pages) * page;
-    if (pages > 0 && page > 0 && 2 * need > have)
-      throw OptionError("--feature-dim " + std::to_string(dim) + ": " + std::to_string(n) +
-                        " vertices x " + std::to_string(dim) + " random features need " +
-                        std::to_string(int64_t(need / 1000000)) + " MB, more than half of " +
-                        "this machine's " + std::to_string(int64_t(have / 1000000)) + " MB");
-    ds.feature_dim = dim;
-    ds.features.resize(size_t(n * dim));
-    // Keyed by original id, so a vertex gets the same row whatever else is in the graph.
-    for (int64_t v = 0; v < n; ++v) {
-      const uint64_t key = hash_combine(opt.seed, uint64_t(g.original_ids[v]));
-      for (int64_t j = 0; j < dim; ++j)
-        ds.features[size_t(v * dim + j)] = 2.0f * unit_float(hash_combine(key, uint64_t(j))) - 1.0f;
-    }
-    return "random uniform [-1, 1), " + std::to_string(dim) + " columns, seed " +
-           std::to_string(opt.seed);
-  }
-  // Degree buckets: one-hot of floor(log2(in-degree + 1)), capped at generated_dim columns.
   int64_t max_deg = 0;
   for (int64_t v = 0; v < n; ++v) max_deg = std::max(max_deg, g.in.degree(v));
-  const int64_t dim = std::min<int64_t>(opt.generated_dim, std::bit_width(uint64_t(max_deg) + 1));
-  ds.feature_dim = dim;
-  ds.features.assign(size_t(n * dim), 0.0f);
-  for (int64_t v = 0; v < n; ++v) {
-    const int64_t b = std::bit_width(uint64_t(g.in.degree(v)) + 1) - 1;
-    ds.features[size_t(v * dim + std::min(b, dim - 1))] = 1.0f;
-  }
-  return "one-hot log2 degree buckets, " + std::to_string(dim) + " columns";
+  return generated_feature_rows(
+      opt, n, 0, n, [&](int64_t v) { return g.original_ids[size_t(v)]; },
+      [&](int64_t v) { return g.in.degree(v); }, max_deg, &ds.features, &ds.feature_dim);
 }
 
 // OGB's num-node-list.csv: one number, the vertex count. It sizes the graph's arrays before any
@@ -334,6 +275,62 @@ void check_unnamed_rows(const NpyMatrix& m, const DatasetFiles& p, const EdgeLis
 }
 
 }  // namespace
+
+std::string generated_feature_rows(const DatasetOptions& opt, int64_t n, int64_t first,
+                                   int64_t count,
+                                   const std::function<int64_t(int64_t)>& original_id,
+                                   const std::function<int64_t(int64_t)>& in_degree,
+                                   int64_t max_in_degree, std::vector<float>* out,
+                                   int64_t* dim) {
+  if (opt.generated == GeneratedFeatures::onehot) {
+    // n x n floats: 20,000 vertices is already 1.6 GB, before the model's first layer.
+    constexpr int64_t kMaxOneHot = 20000;
+    if (n > kMaxOneHot)
+      throw OptionError("one-hot vertex features need n x n floats: refused for " +
+                        std::to_string(n) + " vertices (more than " + std::to_string(kMaxOneHot) +
+                        ", " + std::to_string(n * n * 4 / 1000000) +
+                        " MB); use --generate-features degree or random, or give features");
+    *dim = n;
+    out->assign(size_t(count * n), 0.0f);
+    for (int64_t v = 0; v < count; ++v) (*out)[size_t(v * n + first + v)] = 1.0f;
+    return "one-hot vertex ids";
+  }
+  if (opt.generated_dim < 1)
+    throw OptionError("generated feature dimension must be >= 1, got " +
+                      std::to_string(opt.generated_dim));
+  if (opt.generated == GeneratedFeatures::random) {
+    const int64_t d = opt.generated_dim;
+    // Refused up front, not by the allocator after minutes of swapping: training needs the
+    // features and more, so at most half of the machine's memory (for the rows made here).
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    const __int128 need = __int128(count) * d * 4, have = __int128(pages) * page;
+    if (pages > 0 && page > 0 && 2 * need > have)
+      throw OptionError("--feature-dim " + std::to_string(d) + ": " + std::to_string(count) +
+                        " vertices x " + std::to_string(d) + " random features need " +
+                        std::to_string(int64_t(need / 1000000)) + " MB, more than half of " +
+                        "this machine's " + std::to_string(int64_t(have / 1000000)) + " MB");
+    *dim = d;
+    out->resize(size_t(count * d));
+    // Keyed by original id, so a vertex gets the same row whatever else is in the graph.
+    for (int64_t v = 0; v < count; ++v) {
+      const uint64_t key = hash_combine(opt.seed, uint64_t(original_id(v)));
+      for (int64_t j = 0; j < d; ++j)
+        (*out)[size_t(v * d + j)] = 2.0f * unit_float(hash_combine(key, uint64_t(j))) - 1.0f;
+    }
+    return "random uniform [-1, 1), " + std::to_string(d) + " columns, seed " +
+           std::to_string(opt.seed);
+  }
+  // Degree buckets: one-hot of floor(log2(in-degree + 1)), capped at generated_dim columns.
+  const int64_t d =
+      std::min<int64_t>(opt.generated_dim, std::bit_width(uint64_t(max_in_degree) + 1));
+  *dim = d;
+  out->assign(size_t(count * d), 0.0f);
+  for (int64_t v = 0; v < count; ++v) {
+    const int64_t b = std::bit_width(uint64_t(in_degree(v)) + 1) - 1;
+    (*out)[size_t(v * d + std::min(b, d - 1))] = 1.0f;
+  }
+  return "one-hot log2 degree buckets, " + std::to_string(d) + " columns";
+}
 
 std::string find_edges_file(const std::string& dir) {
   std::error_code ec;

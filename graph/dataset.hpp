@@ -4,6 +4,7 @@
 // labels.txt, train.txt, val.txt, test.txt — the layout of shared/datasets/cora).
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,17 @@ using LabelSplit = std::array<std::vector<int32_t>, 3>;
 void require_split(int64_t train, int64_t val, int64_t test, double train_frac, double val_frac);
 LabelSplit split_labelled(const std::vector<int32_t>& labels, double train_frac, double val_frac,
                           uint64_t seed);
+
+// The features load_dataset generates when none are given (opt.generated), for rows
+// [first, first + count) of a graph of n vertices: original_id(i) and in_degree(i) of row
+// first + i, max_in_degree over the whole graph (degree buckets). Fills *out (count x *dim) and
+// returns what was made, for descriptions. OptionError for impossible sizes.
+std::string generated_feature_rows(const DatasetOptions& opt, int64_t n, int64_t first,
+                                   int64_t count,
+                                   const std::function<int64_t(int64_t)>& original_id,
+                                   const std::function<int64_t(int64_t)>& in_degree,
+                                   int64_t max_in_degree, std::vector<float>* out,
+                                   int64_t* dim);
 
 // A features file for vertices whose original ids are `original_ids` (ascending; dense id =
 // position): .npy (row i = vertex id i) or text ('vertex f1 f2 ...', every vertex once), as a

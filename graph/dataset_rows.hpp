@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dgnn/common/error.hpp"
+#include "dgnn/graph/dataset.hpp"
 #include "dgnn/graph/graph.hpp"
 
 namespace dgnn::rows {
@@ -88,6 +89,27 @@ inline void expect_fields(size_t got, size_t want, const std::string& path, int6
                    const char* layout, bool exact = false) {
   if (got < want || (exact && got > want))
     throw InputError(path, line, "expected " + std::string(layout) + ", found " + columns(got));
+}
+
+// A label field: an integer >= -1 (-1: unlabelled; "nan"/"NaN" too when nan_ok, as OGB writes),
+// below num_classes when that is given, else below kMaxInferredClasses (a huge label is far
+// more likely an id or a value column than a class, and would build a model of that width).
+inline int32_t parse_label(std::string_view f, const std::string& path, int64_t line,
+                           int32_t num_classes, bool nan_ok) {
+  if (nan_ok && (f == "nan" || f == "NaN")) return -1;
+  const int64_t y = parse_number<int64_t>(f, path, line, "an integer label");
+  if (y < -1)
+    throw InputError(path, line,
+                     "expected a label >= 0, or -1 for unlabelled, found " + std::to_string(y));
+  if (num_classes > 0 && y >= num_classes)
+    throw InputError(path, line,
+                     "expected a label below the " + std::to_string(num_classes) +
+                         " classes, found " + std::to_string(y));
+  if (num_classes <= 0 && y >= kMaxInferredClasses)
+    throw InputError(path, line,
+                     "expected a class label below " + std::to_string(kMaxInferredClasses) +
+                         " (give --num-classes for more classes), found " + std::to_string(y));
+  return int32_t(y);
 }
 
 }  // namespace dgnn::rows

@@ -423,22 +423,8 @@ std::vector<LabelRow> parse_labels(const std::string& path, const std::vector<Te
           chunks[c].line0, &notes[c], [&](int64_t line, const std::vector<std::string_view>& f) {
             rows::expect_fields(f.size(), 2, path, line, "'vertex label'", true);
             const int64_t v = rows::parse_vertex(f[0], path, line);
-            const int64_t y = rows::parse_number<int64_t>(f[1], path, line, "an integer label");
-            if (y < -1)
-              throw InputError(path, line,
-                               "expected a label >= 0, or -1 for unlabelled, found " +
-                                   std::to_string(y));
-            if (num_classes > 0 && y >= num_classes)
-              throw InputError(path, line,
-                               "expected a label below the " + std::to_string(num_classes) +
-                                   " classes, found " + std::to_string(y));
-            if (num_classes <= 0 && y >= kMaxInferredClasses)
-              throw InputError(path, line,
-                               "expected a class label below " +
-                                   std::to_string(kMaxInferredClasses) +
-                                   " (give --num-classes for more classes), found " +
-                                   std::to_string(y));
-            rows.push_back({v, line, int32_t(y)});
+            const int32_t y = rows::parse_label(f[1], path, line, num_classes, false);
+            rows.push_back({v, line, y});
           });
   });
   check_headers(path, chunks, notes, comm);
@@ -907,49 +893,19 @@ LocalPart load_sharded_part(const DatasetOptions& opt, const PartitionOptions& p
     });
     desc += "; features " + files.features + " (" + std::to_string(b.dim) + " columns)";
   } else {
-    // Generated, as generate_features makes them (per vertex, so per block).
-    if (opt.generated == GeneratedFeatures::onehot) {
-      constexpr int64_t kMaxOneHot = 20000;
-      if (n > kMaxOneHot)
-        throw OptionError("one-hot vertex features need n x n floats: refused for " +
-                          std::to_string(n) + " vertices (more than " + std::to_string(kMaxOneHot) +
-                          ", " + std::to_string(n * n * 4 / 1000000) +
-                          " MB); use --generate-features degree or random, or give features");
-      b.dim = n;
-      b.features.assign(size_t(b.size * n), 0.0f);
-      for (int64_t v = 0; v < b.size; ++v) b.features[size_t(v * n + b.begin + v)] = 1.0f;
-      desc += "; features generated (one-hot vertex ids)";
-    } else {
-      if (opt.generated_dim < 1)
-        throw OptionError("generated feature dimension must be >= 1, got " +
-                          std::to_string(opt.generated_dim));
-      if (opt.generated == GeneratedFeatures::random) {
-        b.dim = opt.generated_dim;
-        b.features.resize(size_t(b.size * b.dim));
-        for (int64_t v = 0; v < b.size; ++v) {
-          const uint64_t key = hash_combine(opt.seed, uint64_t(b.original[size_t(v)]));
-          for (int64_t j = 0; j < b.dim; ++j)
-            b.features[size_t(v * b.dim + j)] =
-                2.0f * unit_float(hash_combine(key, uint64_t(j))) - 1.0f;
-        }
-        desc += "; features generated (random uniform [-1, 1), " + std::to_string(b.dim) +
-                " columns, seed " + std::to_string(opt.seed) + ")";
-      } else {
-        int64_t max_deg = 0;
-        for (int64_t v = 0; v < b.size; ++v)
-          max_deg = std::max(max_deg, b.g.in_offsets[size_t(v) + 1] - b.g.in_offsets[size_t(v)]);
-        max_deg = global_max(comm, max_deg);
-        b.dim = std::min<int64_t>(opt.generated_dim, std::bit_width(uint64_t(max_deg) + 1));
-        b.features.assign(size_t(b.size * b.dim), 0.0f);
-        for (int64_t v = 0; v < b.size; ++v) {
-          const int64_t deg = b.g.in_offsets[size_t(v) + 1] - b.g.in_offsets[size_t(v)];
-          const int64_t k = std::bit_width(uint64_t(deg) + 1) - 1;
-          b.features[size_t(v * b.dim + std::min(k, b.dim - 1))] = 1.0f;
-        }
-        desc += "; features generated (one-hot log2 degree buckets, " + std::to_string(b.dim) +
-                " columns)";
-      }
-    }
+    // Generated, as load_dataset makes them, for this block's rows.
+    int64_t max_deg = 0;
+    for (int64_t v = 0; v < b.size; ++v)
+      max_deg = std::max(max_deg, b.g.in_offsets[size_t(v) + 1] - b.g.in_offsets[size_t(v)]);
+    max_deg = global_max(comm, max_deg);
+    desc += "; features generated (" +
+            generated_feature_rows(
+                opt, n, b.begin, b.size, [&](int64_t v) { return b.original[size_t(v)]; },
+                [&](int64_t v) {
+                  return b.g.in_offsets[size_t(v) + 1] - b.g.in_offsets[size_t(v)];
+                },
+                max_deg, &b.features, &b.dim) +
+            ")";
   }
 
   // The split: from files (checked at the vertices' owners), or at random over the labels.
