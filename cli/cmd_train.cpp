@@ -155,7 +155,11 @@ void run_train(TrainArgs& a) {
           (long long)sh->vertices, (long long)sh->stored_edges,
           (long long)run.setup().part.feature_dim, int(t.num_classes), (long long)t.global_train,
           (long long)t.global_val, (long long)t.global_test, comm.size(),
-          memory_str(double(sh->max_text_bytes)).c_str(), a.partitioner.c_str(),
+          (sh->max_text_bytes < 1000000
+               ? std::to_string((sh->max_text_bytes + 999) / 1000) + " kB"
+               : memory_str(double(sh->max_text_bytes)))
+              .c_str(),
+          a.partitioner.c_str(),
           shard_timer.ms());
     const DatasetFiles files = dataset_files(a.data);
     if (files.train.empty() && files.val.empty() && files.test.empty())  // a random split
