@@ -308,7 +308,7 @@ struct IdSpace {
 // ids: this rank's ids (any order, repeats allowed), each with whether it came from an edge.
 IdSpace number_ids(std::vector<std::pair<int64_t, uint8_t>> ids, int64_t min_vertices,
                    Communicator& comm) {
-  const int p = comm.size(), me = comm.rank();
+  const int p = comm.size();
   IdSpace s;
   if (min_vertices > 0) {
     s.identity = true;
@@ -356,7 +356,6 @@ IdSpace number_ids(std::vector<std::pair<int64_t, uint8_t>> ids, int64_t min_ver
   s.n = s.vtxdist.back();
   if (s.n > int64_t(std::numeric_limits<int32_t>::max()))
     throw Error("the graph has more than 2^31-1 vertices");
-  (void)me;
   return s;
 }
 
@@ -695,7 +694,6 @@ LocalPart load_sharded_part(const DatasetOptions& opt, const PartitionOptions& p
   }
 
   // Edges to the owners of their destinations (and, undirected, of their sources).
-  int64_t self_loops = 0, merged = 0;
   {
     std::vector<int64_t> ends(edges.src);
     ends.insert(ends.end(), edges.dst.begin(), edges.dst.end());
@@ -706,10 +704,7 @@ LocalPart load_sharded_part(const DatasetOptions& opt, const PartitionOptions& p
     const bool weighted = eo.weight_col >= 0;
     for (size_t i = 0; i < m; ++i) {
       const int32_t s = int32_t(dense[i]), d = int32_t(dense[m + i]);
-      if (s == d && eo.self_loops == SelfLoops::remove) {
-        ++self_loops;
-        continue;
-      }
+      if (s == d && eo.self_loops == SelfLoops::remove) continue;
       const float w = weighted ? edges.weight[i] : 1.0f;
       out[size_t(owner(d))].push_back({d, s, edges.line[i], w});
       if (!eo.directed && s != d) out[size_t(owner(s))].push_back({s, d, edges.line[i], w});
@@ -732,7 +727,6 @@ LocalPart load_sharded_part(const DatasetOptions& opt, const PartitionOptions& p
       const InRec& r = in[k];
       if (merge && k > 0 && in[k - 1].row == r.row && in[k - 1].col == r.col) {
         if (any_weight) g.in_weight.back() += r.w;
-        ++merged;
         continue;
       }
       ++g.in_offsets[size_t(r.row - b.begin) + 1];
@@ -741,8 +735,6 @@ LocalPart load_sharded_part(const DatasetOptions& opt, const PartitionOptions& p
     }
     for (int64_t v = 0; v < b.size; ++v) g.in_offsets[size_t(v) + 1] += g.in_offsets[size_t(v)];
   }
-  self_loops = global_sum(comm, self_loops);
-  merged = global_sum(comm, merged);
   const int64_t stored_edges = global_sum(comm, int64_t(b.g.in_src.size()));
 
   // The symmetrised structure the partitioner cuts: in- and out-neighbours, each pair weighted by
@@ -1202,7 +1194,6 @@ LocalPart load_sharded_part(const DatasetOptions& opt, const PartitionOptions& p
     info->text_bytes = text_bytes;
     info->max_text_bytes = global_max(comm, text_bytes);
   }
-  (void)input_edges, (void)self_loops, (void)merged;
   return lp;
 }
 
