@@ -17,6 +17,7 @@
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/kernels/kernels.hpp"
 #include "dgnn/partition/partition.hpp"
+#include "dgnn/plan/memory_model.hpp"
 
 namespace dgnn::cli {
 
@@ -86,6 +87,9 @@ void run_train(TrainArgs& a) {
   if (!a.data.graph.empty()) cfg.source_hash = [&a] { return dataset_source_hash(a.data); };
   if (!a.data.graph.empty()) cfg.shards = a.data;
   cfg.overlap = !a.no_overlap;
+  cfg.halo_memory = a.halo_memory == "auto"    ? -1
+                    : a.halo_memory == "whole" ? 0
+                                               : perf::parse_memory_size(a.halo_memory, "--halo-memory");
   cfg.minibatch = minibatch_options(a);
   const std::optional<MiniBatchOptions>& mb = cfg.minibatch;
   Communicator& comm = world();
@@ -110,6 +114,7 @@ void run_train(TrainArgs& a) {
       {"partitioner", a.partition_dir.empty() ? a.partitioner : "dir"},
       {"partition", a.partition_dir},
       {"overlap", !a.no_overlap},
+      {"halo_memory", a.halo_memory},
       {"threads", omp_get_max_threads()},
       {"device", a.device},
       {"comm", device_link ? transport_name(device_link->transport()) : "none"}};
@@ -166,6 +171,9 @@ void run_train(TrainArgs& a) {
       require_split(t.global_train, t.global_val, t.global_test, a.data.train_frac,
                     a.data.val_frac);
   }
+  if (print && run.halo_piece_rows() > 0)  // the same on every rank (agree_piece_rows)
+    std::printf("halo: streamed peer after peer in pieces of %lld rows (--halo-memory %s)\n",
+                (long long)run.halo_piece_rows(), a.halo_memory.c_str());
   if (cfg.device != Device::cpu && print)
     std::printf("device: %s\n", kernels::cuda_device_description().c_str());
   if (const RankMiniBatches* batches = run.minibatches()) {

@@ -37,6 +37,7 @@ struct TrainArgs {
   int snapshot_groups = -1;  // vertex strategy, METIS: see PartitionOptions
   std::string partition_dir;
   bool no_overlap = false;
+  std::string halo_memory = "auto";
   // Mini-batch training with neighbour sampling (static graphs): on when batch_size is given.
   int64_t batch_size = 0;  // 0 = full-batch
   bool batch_size_given = false;

@@ -88,6 +88,12 @@ void register_train(CLI::App& app) {
                   "A directory written by `dgnn partition`: each rank reads only its part");
   cmd->add_flag("--no-overlap", a->no_overlap,
                 "Wait for halo rows before aggregating (to measure what the overlap saves)");
+  cmd->add_option("--halo-memory", a->halo_memory,
+                  "Bound on one rank's halo buffers per aggregation under MPI (e.g. 256MB): the "
+                  "halo then moves in pieces, peer after peer. `whole` exchanges every halo row "
+                  "at once (fastest; holds them all). `auto` streams when the whole halo would "
+                  "outgrow the rank's own rows")
+      ->capture_default_str();
   cmd->add_option("--batch-size", a->batch_size,
                   "Mini-batch training: seeds per step (per rank under MPI), neighbours sampled "
                   "per layer (--fanouts); evaluation stays full-graph")
@@ -160,9 +166,9 @@ void register_train(CLI::App& app) {
       if (a->batch_size_given || a->fanouts_given)
         throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
                           ": mini-batch training is for static node classification");
-      refuse({"--dropout", "--partition", "--no-overlap", "--replace", "--no-prefetch",
-              "--train-ids", "--val-ids", "--test-ids", "--generate-features", "--feature-dim",
-              "--labels", "--num-classes", "--neg-train", "--neg-eval", "--eval-protocol"},
+      refuse({"--dropout", "--partition", "--no-overlap", "--halo-memory", "--replace",
+              "--no-prefetch", "--train-ids", "--val-ids", "--test-ids", "--generate-features",
+              "--feature-dim", "--labels", "--num-classes", "--neg-train", "--neg-eval", "--eval-protocol"},
              "not used by --task forecast");
       if (a->strategy == "snapshot")
         refuse({"--parts", "--partitioner", "--snapshot-groups"},
@@ -184,8 +190,9 @@ void register_train(CLI::App& app) {
         throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
                           ": mini-batch training is for static graphs (this input has a time "
                           "column)");
-      refuse({"--dropout", "--partition", "--no-overlap", "--replace", "--no-prefetch",
-              "--train-ids", "--val-ids", "--test-ids", "--generate-features", "--feature-dim"},
+      refuse({"--dropout", "--partition", "--no-overlap", "--halo-memory", "--replace",
+              "--no-prefetch", "--train-ids", "--val-ids", "--test-ids", "--generate-features",
+              "--feature-dim"},
              "not used by temporal training (this input has a time column)");
       // --parts and --partitioner mean what they mean for static graphs: the vertex partition
       // (one part per rank), which the snapshot strategy does not make.

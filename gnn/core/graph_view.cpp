@@ -1,5 +1,7 @@
 #include "dgnn/gnn/core/graph_view.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <numeric>
 
@@ -254,6 +256,59 @@ const kernels::DeviceCsr& GraphView::Adjacency::on(Device dev, bool backward_dir
   return *slot;
 }
 
+const std::vector<Csr>& GraphView::Adjacency::column_blocks(
+    const std::vector<std::pair<int64_t, int64_t>>& pieces, int64_t n_owned) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!blocks_.empty() && blocks_for_ == pieces) return blocks_;
+  const Csr& a = forward;
+  DGNN_CHECK(!device_only_, ShapeError, "column_blocks: a device block has no host matrix");
+  // Block of a column: 0 for owned, else 1 + the piece holding it (pieces cover the halo).
+  std::vector<std::pair<int64_t, int32_t>> starts;  // (first column, block), ascending
+  starts.reserve(pieces.size());
+  for (size_t p = 0; p < pieces.size(); ++p) starts.emplace_back(pieces[p].first, int32_t(p + 1));
+  std::sort(starts.begin(), starts.end());
+  auto block_of = [&](int64_t c) -> int32_t {
+    if (c < n_owned) return 0;
+    auto it = std::upper_bound(starts.begin(), starts.end(), std::make_pair(c, INT32_MAX));
+    DGNN_CHECK(it != starts.begin(), ShapeError, "column_blocks: a halo column in no piece");
+    --it;
+    DGNN_CHECK(c < pieces[size_t(it->second - 1)].second, ShapeError,
+               "column_blocks: a halo column in no piece");
+    return it->second;
+  };
+  std::vector<Csr> blocks(pieces.size() + 1);
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    blocks[b].rows = a.rows;
+    blocks[b].cols = b == 0 ? n_owned : pieces[b - 1].second - pieces[b - 1].first;
+    blocks[b].offsets.assign(size_t(a.rows) + 1, 0);
+  }
+  std::vector<int32_t> of(a.indices.size());
+  for (int64_t r = 0; r < a.rows; ++r)
+    for (int64_t e = a.offsets[r]; e < a.offsets[r + 1]; ++e) {
+      of[size_t(e)] = block_of(a.indices[size_t(e)]);
+      ++blocks[size_t(of[size_t(e)])].offsets[size_t(r) + 1];
+    }
+  for (auto& b : blocks) {
+    for (int64_t r = 0; r < b.rows; ++r) b.offsets[size_t(r) + 1] += b.offsets[size_t(r)];
+    b.indices.resize(size_t(b.offsets.back()));
+    if (a.weighted()) b.values.resize(b.indices.size());
+  }
+  std::vector<int64_t> fill(blocks.size());
+  for (int64_t r = 0; r < a.rows; ++r) {
+    for (size_t b = 0; b < blocks.size(); ++b) fill[b] = blocks[b].offsets[size_t(r)];
+    for (int64_t e = a.offsets[r]; e < a.offsets[r + 1]; ++e) {
+      const int32_t b = of[size_t(e)];
+      const int64_t base = b == 0 ? 0 : pieces[size_t(b - 1)].first;
+      const int64_t at = fill[size_t(b)]++;
+      blocks[size_t(b)].indices[size_t(at)] = int32_t(a.indices[size_t(e)] - base);
+      if (a.weighted()) blocks[size_t(b)].values[size_t(at)] = a.values[size_t(e)];
+    }
+  }
+  blocks_ = std::move(blocks);
+  blocks_for_ = pieces;
+  return blocks_;
+}
+
 void GraphView::Adjacency::adopt_forward(Device dev,
                                          std::unique_ptr<kernels::DeviceCsr> copy) const {
   DGNN_CHECK(dev != Device::cpu && copy && copy->device() == dev, ShapeError,
@@ -358,9 +413,62 @@ void backward_rows(const GraphView* gp, const kernels::DeviceCsr& bwd, Node& in,
 
 }  // namespace
 
+namespace {
+
+// Whether aggregate() streams the halo in pieces (HaloExchange::set_piece_rows) on this view.
+bool streams(const GraphView& g, Device dev) {
+  return g.halo() && !g.bipartite() && dev == Device::cpu && g.halo()->piece_rows() > 0;
+}
+
+// aggregate() over a streamed halo: the owned columns first, while the first pieces travel,
+// then each piece's columns as it arrives, added in (spmm accumulates row by row, so each
+// output row is summed in one fixed order). Backward: each halo piece's gradient rows (its rows
+// of the transpose) go back as they are computed, the owned rows meanwhile.
+Var aggregate_streamed(const GraphView& g, const Var& x, Norm norm) {
+  const GraphView::Adjacency& adj = g.adjacency(norm);
+  HaloExchange& halo = *g.halo();
+  const std::vector<Csr>& blocks = adj.column_blocks(halo.pieces(), g.n_owned());
+  Tensor out = Tensor::uninitialized(g.n_owned(), x.cols(), Device::cpu);
+  const ConstMatView xv(x.value().view());
+  const MatView y = out.view();
+  halo.stream_forward(
+      xv, [&] { kernels::spmm(Device::cpu, blocks[0].view(), xv, y); },
+      [&](size_t p, ConstMatView rows) {
+        kernels::spmm(Device::cpu, blocks[p + 1].view(), rows, y, true);
+      });
+  const GraphView* gp = &g;
+  return make_op(
+      std::move(out), {x},
+      [gp, norm](Node& self) {
+        const Csr& bwd = gp->adjacency(norm).backward();
+        HaloExchange& h = *gp->halo();
+        const ConstMatView gy(self.grad.view());
+        const MatView gx = self.inputs[0]->grad_buffer().view();
+        const int64_t owned = gp->n_owned();
+        h.stream_backward(
+            [&](size_t p, MatView rows) {
+              const auto [first, end] = h.pieces()[p];
+              CsrView at = bwd.view();
+              at.offsets += first;
+              at.rows = end - first;
+              kernels::spmm(Device::cpu, at, gy, rows);
+            },
+            [&] {
+              CsrView at = bwd.view();
+              at.rows = owned;
+              kernels::spmm(Device::cpu, at, gy, gx, true);
+            },
+            gx);
+      },
+      "aggregate", Reads::nothing());
+}
+
+}  // namespace
+
 Var aggregate(const GraphView& g, const Var& x, Norm norm) {
   check_aggregate_input("aggregate", g, x);
   const Device dev = x.device();
+  if (streams(g, dev)) return aggregate_streamed(g, x, norm);
   Tensor out = forward_rows(g, x, g.adjacency(norm).forward_on(dev),
                             [dev](const CsrView& a, ConstMatView in, MatView y, int64_t) {
                               kernels::spmm(dev, a, in, y);

@@ -91,10 +91,18 @@ class GraphView {
     // Both directions built on `dev` with no host matrices behind them (a device block's):
     // asking for them on another device is an error.
     void adopt_both(Device dev, kernels::DeviceCsr forward, kernels::DeviceCsr backward) const;
+    // The forward matrix cut by columns for a streamed halo (HaloExchange::pieces()): block 0
+    // holds the owned columns [0, n_owned), block 1 + p the columns of piece p, renumbered from
+    // 0. Every block has all n_owned rows; a row's entries keep their order. Built on first use
+    // (host memory: streaming is a CPU exchange).
+    const std::vector<Csr>& column_blocks(const std::vector<std::pair<int64_t, int64_t>>& pieces,
+                                          int64_t n_owned) const;
 
    private:
     const kernels::DeviceCsr& on(Device dev, bool backward) const;
     mutable std::unique_ptr<kernels::DeviceCsr> copies_[2][2];  // [backward][device]
+    mutable std::vector<Csr> blocks_;
+    mutable std::vector<std::pair<int64_t, int64_t>> blocks_for_;
     mutable bool device_only_ = false;
     mutable std::mutex mutex_;
   };

@@ -68,6 +68,10 @@ StaticRun::StaticRun(const std::function<Dataset()>& read, StaticRunConfig cfg,
   setup_ = make_rank_setup(load_part(read, cfg_, comm, sharded_), comm, dev);
   setup_->graph->set_overlap(cfg_.overlap);
   const LocalPart& part = setup_->part;
+  const int64_t widest = std::max<int64_t>({part.feature_dim, cfg_.hidden, part.num_classes});
+  halo_piece_rows_ = agree_piece_rows(
+      *setup_->halo, comm,
+      dgnn::halo_piece_rows(part.plan, part.n_owned, widest, cfg_.halo_memory));
   std::vector<int64_t> dims{part.feature_dim};
   for (int i = 0; i + 1 < cfg_.layers; ++i) dims.push_back(cfg_.hidden);
   dims.push_back(part.num_classes);

@@ -52,6 +52,10 @@ struct StaticRunConfig {
   // reads with `read` and sends every rank its part.
   std::optional<DatasetOptions> shards;
   bool overlap = true;  // halo exchange overlapped with the interior's aggregation
+  // Bound on the halo buffers of an aggregation, in bytes (HaloExchange::set_piece_rows,
+  // halo_piece_rows): 0 exchanges whole, < 0 (auto) streams where the whole halo would outgrow
+  // the rank's owned rows.
+  int64_t halo_memory = -1;
   std::optional<MiniBatchOptions> minibatch;  // mini-batch training with neighbour sampling
   Device device = Device::cpu;  // CUDA with several ranks needs a device communicator attached
   TrainOptions train;
@@ -78,6 +82,8 @@ class StaticRun {
   const RankMiniBatches* minibatches() const { return batches_.get(); }
   // What the sharded load did (set when the dataset was read in shards).
   const std::optional<ShardedLoad>& sharded_load() const { return sharded_; }
+  // The rows of a halo piece on this rank (0: the halo is exchanged whole; --halo-memory).
+  int64_t halo_piece_rows() const { return halo_piece_rows_; }
   // The input ids of this rank's owned vertices (the rows of predict() and embeddings()).
   std::vector<int64_t> row_ids() const;
   // The owned vertices' embeddings (the last layer's input) with the current parameters.
@@ -86,6 +92,7 @@ class StaticRun {
  private:
   StaticRunConfig cfg_;
   std::optional<ShardedLoad> sharded_;
+  int64_t halo_piece_rows_ = 0;
   std::unique_ptr<RankSetup> setup_;
   std::unique_ptr<StackModel> model_;
   std::unique_ptr<Trainer> trainer_;

@@ -29,11 +29,13 @@ struct Curve {
 };
 
 Curve train_on(Communicator& comm, Partitioner method, ModelKind kind, int epochs,
-               const std::string& save = "", const std::string& load = "", int total = 0) {
+               const std::string& save = "", const std::string& load = "", int total = 0,
+               int64_t piece_rows = 0) {
   PartitionOptions popt;
   popt.method = method;
   popt.seed = 3;
   auto setup = make_rank_setup(partition_and_extract(dataset(), popt, comm), comm);
+  REQUIRE(agree_piece_rows(*setup->halo, comm, piece_rows) == (comm.size() > 1 ? piece_rows : 0));
   const LocalPart& p = setup->part;
   StackModel model(builtin_layer(kind, 0.5f), {p.feature_dim, 16, p.num_classes}, 0.5f);
   model.reset_parameters(7);
@@ -74,10 +76,11 @@ class GatedLayer : public Module {
   Var& self_;
 };
 
-std::vector<double> train_custom(Communicator& comm, bool pool = false) {
+std::vector<double> train_custom(Communicator& comm, bool pool = false, int64_t piece_rows = 0) {
   PartitionOptions popt;
   popt.seed = 3;
   auto setup = make_rank_setup(partition_and_extract(dataset(), popt, comm), comm);
+  agree_piece_rows(*setup->halo, comm, piece_rows);
   auto make = [pool](int64_t in, int64_t out, int) -> std::unique_ptr<Module> {
     if (pool) return std::make_unique<test::PoolLayer>(in, out);
     return std::make_unique<GatedLayer>(in, out);
@@ -108,10 +111,13 @@ TEST_CASE("distributed loss and step-0 gradients equal one process", "[dist]") {
   SelfCommunicator self;
   for (ModelKind kind : {ModelKind::gcn, ModelKind::sage, ModelKind::gin, ModelKind::gat}) {
     const Curve ref = train_on(self, Partitioner::metis, kind, 20);
-    for (Partitioner method : {Partitioner::metis, Partitioner::random}) {
+    // Whole exchanges, and the halo streamed in pieces of 7 rows (--halo-memory): many rounds,
+    // pieces of unequal count on the two sides of a stage.
+    for (Partitioner method : {Partitioner::metis, Partitioner::random})
+    for (int64_t pieces : {0, 7}) {
       INFO(model_kind_name(kind) << " / " << partitioner_name(method) << " on " << comm.size()
-                                 << " ranks");
-      const Curve got = train_on(comm, method, kind, 20);
+                                 << " ranks, pieces of " << pieces << " rows");
+      const Curve got = train_on(comm, method, kind, 20, "", "", 0, pieces);
       check_close(got.losses, ref.losses);
       REQUIRE(got.grads0.size() == ref.grads0.size());
       for (size_t i = 0; i < ref.grads0.size(); ++i)
@@ -176,6 +182,8 @@ TEST_CASE("a rank that owns no vertex still trains in step with the others", "[d
   std::vector<int32_t> part(size_t(dataset().num_vertices()));
   for (size_t v = 0; v < part.size(); ++v) part[v] = p > 1 ? int32_t(v % size_t(p - 1)) : 0;
   auto setup = make_rank_setup(extract_part(dataset(), part, p, comm.rank()), comm);
+  // Streamed too: the empty rank has pieces to send and none to receive.
+  agree_piece_rows(*setup->halo, comm, GENERATE(int64_t(0), int64_t(9)));
   StackModel model(builtin_layer(ModelKind::sage),
                    {setup->part.feature_dim, 16, setup->part.num_classes}, 0.5f);
   model.reset_parameters(7);
@@ -194,5 +202,9 @@ TEST_CASE("a custom layer written with ops trains distributed like on one proces
   check_close(train_custom(world()), train_custom(self));
   SECTION("max / min aggregation (the pooled rows come over the halo, gradients go back)") {
     check_close(train_custom(world(), true), train_custom(self, true));
+  }
+  SECTION("with the halo streamed (max / min still exchange whole beside it)") {
+    check_close(train_custom(world(), false, 5), train_custom(self));
+    check_close(train_custom(world(), true, 5), train_custom(self, true));
   }
 }
