@@ -180,10 +180,16 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
   while (cur.next());
   exchange_halo_degrees(snaps, comm);
   tr->plans.reserve(snaps.size());  // the halo exchanges hold pointers into it
+  // One exchange runs at a time: the snapshots share one set of buffers, the largest's.
+  const std::shared_ptr<HaloBuffers> buffers = make_halo_buffers();
   for (LocalSnapshot& s : snaps) {
     tr->halo_rows += s.local.cols - s.local.rows;
     tr->plans.push_back(std::move(s.plan));
-    tr->halos.push_back(make_halo_exchange(tr->plans.back(), comm, dev));
+    tr->halos.push_back(make_halo_exchange(tr->plans.back(), comm, dev, buffers));
+    // A snapshot whose halo would outgrow the rank's own rows streams it in pieces (comm/halo.hpp;
+    // collective: every rank cuts the same snapshots).
+    agree_piece_rows(*tr->halos.back(), comm,
+                     halo_piece_rows(tr->plans.back(), int64_t(tr->owned.size()), 1, -1));
     tr->graphs.push_back(std::make_unique<GraphView>(
         std::move(s.local), int64_t(tr->owned.size()), std::move(s.global_ids),
         std::move(s.halo_in_degree), tr->halos.back().get()));
