@@ -121,7 +121,7 @@ void print_json(const PlanArgs& a, const Dataset& d, const perf::StaticPlan& pla
   const perf::PlanRow& best = plan.rows[plan.best];
   j["best"] = {
       {"ranks", best.p.ranks}, {"partitioner", best.partitioner}, {"epoch_ms", best.p.epoch_ms}};
-  j["memory"] = memory_json(a, static_memory_rows(d, plan));
+  j["memory"] = memory_json(a, static_memory_rows(d, plan, a.halo_memory_bytes));
   if (a.device_memory_bytes > 0) j["device_memory_bytes"] = a.device_memory_bytes;
   std::printf("%s\n", j.dump(1).c_str());
 }
@@ -237,6 +237,9 @@ void run(PlanArgs& a) {
   const std::vector<int> ranks = parse_ranks(a.ranks, 1 << 20);
   if (!a.device_memory.empty())
     a.device_memory_bytes = perf::parse_memory_size(a.device_memory, "--device-memory");
+  a.halo_memory_bytes = a.halo_memory == "auto"    ? -1
+                        : a.halo_memory == "whole" ? 0
+                                                   : perf::parse_memory_size(a.halo_memory, "--halo-memory");
   if (a.size_vertices > 0 || a.size_edges > 0) return run_size_only(a, ranks);
   read_given_rates(a);
   perf::check_calibration_file(a.calibration);
@@ -252,7 +255,7 @@ void run(PlanArgs& a) {
   if (a.json) return print_json(a, d, plan, o);
   print_inputs(a, d, plan, o);
   print_table(plan);
-  print_memory(a, static_memory_rows(d, plan));
+  print_memory(a, static_memory_rows(d, plan, a.halo_memory_bytes));
 }
 
 }  // namespace
@@ -338,6 +341,9 @@ void register_plan(CLI::App& app) {
                   "JSON file of the rates to plan with instead of timing them here (as --json's "
                   "\"rates\" prints them): the same plan on any machine (docs/scaling.md)");
   cmd->add_flag("--json", a.json, "Print the table as JSON");
+  cmd->add_option("--halo-memory", a.halo_memory,
+                  "Model `dgnn train --halo-memory` (auto, whole or a size) in the memory per rank")
+      ->capture_default_str();
   cmd->add_option("--device-memory", a.device_memory,
                   "Memory of one rank's device (e.g. 80GB, 512MiB): whether the largest rank "
                   "fits, per rank count");

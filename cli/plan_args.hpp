@@ -56,6 +56,8 @@ struct PlanArgs {
   bool json = false;
   // --device-memory: whether the largest rank fits (0: not asked).
   std::string device_memory;
+  std::string halo_memory = "auto";
+  int64_t halo_memory_bytes = -1;  // parsed --halo-memory: < 0 auto, 0 whole
   int64_t device_memory_bytes = 0;
   // --vertices, --edges: a graph's size alone (no --graph): the memory rows only.
   int64_t size_vertices = 0, size_edges = 0;
@@ -73,7 +75,8 @@ struct MemoryRow {
   bool fits(int64_t device_bytes) const { return largest.total() <= device_bytes; }
 };
 // From the static plan's partitions (every rank's counts).
-std::vector<MemoryRow> static_memory_rows(const Dataset& d, const perf::StaticPlan& plan);
+std::vector<MemoryRow> static_memory_rows(const Dataset& d, const perf::StaticPlan& plan,
+                                          int64_t halo_memory);
 // From the temporal plan's vertex-strategy rows (the largest training snapshot's counts per rank).
 std::vector<MemoryRow> temporal_memory_rows(const TemporalGraph& g,
                                             const perf::TemporalTraining& t,

@@ -59,10 +59,12 @@ std::string size_str(double b) {
 
 }  // namespace
 
-std::vector<MemoryRow> static_memory_rows(const Dataset& d, const perf::StaticPlan& plan) {
+std::vector<MemoryRow> static_memory_rows(const Dataset& d, const perf::StaticPlan& plan,
+                                          int64_t halo_memory) {
   std::vector<MemoryRow> out;
   for (const perf::PlanRow& pr : plan.rows) {
     perf::StaticMemoryInput in;
+    in.halo_memory = halo_memory;
     in.layers = plan.layers;
     in.features = d.feature_dim;
     in.weighted = d.graph.in.weighted();
@@ -127,6 +129,7 @@ std::vector<MemoryRow> size_memory_rows(PlanArgs& a, const std::vector<int>& ran
     in.layers = perf::model_layers(parse_model_kind(a.model), f, a.hidden, classes, a.layers);
     in.features = f;
     in.directed = directed;
+    in.halo_memory = a.halo_memory_bytes;
     for (int p : ranks) {
       in.ranks = p;
       const perf::PartCounts c = perf::balanced_share(n, stored, p);

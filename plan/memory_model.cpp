@@ -65,14 +65,24 @@ MemoryBreakdown static_rank_memory(const StaticMemoryInput& in, const PartCounts
   MemoryBreakdown m;
   bool self_loops = false;
   int64_t params = 0, tensors = 0, tape = 0, widest = in.features;
+  for (const LayerShape& l : in.layers) widest = std::max({widest, l.in, l.out, l.agg_width});
+  // A streamed halo (--halo-memory; halo_piece_rows's rule) holds four pieces instead of the
+  // halo rows beside the owned ones.
+  int64_t pieces = 0;
+  if (in.ranks > 1 && c.halo_rows > 0 && in.halo_memory != 0) {
+    if (in.halo_memory > 0)
+      pieces = std::max<int64_t>(256, in.halo_memory / (4 * widest * kF));
+    else if (2 * c.halo_rows + c.send_rows > c.rows)
+      pieces = std::max<int64_t>(256, c.rows / 4);
+  }
+  const int64_t halo_held = pieces > 0 ? 0 : c.halo_rows;
   for (const LayerShape& l : in.layers) {
     self_loops = self_loops || l.self_loops;
     for (const Gemm& g : l.gemms) params += g.k * g.n;
     params += l.biases;
     tensors += l.tensors;
-    tape += c.rows * tape_floats_per_row(l) + c.halo_rows * l.agg_width;
+    tape += c.rows * tape_floats_per_row(l) + halo_held * l.agg_width;
     if (l.heads > 0) tape += 3 * (c.edges + c.rows) * l.heads;  // scores, softmax, dropout
-    widest = std::max({widest, l.in, l.out, l.agg_width});
   }
   const bool symmetric = in.ranks == 1 && !in.directed;
   m.graph = local_graph_bytes(c, in.weighted, self_loops, symmetric);
@@ -80,8 +90,9 @@ MemoryBreakdown static_rank_memory(const StaticMemoryInput& in, const PartCounts
   m.features = c.rows * in.features * kF;
   m.labels = 2 * c.rows * kF;  // the label, and the row in its split's id list
   m.model = model_bytes(params, tensors);
-  // The backward holds a gradient beside the tape: one of the widest, over owned and halo rows.
-  m.activations = (tape + (c.rows + c.halo_rows) * widest) * kF;
+  // The backward holds a gradient beside the tape: one of the widest, over owned and halo rows
+  // (owned rows and the four pieces when streamed).
+  m.activations = (tape + (c.rows + (pieces > 0 ? 4 * pieces : c.halo_rows)) * widest) * kF;
   return m;
 }
 

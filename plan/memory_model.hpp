@@ -56,6 +56,8 @@ struct StaticMemoryInput {
   int64_t features = 0;
   bool weighted = false, directed = false;
   int ranks = 1;
+  // `dgnn train --halo-memory` in bytes: < 0 auto, 0 whole (comm/halo.hpp, halo_piece_rows).
+  int64_t halo_memory = -1;
 };
 MemoryBreakdown static_rank_memory(const StaticMemoryInput& in, const PartCounts& c);
 

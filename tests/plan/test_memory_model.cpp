@@ -160,3 +160,31 @@ TEST_CASE("memory model: --device-memory sizes", "[memory]") {
   for (const char* bad : {"", "GB", "80XB", "-1GB", "0", "0GB", "nan", "1e40", "80GBs", "inf"})
     CHECK_THROWS_WITH(parse_memory_size(bad, "--device-memory"), Contains("--device-memory"));
 }
+
+TEST_CASE("memory model: a streamed halo holds four pieces instead of the halo rows", "[memory]") {
+  StaticMemoryInput in;
+  in.layers = model_layers(ModelKind::gcn, 128, 128, 8, 2);
+  in.features = 128;
+  in.ranks = 4;
+  const PartCounts four = balanced_share(1'000'000, 20'000'000, 4);  // halo 3x the owned rows
+  in.halo_memory = 0;
+  const MemoryBreakdown whole = static_rank_memory(in, four);
+  in.halo_memory = -1;  // auto: streams here, in pieces of a quarter of the owned rows
+  const MemoryBreakdown streamed = static_rank_memory(in, four);
+  // Whole: each layer's [owned | halo] input (its aggregation's width) and the backward's
+  // gradient over owned and halo rows; streamed: four pieces of 62,500 rows at the widest width.
+  int64_t agg = 0;
+  for (const LayerShape& l : in.layers) agg += l.agg_width;
+  CHECK(whole.activations - streamed.activations ==
+        4 * (750'000 * agg + 750'000 * 128 - 4 * 62'500 * 128));
+  in.halo_memory = 64'000'000;  // four pieces of 128 floats in 64 MB: 31,250 rows
+  CHECK(static_rank_memory(in, four).activations ==
+        streamed.activations - 4 * 4 * (62'500 - 31'250) * 128);
+  // Auto with a small halo: whole, as train does.
+  PartCounts small = four;
+  small.halo_rows = small.send_rows = 1000;
+  in.halo_memory = -1;
+  const MemoryBreakdown a = static_rank_memory(in, small);
+  in.halo_memory = 0;
+  CHECK(static_rank_memory(in, small).activations == a.activations);
+}
