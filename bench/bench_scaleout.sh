@@ -7,8 +7,9 @@
 # For each run: every rank's peak resident memory and the input bytes it read, the largest rank
 # and the sum over ranks, their ratios to one process (measured in this same run), and the median
 # epoch time. One process runs without mpirun; P > 1 under mpirun --oversubscribe.
-#   bench/bench_scaleout.sh [build-dir] [ranks] [temporal VxT] [static VxExF] [workloads]
-# defaults: build, 1,2,4,8, 100000x30, 1000000x10000000x128, temporal,static.
+#   bench/bench_scaleout.sh [build-dir] [ranks] [temporal VxT] [static VxExF] [workloads] [args]
+# defaults: build, 1,2,4,8, 100000x30, 1000000x10000000x128, temporal,static; `args` go to the
+# runs on more than one rank (e.g. "--partitioner ptscotch", "--halo-memory whole").
 # Quick run: bench/bench_scaleout.sh build 1,2,4 10000x30 50000x500000x32
 #
 # Peak memory: the `rank_peak_bytes` of the --log-json final record where the binary writes it,
@@ -26,16 +27,18 @@ ranks="${2:-1,2,4,8}"
 tsize="${3:-100000x30}"
 ssize="${4:-1000000x10000000x128}"
 workloads="${5:-temporal,static}"
+extra="${6:-}"
 dgnn="$(cd "$build" && pwd)/dgnn"
 [ -x "$dgnn" ] || { echo "bench_scaleout: no dgnn binary in $build" >&2; exit 1; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export DGNN_CACHE_DIR="$work/cache"
 
-python3 - "$dgnn" "$work" "$ranks" "$tsize" "$ssize" "$workloads" <<'PY'
-import json, os, subprocess, sys
+python3 - "$dgnn" "$work" "$ranks" "$tsize" "$ssize" "$workloads" "$extra" <<'PY'
+import json, os, shlex, subprocess, sys
 
-dgnn, work, ranks, tsize, ssize, workloads = sys.argv[1:]
+dgnn, work, ranks, tsize, ssize, workloads, extra = sys.argv[1:]
+extra = shlex.split(extra)
 ranks = [int(r) for r in ranks.split(",")]
 root = os.geteuid() == 0
 
@@ -82,7 +85,7 @@ def run(name, p, args):
     log = os.path.join(out, "log.jsonl")
     cmd = [dgnn, "train"] + args + ["--threads", "1", "--quiet", "--log-json", log]
     if p > 1:
-        cmd += ["--parts", str(p)]
+        cmd += ["--parts", str(p)] + extra
         mpi = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(p),
                "-x", "OMP_NUM_THREADS=1", "-x", "DGNN_CACHE_DIR"]
         if root:
