@@ -27,12 +27,12 @@ namespace dgnn {
 namespace {
 
 using dist_read::agreed;
-using dist_read::check_headers;
 using dist_read::IdSpace;
 using dist_read::LabelRow;
 using dist_read::lookup;
 using dist_read::my_chunks;
 using dist_read::number_ids;
+using dist_read::parse_chunks;
 using dist_read::parse_labels;
 using dist_read::parse_split;
 using dist_read::parse_text_features;
@@ -79,16 +79,11 @@ NpyFeatures read_npy_shape(const std::string& path, Communicator& comm) {
 EdgeList read_edges(const std::string& path, const EdgeListOptions& eo, Communicator& comm,
                     int64_t* text_bytes) {
   EdgeList edges;
-  {
-    const std::vector<TextChunk> chunks = my_chunks(path, comm, text_bytes);
-    std::vector<ChunkHeader> notes(chunks.size());
-    agreed(comm, [&] {
-      for (size_t c = 0; c < chunks.size(); ++c)
-        parse_edge_chunk(chunks[c].text.data(), chunks[c].text.data() + chunks[c].text.size(),
-                         path, eo, chunks[c].line0, edges, &notes[c]);
-    });
-    check_headers(path, chunks, notes, comm);
-  }
+  parse_chunks(path, my_chunks(path, comm, text_bytes), comm,
+               [&](const TextChunk& c, ChunkHeader* note) {
+                 parse_edge_chunk(c.text.data(), c.text.data() + c.text.size(), path, eo, c.line0,
+                                  edges, note);
+               });
   const int64_t input_edges = global_sum(comm, int64_t(edges.src.size()));
   if (input_edges == 0)
     throw AgreedInputError(path, 0,

@@ -339,19 +339,12 @@ std::vector<int64_t> lookup(const IdSpace& s, const std::vector<int64_t>& ids, C
 std::vector<LabelRow> parse_labels(const std::string& path, const std::vector<TextChunk>& chunks,
                                    int32_t num_classes, Communicator& comm) {
   std::vector<LabelRow> rows;
-  std::vector<ChunkHeader> notes(chunks.size());
-  agreed(comm, [&] {
-    for (size_t c = 0; c < chunks.size(); ++c)
-      rows::for_each_row_in(
-          chunks[c].text.data(), chunks[c].text.data() + chunks[c].text.size(), path,
-          chunks[c].line0, &notes[c], [&](int64_t line, const std::vector<std::string_view>& f) {
-            rows::expect_fields(f.size(), 2, path, line, "'vertex label'", true);
-            const int64_t v = rows::parse_vertex(f[0], path, line);
-            const int32_t y = rows::parse_label(f[1], path, line, num_classes, false);
-            rows.push_back({v, line, y});
-          });
+  for_each_chunk_row(path, chunks, comm, [&](int64_t line, const std::vector<std::string_view>& f) {
+    rows::expect_fields(f.size(), 2, path, line, "'vertex label'", true);
+    const int64_t v = rows::parse_vertex(f[0], path, line);
+    const int32_t y = rows::parse_label(f[1], path, line, num_classes, false);
+    rows.push_back({v, line, y});
   });
-  check_headers(path, chunks, notes, comm);
   if (global_sum(comm, int64_t(rows.size())) == 0)
     throw AgreedInputError(path, 0, "no labels found (expected 'vertex label' lines)");
   return rows;
@@ -361,35 +354,27 @@ TextRows parse_text_features(const std::string& path, const std::vector<TextChun
                              Communicator& comm) {
   TextRows t;
   int64_t dim = -1, first_line = 0;
-  std::vector<ChunkHeader> notes(chunks.size());
-  agreed(comm, [&] {
-    for (size_t c = 0; c < chunks.size(); ++c)
-      rows::for_each_row_in(
-          chunks[c].text.data(), chunks[c].text.data() + chunks[c].text.size(), path,
-          chunks[c].line0, &notes[c], [&](int64_t line, const std::vector<std::string_view>& f) {
-            if (dim < 0) {
-              rows::expect_fields(f.size(), 2, path, line, "'vertex f1 f2 ...'");
-              dim = int64_t(f.size()) - 1;
-              first_line = line;
-            } else if (int64_t(f.size()) - 1 != dim) {
-              throw InputError(path, line,
-                               "expected " + std::to_string(dim) +
-                                   " feature values after the vertex id (as on line " +
-                                   std::to_string(first_line) + "), found " +
-                                   std::to_string(f.size() - 1));
-            }
-            t.ids.push_back(rows::parse_vertex(f[0], path, line));
-            t.lines.push_back(line);
-            for (size_t k = 1; k < f.size(); ++k) {
-              const float x = rows::parse_number<float>(f[k], path, line, "a number as feature value");
-              if (!std::isfinite(x))
-                throw InputError(path, line,
-                                 "expected a finite feature value, found '" + std::string(f[k]) + "'");
-              t.values.push_back(x);
-            }
-          });
+  for_each_chunk_row(path, chunks, comm, [&](int64_t line, const std::vector<std::string_view>& f) {
+    if (dim < 0) {
+      rows::expect_fields(f.size(), 2, path, line, "'vertex f1 f2 ...'");
+      dim = int64_t(f.size()) - 1;
+      first_line = line;
+    } else if (int64_t(f.size()) - 1 != dim) {
+      throw InputError(path, line,
+                       "expected " + std::to_string(dim) +
+                           " feature values after the vertex id (as on line " +
+                           std::to_string(first_line) + "), found " + std::to_string(f.size() - 1));
+    }
+    t.ids.push_back(rows::parse_vertex(f[0], path, line));
+    t.lines.push_back(line);
+    for (size_t k = 1; k < f.size(); ++k) {
+      const float x = rows::parse_number<float>(f[k], path, line, "a number as feature value");
+      if (!std::isfinite(x))
+        throw InputError(path, line,
+                         "expected a finite feature value, found '" + std::string(f[k]) + "'");
+      t.values.push_back(x);
+    }
   });
-  check_headers(path, chunks, notes, comm);
   // Every rank's first row sets its width; the file's first row is the one all must match.
   const int64_t big = std::numeric_limits<int64_t>::max();
   const int64_t file_first = global_min(comm, dim >= 0 ? first_line : big);
@@ -409,17 +394,10 @@ TextRows parse_text_features(const std::string& path, const std::vector<TextChun
 std::vector<SplitRow> parse_split(const std::string& path, const std::vector<TextChunk>& chunks,
                                   Communicator& comm) {
   std::vector<SplitRow> out;
-  std::vector<ChunkHeader> notes(chunks.size());
-  agreed(comm, [&] {
-    for (size_t c = 0; c < chunks.size(); ++c)
-      rows::for_each_row_in(
-          chunks[c].text.data(), chunks[c].text.data() + chunks[c].text.size(), path,
-          chunks[c].line0, &notes[c], [&](int64_t line, const std::vector<std::string_view>& f) {
-            rows::expect_fields(f.size(), 1, path, line, "one vertex id per line", true);
-            out.push_back({rows::parse_vertex(f[0], path, line), line});
-          });
+  for_each_chunk_row(path, chunks, comm, [&](int64_t line, const std::vector<std::string_view>& f) {
+    rows::expect_fields(f.size(), 1, path, line, "one vertex id per line", true);
+    out.push_back({rows::parse_vertex(f[0], path, line), line});
   });
-  check_headers(path, chunks, notes, comm);
   if (global_sum(comm, int64_t(out.size())) == 0)
     throw AgreedInputError(path, 0, "no vertex ids found (expected one per line)");
   return out;

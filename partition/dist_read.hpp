@@ -12,6 +12,7 @@
 
 #include "dgnn/comm/collectives.hpp"
 #include "dgnn/common/error.hpp"
+#include "dgnn/graph/dataset_rows.hpp"
 #include "dgnn/graph/graph.hpp"
 
 namespace dgnn::dist_read {
@@ -65,6 +66,29 @@ std::vector<TextChunk> my_chunks(const std::string& path, Communicator& comm, in
 // chunk is parsed: a chunk that skipped a header line after a chunk with data is an error.
 void check_headers(const std::string& path, const std::vector<TextChunk>& chunks,
                    const std::vector<ChunkHeader>& notes, Communicator& comm);
+
+// The loop of every reader of a text file in parts: parse(chunk, &note) on each of this rank's
+// chunks in file order as one agreed step (the first bad line is the job's one error), then
+// check_headers on the notes.
+template <class Parse>
+void parse_chunks(const std::string& path, const std::vector<TextChunk>& chunks, Communicator& comm,
+                  Parse&& parse) {
+  std::vector<ChunkHeader> notes(chunks.size());
+  agreed(comm, [&] {
+    for (size_t c = 0; c < chunks.size(); ++c) parse(chunks[c], &notes[c]);
+  });
+  check_headers(path, chunks, notes, comm);
+}
+
+// parse_chunks for a small table: fn(line, fields) for every data row of the chunks
+// (rows::for_each_row_in).
+template <class Fn>
+void for_each_chunk_row(const std::string& path, const std::vector<TextChunk>& chunks,
+                        Communicator& comm, Fn&& fn) {
+  parse_chunks(path, chunks, comm, [&](const TextChunk& c, ChunkHeader* note) {
+    rows::for_each_row_in(c.text.data(), c.text.data() + c.text.size(), path, c.line0, note, fn);
+  });
+}
 
 // ---- vertex ids ------------------------------------------------------------------------------
 
