@@ -57,7 +57,8 @@ NpyFeatures read_npy_shape(const std::string& path, Communicator& comm) {
   NpyLayout& layout = npy.layout;
   std::vector<int64_t> shape(3, 0);
   if (npy.plain) {
-    layout = read_npy_layout(path);
+    // Every rank reads the header: a bad one is every rank's error, one line of the job, not P.
+    agreed(comm, [&] { layout = read_npy_layout(path); });
   } else if (me == 0) {
     npy.whole = read_npy(path);
     layout.rows = npy.whole.rows, layout.cols = npy.whole.cols, layout.shape = npy.whole.shape;
