@@ -222,6 +222,26 @@ const std::string& spool(const std::string& path) {
   return spooled.emplace(key, std::move(bytes)).first->second;
 }
 
+// A file (not a stream) opened to read and noted as an input (note_input), with its size and
+// whether it is gzipped (its first bytes are gzip's magic). A directory is refused here, where
+// read(2) would fail with a less clear EISDIR.
+struct OpenedInput {
+  Fd f;
+  int64_t size = 0;
+  bool gz = false;
+  explicit OpenedInput(const std::string& path) {
+    f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (f.fd < 0) io_fail(path, "open");
+    note_input(f.fd, path);
+    struct stat st;
+    if (::fstat(f.fd, &st) != 0) io_fail(path, "stat");
+    if (S_ISDIR(st.st_mode)) throw IoError("cannot read '" + path + "': it is a directory");
+    size = st.st_size;
+    unsigned char magic[2] = {0, 0};
+    gz = size >= 2 && ::pread(f.fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  }
+};
+
 }  // namespace
 
 bool is_stream(const std::string& path) {
@@ -238,17 +258,10 @@ void stream_file(const std::string& path,
     sink(text.data(), text.size());
     return;
   }
-  Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f.fd < 0) io_fail(path, "open");
-  note_input(f.fd, path);
-  struct stat st;
-  if (::fstat(f.fd, &st) != 0) io_fail(path, "stat");
-  if (S_ISDIR(st.st_mode)) throw IoError("cannot read '" + path + "': it is a directory");
-  unsigned char magic[2] = {0, 0};
-  auto next = [&](char* to, size_t want) { return read_some(f.fd, path, to, want); };
-  if (st.st_size >= 2 && ::pread(f.fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-    inflate_gz(next, path, st.st_size, sink, {});
+  const OpenedInput in(path);
+  auto next = [&](char* to, size_t want) { return read_some(in.f.fd, path, to, want); };
+  if (in.gz) {
+    inflate_gz(next, path, in.size, sink, {});
     return;
   }
   std::unique_ptr<char[]> buf(new char[size_t(1) << 22]);
@@ -271,26 +284,19 @@ std::string read_file(const std::string& path, const ProgressFn& progress) {
                          : 0;
     return read_gz(next, path, int64_t(raw.size()), hint, progress);
   }
-  Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f.fd < 0) io_fail(path, "open");
-  note_input(f.fd, path);
-  struct stat st;
-  if (::fstat(f.fd, &st) != 0) io_fail(path, "stat");
-  if (S_ISDIR(st.st_mode)) throw IoError("cannot read '" + path + "': it is a directory");
-  const int64_t size = st.st_size;
-  unsigned char magic[2] = {0, 0};
-  if (size >= 2 && ::pread(f.fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+  const OpenedInput in(path);
+  const int64_t size = in.size;
+  if (in.gz) {
     unsigned char tail[4];
     uint32_t hint = 0;
-    if (size >= 18 && ::pread(f.fd, tail, 4, size - 4) == 4) hint = le32(tail);
-    auto next = [&](char* to, size_t want) { return read_some(f.fd, path, to, want); };
+    if (size >= 18 && ::pread(in.f.fd, tail, 4, size - 4) == 4) hint = le32(tail);
+    auto next = [&](char* to, size_t want) { return read_some(in.f.fd, path, to, want); };
     return read_gz(next, path, size, hint, progress);
   }
   std::string buf(size_t(size), '\0');
   size_t len = 0;
   while (len < buf.size()) {
-    const size_t got = read_some(f.fd, path, buf.data() + len, std::min<size_t>(buf.size() - len, 1 << 26));
+    const size_t got = read_some(in.f.fd, path, buf.data() + len, std::min<size_t>(buf.size() - len, 1 << 26));
     if (got == 0) break;
     len += got;
     if (progress) progress("read", double(len) / double(buf.size()));

@@ -443,6 +443,7 @@ def build_fixtures(fix, dgnn, env, log):
     static_folder(fix, "bad/feat_badmagic", **{"features.npy": b"\x93NUMPX" + npy_bytes((TINY_N, 4), tiny_features())[6:]})
     static_folder(fix, "bad/feat_header_garbage", **{"features.npy": b"\x93NUMPY\x01\x00" + struct.pack("<H", 22) + b"this is no header!!!!\n" + b"\0" * 192})
     static_folder(fix, "bad/feat_header_len_huge", **{"features.npy": b"\x93NUMPY\x01\x00" + struct.pack("<H", 65535) + b"{'descr'"})
+    static_folder(fix, "bad/feat_header_cut", **{"features.npy": npy_bytes((TINY_N, 4), tiny_features())[:40]})
     static_folder(fix, "bad/feat_empty", **{"features.npy": b""})
     static_folder(fix, "bad/feat_text_rows", **{"features.npy": None, "features.txt": "0 1 2\n1 1\n"})
     static_folder(fix, "bad/feat_text_nan", **{"features.npy": None, "features.txt": "".join("%d nan 1\n" % i for i in range(TINY_N))})

@@ -11,6 +11,7 @@
 
 #include "../small_sbm.hpp"
 #include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/error.hpp"
 #include "dgnn/graph/npy.hpp"
 #include "dgnn/partition/dist_load.hpp"
 
@@ -189,6 +190,38 @@ TEST_CASE("sharded loading equals one process: awkward files", "[dist_load]") {
             check_against_one_process(opt, Partitioner::hash, comm);
           }
   }
+}
+
+TEST_CASE("a bad .npy header read by every rank is one error of the job", "[dist_load]") {
+  // Every rank reads a plain .npy's header; what is wrong with it must be raised alike on every
+  // rank (AgreedError: rank 0 alone prints it), not once per rank.
+  Communicator& comm = world();
+  const std::string dir = scratch(comm, "bad_npy");
+  if (comm.rank() == 0) {
+    write(dir + "/edges.txt", "0 1\n1 2\n2 3\n3 0\n");
+    write(dir + "/labels.txt", "0 0\n1 1\n2 0\n3 1\n");
+    const std::vector<float> x(8, 1.0f);
+    write_npy(dir + "/good.npy", x.data(), 4, 2);
+    std::ifstream f(dir + "/good.npy", std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    write(dir + "/cut.npy", bytes.substr(0, 40));  // the header cut short
+  }
+  comm.barrier();
+  DatasetOptions opt;
+  opt.graph = dir + "/edges.txt";
+  opt.labels = dir + "/labels.txt";
+  opt.features = dir + "/cut.npy";
+  std::string message;
+  try {
+    load_sharded_part(opt, PartitionOptions{}, comm);
+  } catch (const AgreedError& e) {
+    message = e.what();
+  }
+  CHECK(message == dir + "/cut.npy: truncated .npy header");
+  opt.features = dir + "/good.npy";  // the same folder loads once the header is whole
+  CHECK(load_sharded_part(opt, PartitionOptions{}, comm).global_vertices == 4);
+  comm.barrier();
+  if (comm.rank() == 0) fs::remove_all(dir);
 }
 
 TEST_CASE("a partition folder written by every rank from its shard reads back as the same parts",

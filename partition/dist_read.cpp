@@ -1,0 +1,406 @@
+// The reading machinery of the sharded loaders (partition/dist_read.hpp): byte ranges and dealt
+// chunks of text files, the sample-sort numbering of vertex ids, and the small tables' row
+// parsers.
+#include "dgnn/partition/dist_read.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <numeric>
+
+#include "dgnn/common/io_stats.hpp"
+#include "dgnn/graph/dataset_rows.hpp"
+#include "dgnn/graph/input_files.hpp"
+
+namespace dgnn::dist_read {
+
+namespace {
+
+// Chunk size for the files one rank deals out (a .gz or a pipe); small values exercise the
+// chunked paths in tests (DGNN_CHUNK_BYTES).
+int64_t chunk_bytes() {
+  if (const char* e = std::getenv("DGNN_CHUNK_BYTES")) {
+    const long long v = std::atoll(e);
+    if (v >= 16) return v;
+  }
+  return int64_t(8) << 20;
+}
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+void pread_all(int fd, const std::string& path, char* to, int64_t bytes, int64_t at) {
+  while (bytes > 0) {
+    const ssize_t got = ::pread(fd, to, size_t(std::min<int64_t>(bytes, int64_t(1) << 30)), at);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) throw IoError("cannot read '" + path + "': " + std::strerror(got < 0 ? errno : EIO));
+    count_input_bytes(got);
+    to += got, at += got, bytes -= got;
+  }
+}
+
+}  // namespace
+
+bool splittable(const std::string& path, Communicator& comm) {
+  int64_t ok = 0;
+  if (comm.rank() == 0) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && !is_stream(path)) {
+      Fd f;
+      f.fd = ::open(path.c_str(), O_RDONLY);
+      unsigned char magic[2] = {0, 0};
+      ok = f.fd >= 0 && !(::pread(f.fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b);
+    }
+  }
+  comm.broadcast(&ok, 8, 0);
+  return ok != 0;
+}
+
+namespace {
+
+// This rank's byte range of a plain file: the lines whose first byte lies in
+// [size * rank / P, size * (rank + 1) / P). Reads the range and at most one line past each end.
+TextChunk my_range(const std::string& path, Communicator& comm) {
+  Fd f;
+  f.fd = ::open(path.c_str(), O_RDONLY);
+  if (f.fd < 0) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
+  note_input(f.fd, path);
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) throw IoError("cannot read '" + path + "': " + std::strerror(errno));
+  const int64_t size = st.st_size, p = comm.size(), r = comm.rank();
+  // The first line start at or after x: x itself when byte x - 1 ends a line.
+  auto line_start = [&](int64_t x) -> int64_t {
+    if (x <= 0) return 0;
+    char buf[4096];
+    for (int64_t at = x - 1; at < size; at += int64_t(sizeof buf)) {
+      const int64_t n = std::min<int64_t>(int64_t(sizeof buf), size - at);
+      pread_all(f.fd, path, buf, n, at);
+      if (const void* nl = std::memchr(buf, '\n', size_t(n)))
+        return at + (static_cast<const char*>(nl) - buf) + 1;
+    }
+    return size;
+  };
+  const int64_t lo = size * r / p, hi = size * (r + 1) / p;
+  const int64_t begin = line_start(lo), end = r + 1 == p ? size : line_start(hi);
+  TextChunk c;
+  c.index = r;
+  if (end > begin) {
+    c.text.resize(size_t(end - begin));
+    pread_all(f.fd, path, c.text.data(), end - begin, begin);
+    if (c.text.back() != '\n') c.text.push_back('\n');
+  }
+  const std::vector<int64_t> lines =
+      all_values(comm, int64_t(std::count(c.text.begin(), c.text.end(), '\n')));
+  c.line0 = std::accumulate(lines.begin(), lines.begin() + r, int64_t(0));
+  return c;
+}
+
+// A file no rank can split (gzipped, or a pipe): rank 0 inflates it (stream_file: the same
+// checks of the gzip data as one process makes) and deals chunks of whole lines round-robin, P
+// at a time, so it holds about P + 1 chunks at most.
+std::vector<TextChunk> dealt_chunks(const std::string& path, Communicator& comm) {
+  const int p = comm.size(), me = comm.rank();
+  const size_t want = size_t(chunk_bytes());
+  std::vector<TextChunk> mine;
+  int64_t round = 0, lines_before = 0;
+  // One round: rank 0's chunks (significant there) to their ranks; true when it was the last.
+  auto run_round = [&](std::vector<std::string>& deal, bool last) {
+    std::vector<int64_t> meta(size_t(2 * p + 1), 0);  // sizes, first lines, last
+    if (me == 0) {
+      for (int k = 0; k < p; ++k) {
+        const std::string& c = deal[size_t(k)];
+        meta[size_t(k)] = int64_t(c.size());
+        meta[size_t(p + k)] = lines_before;
+        lines_before += std::count(c.begin(), c.end(), '\n');
+      }
+      meta[size_t(2 * p)] = last;
+    }
+    comm.broadcast(meta.data(), int64_t(meta.size()) * 8, 0);
+    std::vector<int64_t> sc(size_t(p), 0), sd(size_t(p), 0), rc(size_t(p), 0), rd(size_t(p), 0);
+    std::string send;
+    if (me == 0)
+      for (int k = 0; k < p; ++k) {
+        sd[size_t(k)] = int64_t(send.size());
+        sc[size_t(k)] = meta[size_t(k)];
+        send += deal[size_t(k)];
+        std::string().swap(deal[size_t(k)]);
+      }
+    TextChunk c;
+    c.text.resize(size_t(meta[size_t(me)]));
+    c.line0 = meta[size_t(p + me)];
+    c.index = round * p + me;
+    rc[0] = meta[size_t(me)];
+    comm.alltoallv(send.data(), sc, sd, c.text.data(), rc, rd);
+    if (!c.text.empty()) mine.push_back(std::move(c));
+    ++round;
+    return meta[size_t(2 * p)] != 0;
+  };
+  if (me != 0) {
+    std::vector<std::string> none(static_cast<size_t>(p));
+    while (!run_round(none, false)) {
+    }
+    return mine;
+  }
+  // Rank 0: whole lines of about `want` bytes off the front of what was inflated so far.
+  std::string pending;
+  size_t start = 0;  // pending's first byte not yet dealt
+  auto take = [&](std::string& c, bool final) {
+    const size_t left = pending.size() - start;
+    if (left == 0) return false;
+    size_t cut = pending.size();
+    if (left > want) {
+      const size_t nl = pending.find('\n', start + want - 1);
+      if (nl != std::string::npos) cut = nl + 1;
+      else if (!final) return false;
+    } else if (!final) {
+      return false;
+    }
+    c.assign(pending, start, cut - start);
+    if (c.back() != '\n') c.push_back('\n');
+    start = cut;
+    return true;
+  };
+  auto deal_rounds = [&](bool final) {
+    // Full rounds while P chunks are ready (and, at the end, what is left, then the last round).
+    while (final ? start < pending.size() : pending.size() - start > size_t(p + 1) * want) {
+      std::vector<std::string> deal(static_cast<size_t>(p));
+      int took = 0;
+      while (took < p && take(deal[size_t(took)], final)) ++took;
+      if (took == 0) break;  // a line longer than what is inflated yet: wait for more
+      run_round(deal, final && start == pending.size());
+    }
+    pending.erase(0, start);
+    start = 0;
+  };
+  try {
+    stream_file(path, [&](const char* data, size_t n) {
+      pending.append(data, n);
+      if (pending.size() - start > size_t(p + 1) * want) deal_rounds(false);
+    });
+  } catch (...) {
+    // The others wait for a round: end them with an empty last one; rank 0 reports the error.
+    std::vector<std::string> none(static_cast<size_t>(p));
+    run_round(none, true);
+    throw;
+  }
+  const int64_t before = round;
+  deal_rounds(true);  // its last round says so
+  if (round == before) {  // nothing was left to deal: an empty last round
+    std::vector<std::string> none(static_cast<size_t>(p));
+    run_round(none, true);
+  }
+  return mine;
+}
+
+}  // namespace
+
+std::vector<TextChunk> my_chunks(const std::string& path, Communicator& comm, int64_t* bytes) {
+  std::vector<TextChunk> chunks;
+  if (splittable(path, comm)) {
+    chunks.push_back(my_range(path, comm));
+    if (chunks.back().text.empty()) chunks.clear();
+  } else {
+    chunks = dealt_chunks(path, comm);
+  }
+  agreed(comm, [&] {
+    for (const TextChunk& c : chunks)
+      check_line_ends(c.text.data(), c.text.data() + c.text.size(), path, c.line0);
+  });
+  for (const TextChunk& c : chunks) *bytes += int64_t(c.text.size());
+  return chunks;
+}
+
+void check_headers(const std::string& path, const std::vector<TextChunk>& chunks,
+                   const std::vector<ChunkHeader>& notes, Communicator& comm) {
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  int64_t first = kNone;
+  for (size_t i = 0; i < chunks.size(); ++i)
+    if (notes[i].line > 0 || notes[i].first_data > 0) first = std::min(first, chunks[i].index);
+  first = global_min(comm, first);
+  agreed(comm, [&] {
+    for (size_t i = 0; i < chunks.size(); ++i)
+      if (notes[i].line > 0 && chunks[i].index > first) {
+        // The note holds the whole message; the error keeps its line for agreed().
+        const std::string prefix = InputError::format(path, notes[i].line, "");
+        const std::string& m = notes[i].error;
+        throw InputError(path, notes[i].line,
+                         m.compare(0, prefix.size(), prefix) == 0 ? m.substr(prefix.size()) : m);
+      }
+  });
+}
+
+IdSpace number_ids(std::vector<std::pair<int64_t, uint8_t>> ids, int64_t min_vertices,
+                   Communicator& comm) {
+  const int p = comm.size();
+  IdSpace s;
+  if (min_vertices > 0) {
+    s.identity = true;
+    s.n = min_vertices;
+    for (int r = 0; r <= p; ++r) s.vtxdist.push_back(s.n * r / p);
+    return s;
+  }
+  std::sort(ids.begin(), ids.end());
+  // Distinct ids, an edge flag each (the pair sort puts the edge one last).
+  std::vector<std::pair<int64_t, uint8_t>> uniq;
+  for (const auto& [id, e] : ids) {
+    if (!uniq.empty() && uniq.back().first == id) {
+      uniq.back().second |= e;
+      continue;
+    }
+    uniq.push_back({id, e});
+  }
+  std::vector<std::pair<int64_t, uint8_t>>().swap(ids);
+  // Regular sampling: p samples of each rank's sorted ids, p - 1 splitters among them all.
+  std::vector<std::vector<int64_t>> samples(static_cast<size_t>(p));
+  for (int k = 0; k < p && !uniq.empty(); ++k)
+    for (int r = 0; r < p; ++r)
+      samples[size_t(r)].push_back(uniq[uniq.size() * size_t(k) / size_t(p)].first);
+  std::vector<int64_t> all = route(comm, samples);
+  std::sort(all.begin(), all.end());
+  for (int k = 1; k < p; ++k)
+    s.splitters.push_back(all.empty() ? std::numeric_limits<int64_t>::max()
+                                      : all[all.size() * size_t(k) / size_t(p)]);
+  std::vector<std::vector<std::pair<int64_t, uint8_t>>> out(static_cast<size_t>(p));
+  for (const auto& u : uniq) out[size_t(s.owner_of_id(u.first))].push_back(u);
+  std::vector<std::pair<int64_t, uint8_t>>().swap(uniq);
+  std::vector<std::pair<int64_t, uint8_t>> got = route(comm, out);
+  std::sort(got.begin(), got.end());
+  for (const auto& [id, e] : got) {
+    if (!s.mine.empty() && s.mine.back() == id) {
+      s.in_edges.back() |= e;
+      continue;
+    }
+    s.mine.push_back(id);
+    s.in_edges.push_back(e);
+  }
+  const std::vector<int64_t> counts = all_values(comm, int64_t(s.mine.size()));
+  s.vtxdist.assign(size_t(p) + 1, 0);
+  for (int r = 0; r < p; ++r) s.vtxdist[size_t(r) + 1] = s.vtxdist[size_t(r)] + counts[size_t(r)];
+  s.n = s.vtxdist.back();
+  if (s.n > int64_t(std::numeric_limits<int32_t>::max()))
+    throw Error("the graph has more than 2^31-1 vertices");
+  return s;
+}
+
+std::vector<int64_t> lookup(const IdSpace& s, const std::vector<int64_t>& ids, Communicator& comm,
+                            std::vector<uint8_t>* in_edges) {
+  if (s.identity) {
+    if (in_edges) in_edges->assign(ids.size(), 1);
+    return ids;
+  }
+  const int p = comm.size(), me = comm.rank();
+  std::vector<int64_t> q = ids;
+  std::sort(q.begin(), q.end());
+  q.erase(std::unique(q.begin(), q.end()), q.end());
+  std::vector<std::vector<int64_t>> ask(static_cast<size_t>(p));
+  for (int64_t id : q) ask[size_t(s.owner_of_id(id))].push_back(id);
+  std::vector<int64_t> from;
+  const std::vector<int64_t> asked = route(comm, ask, &from);
+  std::vector<std::vector<int64_t>> answer(static_cast<size_t>(p));
+  size_t at = 0;
+  for (int r = 0; r < p; ++r)
+    for (int64_t k = 0; k < from[size_t(r)]; ++k, ++at) {
+      const auto it = std::lower_bound(s.mine.begin(), s.mine.end(), asked[at]);
+      DGNN_CHECK(it != s.mine.end() && *it == asked[at], Error,
+                 "sharded load: id " + std::to_string(asked[at]) + " was never numbered");
+      const int64_t i = it - s.mine.begin();
+      answer[size_t(r)].push_back((s.vtxdist[size_t(me)] + i) * 2 + s.in_edges[size_t(i)]);
+    }
+  // Answers come back in the order asked: q grouped by owner, ascending within.
+  const std::vector<int64_t> dense = route(comm, answer);
+  std::vector<int64_t> q_dense(q.size());
+  {
+    std::vector<size_t> pos(static_cast<size_t>(p) + 1, 0);
+    for (int r = 0; r < p; ++r) pos[size_t(r) + 1] = pos[size_t(r)] + ask[size_t(r)].size();
+    std::vector<size_t> next(pos.begin(), pos.end() - 1);
+    for (size_t i = 0; i < q.size(); ++i) q_dense[i] = dense[next[size_t(s.owner_of_id(q[i]))]++];
+  }
+  std::vector<int64_t> out(ids.size());
+  if (in_edges) in_edges->resize(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int64_t v = q_dense[size_t(std::lower_bound(q.begin(), q.end(), ids[i]) - q.begin())];
+    out[i] = v / 2;
+    if (in_edges) (*in_edges)[i] = uint8_t(v & 1);
+  }
+  return out;
+}
+
+std::vector<LabelRow> parse_labels(const std::string& path, const std::vector<TextChunk>& chunks,
+                                   int32_t num_classes, Communicator& comm) {
+  std::vector<LabelRow> rows;
+  for_each_chunk_row(path, chunks, comm, [&](int64_t line, const std::vector<std::string_view>& f) {
+    rows::expect_fields(f.size(), 2, path, line, "'vertex label'", true);
+    const int64_t v = rows::parse_vertex(f[0], path, line);
+    const int32_t y = rows::parse_label(f[1], path, line, num_classes, false);
+    rows.push_back({v, line, y});
+  });
+  if (global_sum(comm, int64_t(rows.size())) == 0)
+    throw AgreedInputError(path, 0, "no labels found (expected 'vertex label' lines)");
+  return rows;
+}
+
+TextRows parse_text_features(const std::string& path, const std::vector<TextChunk>& chunks,
+                             Communicator& comm) {
+  TextRows t;
+  int64_t dim = -1, first_line = 0;
+  for_each_chunk_row(path, chunks, comm, [&](int64_t line, const std::vector<std::string_view>& f) {
+    if (dim < 0) {
+      rows::expect_fields(f.size(), 2, path, line, "'vertex f1 f2 ...'");
+      dim = int64_t(f.size()) - 1;
+      first_line = line;
+    } else if (int64_t(f.size()) - 1 != dim) {
+      throw InputError(path, line,
+                       "expected " + std::to_string(dim) +
+                           " feature values after the vertex id (as on line " +
+                           std::to_string(first_line) + "), found " + std::to_string(f.size() - 1));
+    }
+    t.ids.push_back(rows::parse_vertex(f[0], path, line));
+    t.lines.push_back(line);
+    for (size_t k = 1; k < f.size(); ++k) {
+      const float x = rows::parse_number<float>(f[k], path, line, "a number as feature value");
+      if (!std::isfinite(x))
+        throw InputError(path, line,
+                         "expected a finite feature value, found '" + std::string(f[k]) + "'");
+      t.values.push_back(x);
+    }
+  });
+  // Every rank's first row sets its width; the file's first row is the one all must match.
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  const int64_t file_first = global_min(comm, dim >= 0 ? first_line : big);
+  if (file_first == big) throw AgreedInputError(path, 0, "no feature rows found (expected 'vertex f1 f2 ...')");
+  const std::vector<int64_t> dims = all_values(comm, first_line == file_first && dim >= 0 ? dim : 0);
+  t.dim = *std::max_element(dims.begin(), dims.end());
+  agreed(comm, [&] {
+    if (dim >= 0 && dim != t.dim)
+      throw InputError(path, first_line,
+                     "expected " + std::to_string(t.dim) +
+                         " feature values after the vertex id (as on line " +
+                         std::to_string(file_first) + "), found " + std::to_string(dim));
+  });
+  return t;
+}
+
+std::vector<SplitRow> parse_split(const std::string& path, const std::vector<TextChunk>& chunks,
+                                  Communicator& comm) {
+  std::vector<SplitRow> out;
+  for_each_chunk_row(path, chunks, comm, [&](int64_t line, const std::vector<std::string_view>& f) {
+    rows::expect_fields(f.size(), 1, path, line, "one vertex id per line", true);
+    out.push_back({rows::parse_vertex(f[0], path, line), line});
+  });
+  if (global_sum(comm, int64_t(out.size())) == 0)
+    throw AgreedInputError(path, 0, "no vertex ids found (expected one per line)");
+  return out;
+}
+
+}  // namespace dgnn::dist_read
