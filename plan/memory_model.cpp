@@ -157,7 +157,9 @@ int64_t parse_memory_size(const std::string& text, const std::string& option) {
   };
   const char* s = text.c_str();
   char* end = nullptr;
-  if (text.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.')) throw bad();
+  if (text.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.') ||
+      text.find_first_of("xXpP") != std::string::npos)  // strtod would read hex
+    throw bad();
   const double v = std::strtod(s, &end);
   std::string unit(end);
   while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
