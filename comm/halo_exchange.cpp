@@ -302,10 +302,10 @@ class HostHaloExchange final : public HaloExchange {
     DGNN_CHECK(phase_ == phase, CommError,
                std::string("halo exchange: ") + what + " without its begin");
     phase_ = Phase::idle;
-    buf_->user = nullptr;
     // Complete the messages before any check can throw: buffers must outlive them.
     std::unique_ptr<PendingExchange> pending = std::move(pending_);
     pending->wait();
+    buf_->user = nullptr;
     check_rows(rows, what);
     DGNN_CHECK(cols == f_, ShapeError,
                std::string("halo exchange: ") + what + " got " + std::to_string(cols) +
