@@ -158,6 +158,21 @@ bool checks::spmm(Device dev, const CsrView& a, ConstMatView x, MatView y, bool 
   return true;
 }
 
+bool checks::spmm_span(Device dev, const CsrView& a, const int32_t* begin, const int32_t* end,
+                       int64_t col_base, ConstMatView x, MatView y) {
+  check_csr("spmm_span", dev, a, "A");
+  check_view("spmm_span", "X", x);
+  check_view("spmm_span", "Y", y);
+  if (col_base < 0) throw ShapeError("kernels::spmm_span: negative column base");
+  if (y.rows != a.rows)
+    mismatch("spmm_span", "Y", shape(y), "A", shape(a.rows, a.cols), "Y must have A.rows rows");
+  if (y.cols != x.cols)
+    mismatch("spmm_span", "Y", shape(y), "X", shape(x), "Y and X must have as many columns");
+  (void)begin, (void)end;
+  if (y.rows * y.cols == 0) return false;
+  return true;
+}
+
 bool checks::spmm_extreme(Device dev, const CsrView& a, ConstMatView x, MatView y, int32_t* arg,
                           bool is_max) {
   check_csr("spmm_extreme", dev, a, "A");

@@ -256,57 +256,43 @@ const kernels::DeviceCsr& GraphView::Adjacency::on(Device dev, bool backward_dir
   return *slot;
 }
 
-const std::vector<Csr>& GraphView::Adjacency::column_blocks(
+const GraphView::Adjacency::ColumnSpans& GraphView::Adjacency::column_spans(
     const std::vector<std::pair<int64_t, int64_t>>& pieces, int64_t n_owned) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!blocks_.empty() && blocks_for_ == pieces) return blocks_;
+  if (!spans_.bounds.empty() && spans_for_ == pieces) return spans_;
+  DGNN_CHECK(!device_only_, ShapeError, "column_spans: a device block has no host matrix");
   const Csr& a = forward;
-  DGNN_CHECK(!device_only_, ShapeError, "column_blocks: a device block has no host matrix");
-  // Block of a column: 0 for owned, else 1 + the piece holding it (pieces cover the halo).
-  std::vector<std::pair<int64_t, int32_t>> starts;  // (first column, block), ascending
-  starts.reserve(pieces.size());
-  for (size_t p = 0; p < pieces.size(); ++p) starts.emplace_back(pieces[p].first, int32_t(p + 1));
-  std::sort(starts.begin(), starts.end());
-  auto block_of = [&](int64_t c) -> int32_t {
-    if (c < n_owned) return 0;
-    auto it = std::upper_bound(starts.begin(), starts.end(), std::make_pair(c, INT32_MAX));
-    DGNN_CHECK(it != starts.begin(), ShapeError, "column_blocks: a halo column in no piece");
-    --it;
-    DGNN_CHECK(c < pieces[size_t(it->second - 1)].second, ShapeError,
-               "column_blocks: a halo column in no piece");
-    return it->second;
-  };
-  std::vector<Csr> blocks(pieces.size() + 1);
-  for (size_t b = 0; b < blocks.size(); ++b) {
-    blocks[b].rows = a.rows;
-    blocks[b].cols = b == 0 ? n_owned : pieces[b - 1].second - pieces[b - 1].first;
-    blocks[b].offsets.assign(size_t(a.rows) + 1, 0);
+  // The boundaries in column order: n_owned, then every piece's first column after the first.
+  std::vector<std::pair<int64_t, size_t>> firsts;  // (first column, piece)
+  for (size_t p = 0; p < pieces.size(); ++p) firsts.emplace_back(pieces[p].first, p);
+  std::sort(firsts.begin(), firsts.end());
+  int64_t expect = n_owned;
+  for (auto& [first, p] : firsts) {
+    DGNN_CHECK(first == expect && pieces[p].second > first, ShapeError,
+               "column_spans: the pieces must cover the halo columns, one run each");
+    expect = pieces[p].second;
   }
-  std::vector<int32_t> of(a.indices.size());
-  for (int64_t r = 0; r < a.rows; ++r)
-    for (int64_t e = a.offsets[r]; e < a.offsets[r + 1]; ++e) {
-      of[size_t(e)] = block_of(a.indices[size_t(e)]);
-      ++blocks[size_t(of[size_t(e)])].offsets[size_t(r) + 1];
-    }
-  for (auto& b : blocks) {
-    for (int64_t r = 0; r < b.rows; ++r) b.offsets[size_t(r) + 1] += b.offsets[size_t(r)];
-    b.indices.resize(size_t(b.offsets.back()));
-    if (a.weighted()) b.values.resize(b.indices.size());
+  DGNN_CHECK(expect == a.cols, ShapeError, "column_spans: the pieces must cover the halo columns");
+  ColumnSpans s;
+  s.at.resize(pieces.size());
+  std::vector<int64_t> cut{n_owned};  // cut[j]: boundary j
+  for (size_t j = 0; j < firsts.size(); ++j) {
+    s.at[firsts[j].second] = j;
+    if (j > 0) cut.push_back(firsts[j].first);
   }
-  std::vector<int64_t> fill(blocks.size());
+  s.bounds.assign(cut.size(), std::vector<int32_t>(size_t(a.rows)));
+#pragma omp parallel for schedule(dynamic, 256)
   for (int64_t r = 0; r < a.rows; ++r) {
-    for (size_t b = 0; b < blocks.size(); ++b) fill[b] = blocks[b].offsets[size_t(r)];
-    for (int64_t e = a.offsets[r]; e < a.offsets[r + 1]; ++e) {
-      const int32_t b = of[size_t(e)];
-      const int64_t base = b == 0 ? 0 : pieces[size_t(b - 1)].first;
-      const int64_t at = fill[size_t(b)]++;
-      blocks[size_t(b)].indices[size_t(at)] = int32_t(a.indices[size_t(e)] - base);
-      if (a.weighted()) blocks[size_t(b)].values[size_t(at)] = a.values[size_t(e)];
+    const int64_t e0 = a.offsets[r], e1 = a.offsets[r + 1];
+    int64_t e = e0;
+    for (size_t j = 0; j < cut.size(); ++j) {
+      while (e < e1 && a.indices[size_t(e)] < cut[j]) ++e;
+      s.bounds[j][size_t(r)] = int32_t(e - e0);
     }
   }
-  blocks_ = std::move(blocks);
-  blocks_for_ = pieces;
-  return blocks_;
+  spans_ = std::move(s);
+  spans_for_ = pieces;
+  return spans_;
 }
 
 void GraphView::Adjacency::adopt_forward(Device dev,
@@ -421,20 +407,26 @@ bool streams(const GraphView& g, Device dev) {
 }
 
 // aggregate() over a streamed halo: the owned columns first, while the first pieces travel,
-// then each piece's columns as it arrives, added in (spmm accumulates row by row, so each
-// output row is summed in one fixed order). Backward: each halo piece's gradient rows (its rows
+// then each piece's columns as it arrives, added in (each output row is summed in one fixed
+// order: owned columns, then the pieces in arrival order). Backward: each halo piece's gradient rows (its rows
 // of the transpose) go back as they are computed, the owned rows meanwhile.
 Var aggregate_streamed(const GraphView& g, const Var& x, Norm norm) {
   const GraphView::Adjacency& adj = g.adjacency(norm);
   HaloExchange& halo = *g.halo();
-  const std::vector<Csr>& blocks = adj.column_blocks(halo.pieces(), g.n_owned());
+  const GraphView::Adjacency::ColumnSpans& spans = adj.column_spans(halo.pieces(), g.n_owned());
+  const CsrView a = adj.forward.view();
   Tensor out = Tensor::uninitialized(g.n_owned(), x.cols(), Device::cpu);
   const ConstMatView xv(x.value().view());
   const MatView y = out.view();
   halo.stream_forward(
-      xv, [&] { kernels::spmm(Device::cpu, blocks[0].view(), xv, y); },
+      xv,
+      [&] {
+        kernels::fill(Device::cpu, out.data(), out.numel(), 0.f);
+        kernels::spmm_span(Device::cpu, a, nullptr, spans.owned_end(), 0, xv, y);
+      },
       [&](size_t p, ConstMatView rows) {
-        kernels::spmm(Device::cpu, blocks[p + 1].view(), rows, y, true);
+        kernels::spmm_span(Device::cpu, a, spans.begin(p), spans.end(p), halo.pieces()[p].first,
+                           rows, y);
       });
   const GraphView* gp = &g;
   return make_op(

@@ -91,18 +91,31 @@ class GraphView {
     // Both directions built on `dev` with no host matrices behind them (a device block's):
     // asking for them on another device is an error.
     void adopt_both(Device dev, kernels::DeviceCsr forward, kernels::DeviceCsr backward) const;
-    // The forward matrix cut by columns for a streamed halo (HaloExchange::pieces()): block 0
-    // holds the owned columns [0, n_owned), block 1 + p the columns of piece p, renumbered from
-    // 0. Every block has all n_owned rows; a row's entries keep their order. Built on first use
-    // (host memory: streaming is a CPU exchange).
-    const std::vector<Csr>& column_blocks(const std::vector<std::pair<int64_t, int64_t>>& pieces,
-                                          int64_t n_owned) const;
+    // The forward matrix's entries split by column for a streamed halo (HaloExchange::pieces(),
+    // which cover the halo columns [n_owned, cols)): a row's columns are sorted, so the owned
+    // columns and each piece's are one run of the row's entries (kernels::spmm_span). Built on
+    // first use: int32 positions per row and piece, no copy of the entries (host memory:
+    // streaming is a CPU exchange).
+    struct ColumnSpans {
+      // bounds[j][r]: how many of row r's entries lie below the j-th piece boundary in column
+      // order (boundary 0 is n_owned: the owned run's end).
+      std::vector<std::vector<int32_t>> bounds;
+      // Piece p's run: from bounds[at[p]] to bounds[at[p] + 1] (null past the last: the row's end).
+      std::vector<size_t> at;
+      const int32_t* begin(size_t p) const { return bounds[at[p]].data(); }
+      const int32_t* end(size_t p) const {
+        return at[p] + 1 < bounds.size() ? bounds[at[p] + 1].data() : nullptr;
+      }
+      const int32_t* owned_end() const { return bounds[0].data(); }
+    };
+    const ColumnSpans& column_spans(const std::vector<std::pair<int64_t, int64_t>>& pieces,
+                                    int64_t n_owned) const;
 
    private:
     const kernels::DeviceCsr& on(Device dev, bool backward) const;
     mutable std::unique_ptr<kernels::DeviceCsr> copies_[2][2];  // [backward][device]
-    mutable std::vector<Csr> blocks_;
-    mutable std::vector<std::pair<int64_t, int64_t>> blocks_for_;
+    mutable ColumnSpans spans_;
+    mutable std::vector<std::pair<int64_t, int64_t>> spans_for_;
     mutable bool device_only_ = false;
     mutable std::mutex mutex_;
   };

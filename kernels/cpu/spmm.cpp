@@ -50,6 +50,35 @@ void spmm_impl(const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
 
 }  // namespace
 
+void spmm_span(const CsrView& a, const int32_t* begin, const int32_t* end, int64_t col_base,
+               ConstMatView x, MatView y) {
+  // One row at a time as spmm_row, over the row's span, columns shifted by col_base. The span's
+  // rows are spread over the whole of x, so no prefetch past the span's own entries.
+  const int64_t f = x.cols;
+  const bool parallel = a.nnz() * f >= (1 << 14);
+#pragma omp parallel for schedule(dynamic, 64) if (parallel)
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const int64_t e0 = a.offsets[r] + (begin ? begin[r] : 0);
+    const int64_t e1 = end ? a.offsets[r] + end[r] : a.offsets[r + 1];
+    float* __restrict out = y.row(r);
+    for (int64_t e = e0; e < e1; ++e) {
+      if (e + kPrefetch < e1) {
+        const float* ahead = x.row(a.indices[e + kPrefetch] - col_base);
+        for (int64_t c = 0; c < f; c += 16) __builtin_prefetch(ahead + c);
+      }
+      const float* __restrict in = x.row(a.indices[e] - col_base);
+      if (a.values) {
+        const float w = a.values[e];
+#pragma omp simd
+        for (int64_t c = 0; c < f; ++c) out[c] += w * in[c];
+      } else {
+#pragma omp simd
+        for (int64_t c = 0; c < f; ++c) out[c] += in[c];
+      }
+    }
+  }
+}
+
 void spmm(const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
   if (a.rows == 0 || x.cols == 0) return;
   if (a.values)
