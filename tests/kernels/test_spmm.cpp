@@ -222,3 +222,29 @@ TEST_CASE("spmm_extreme backward routes each gradient to its arg row, on slices 
     for (size_t i = 0; i < want.size(); ++i) REQUIRE(g1[i] == Approx(1.0 + want[i]).margin(1e-4));
   }
 }
+
+TEST_CASE("spmm_span over runs of each row's columns adds up to spmm", "[kernels][spmm]") {
+  // Columns split at 1 and 2: the runs [0, 1), [1, 2), [2, 4) of every row, each read from its
+  // own matrix of rows (a streamed halo's pieces), add up to the whole product.
+  for (bool weighted : {false, true}) {
+    const CsrView a = graph(weighted);
+    std::vector<float> want(8);
+    kernels::spmm(Device::cpu, a, ConstMatView{kX.data(), 4, 2, 2}, MatView{want.data(), 4, 2, 2});
+    std::vector<int32_t> at1, at2;  // entries below column 1 and 2, per row
+    for (int64_t r = 0; r < 4; ++r) {
+      int32_t n1 = 0, n2 = 0;
+      for (int64_t e = kOffsets[r]; e < kOffsets[r + 1]; ++e) n1 += kIndices[e] < 1, n2 += kIndices[e] < 2;
+      at1.push_back(n1);
+      at2.push_back(n2);
+    }
+    std::vector<float> y(8, 0.f);
+    const MatView yv{y.data(), 4, 2, 2};
+    kernels::spmm_span(Device::cpu, a, nullptr, at1.data(), 0, ConstMatView{kX.data(), 1, 2, 2}, yv);
+    kernels::spmm_span(Device::cpu, a, at2.data(), nullptr, 2, ConstMatView{kX.data() + 4, 2, 2, 2}, yv);
+    kernels::spmm_span(Device::cpu, a, at1.data(), at2.data(), 1, ConstMatView{kX.data() + 2, 1, 2, 2}, yv);
+    for (size_t i = 0; i < 8; ++i) CHECK(y[i] == Approx(want[i]));
+  }
+  CHECK_THROWS_AS(kernels::spmm_span(Device::cpu, graph(false), nullptr, nullptr, -1,
+                                     ConstMatView{kX.data(), 4, 2, 2}, MatView{nullptr, 4, 2, 2}),
+                  ShapeError);
+}
