@@ -196,7 +196,7 @@ void run_sharded(PartitionArgs& a, Communicator& comm) {
     throw OptionError("partition: --balance-train needs training vertices; " + a.dataset.graph +
                       " has none (give labels and a split)");
   const PartitionQuality q = quality_of_parts(part, comm);
-  const std::string hash = comm.rank() == 0 ? dataset_source_hash(a.dataset) : "";
+  const std::string hash = dataset_source_hash(a.dataset, &comm);  // each rank its 1/P
   timer.reset();
   write_partition_dir_sharded(a.out, std::move(part), a.opt, hash,
                               {info.vertices, info.stored_edges, a.dataset.edges.directed}, comm);

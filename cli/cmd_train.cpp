@@ -84,7 +84,8 @@ void run_train(TrainArgs& a) {
   cfg.partition.method = parse_partitioner(a.partitioner);
   cfg.partition.seed = a.train.seed;
   cfg.partition_dir = a.partition_dir;
-  if (!a.data.graph.empty()) cfg.source_hash = [&a] { return dataset_source_hash(a.data); };
+  if (!a.data.graph.empty())
+    cfg.source_hash = [&a] { return dataset_source_hash(a.data, &world()); };
   if (!a.data.graph.empty()) cfg.shards = a.data;
   cfg.overlap = !a.no_overlap;
   cfg.halo_memory = a.halo_memory == "auto"    ? -1

@@ -16,6 +16,8 @@ namespace dgnn::cli {
 std::string checkpoint_data_id(const TrainArgs& a, Communicator& comm, bool temporal) {
   if (a.train.save.empty() && a.train.load.empty()) return "";
   std::string id;
+  // Collective: every rank hashes its share of the large inputs; rank 0's id is everyone's.
+  const std::string source = a.data.graph.empty() ? "" : dataset_source_hash(a.data, &comm);
   if (comm.rank() == 0) {
     if (a.data.graph.empty()) {
       // The generated default: its graph and split follow from these alone.
@@ -24,7 +26,7 @@ std::string checkpoint_data_id(const TrainArgs& a, Communicator& comm, bool temp
                     (unsigned long long)a.train.seed, a.data.train_frac, a.data.val_frac);
       id = buf;
     } else {
-      id = dataset_source_hash(a.data);
+      id = source;
       if (temporal) {
         const SnapshotOptions& s = a.snapshots;
         char buf[256];

@@ -132,7 +132,11 @@ LocalPart read_partition_part(const std::string& dir, int rank, int parts,
 // direction, self-loop and duplicate policy, num_classes), and those that change the dataset
 // only when they are used (generated-feature kind/dim/seed without a feature file; split
 // fractions and seed for a random split). 16 hex digits. IoError for an unreadable input.
-std::string dataset_source_hash(const DatasetOptions& opt);
+// A plain file over 1 MiB is hashed by 1 MiB blocks, the blocks' digests then in order, so that
+// with `comm` (collective: every rank calls it with the same options) each rank reads only its
+// 1/P of it; the value is the same on any rank count. Pipes and smaller files are read by rank 0.
+class Communicator;
+std::string dataset_source_hash(const DatasetOptions& opt, Communicator* comm = nullptr);
 
 // Streaming 64-bit content hash (mix64 over 8-byte words in eight independent lanes, so it runs
 // near memory speed): source hashes and part-file checksums. Chunk boundaries do not matter.

@@ -31,9 +31,9 @@ namespace {
 LocalPart load_part(const std::function<Dataset()>& read, const StaticRunConfig& cfg,
                     Communicator& comm, std::optional<ShardedLoad>& sharded) {
   if (!cfg.partition_dir.empty()) {
-    // Rank 0 hashes the sources (reading them whole) and tells the others: 64 ranks must not
-    // read the whole dataset 64 times to check it.
-    std::string hash = comm.rank() == 0 && cfg.source_hash ? cfg.source_hash() : "";
+    // Every rank hashes its share of the sources (64 ranks must not read the whole dataset 64
+    // times, nor one rank read it whole), and rank 0's answer is everyone's.
+    std::string hash = cfg.source_hash ? cfg.source_hash() : "";
     int64_t len = int64_t(hash.size());
     comm.broadcast(&len, 8, 0);
     hash.resize(size_t(len));

@@ -43,7 +43,9 @@ struct StaticRunConfig {
   float dropout = 0.5f;
   PartitionOptions partition;  // several ranks (parts: the rank count)
   // Read each rank's part from this folder (dgnn partition) instead of partitioning; rank 0's
-  // source_hash() (the dataset's, "" for none) must match the folder's.
+  // source_hash() (the dataset's, "" for none) must match the folder's. Called on every rank,
+  // so that it may be collective (dataset_source_hash with the communicator: each rank hashes
+  // its 1/P of the large files).
   std::string partition_dir;
   std::function<std::string()> source_hash;
   // With several ranks and no partition folder: the dataset's files, read in shards by every

@@ -12,6 +12,7 @@
 #include "../small_sbm.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
+#include "dgnn/common/io_stats.hpp"
 #include "dgnn/graph/npy.hpp"
 #include "dgnn/partition/dist_load.hpp"
 
@@ -246,6 +247,39 @@ TEST_CASE("a partition folder written by every rank from its shard reads back as
   const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   CHECK(text.find("\"edge_cut\": " + std::to_string(q.edge_cut)) != std::string::npos);
   CHECK(text.find("\"halo_vertices\": " + std::to_string(q.halo_vertices)) != std::string::npos);
+  comm.barrier();
+  if (comm.rank() == 0) fs::remove_all(dir);
+}
+
+TEST_CASE("the source hash is the same on any rank count, each rank reading 1/P of large files",
+          "[dist_load]") {
+  Communicator& comm = world();
+  const std::string dir = scratch(comm, "hash");
+  if (comm.rank() == 0) {  // a 5.3 MB edge list (hashed by blocks) and a small label file
+    std::string text;
+    for (int i = 0; i < 400000; ++i) text += std::to_string(i % 9973) + " " + std::to_string(i % 7919) + "\n";
+    write(dir + "/edges.txt", text);
+    write(dir + "/labels.txt", "0 1\n1 0\n");
+  }
+  comm.barrier();
+  DatasetOptions opt;
+  opt.graph = dir;
+  const std::string one = dataset_source_hash(opt);  // every rank alone, reading it whole
+  const int64_t before = input_bytes_read();
+  const std::string shared = dataset_source_hash(opt, &comm);
+  const int64_t read = input_bytes_read() - before;
+  CHECK(shared == one);
+  const int64_t size = int64_t(fs::file_size(dir + "/edges.txt"));
+  CHECK(read <= size / comm.size() + (int64_t(1) << 20) + (comm.rank() == 0 ? 16 : 0));
+  // A file that changes changes the hash; an unreadable one is one error on every rank.
+  comm.barrier();
+  if (comm.rank() == 0) write(dir + "/labels.txt", "0 1\n1 1\n");
+  comm.barrier();
+  CHECK(dataset_source_hash(opt, &comm) != shared);
+  comm.barrier();
+  if (comm.rank() == 0) fs::permissions(dir + "/edges.txt", fs::perms::none);
+  comm.barrier();
+  if (::geteuid() != 0) CHECK_THROWS(dataset_source_hash(opt, &comm));  // root reads anyway
   comm.barrier();
   if (comm.rank() == 0) fs::remove_all(dir);
 }
