@@ -215,7 +215,7 @@ void run_scale(ScaleArgs& a) {
   std::vector<std::string> strategies =
       parse_names(a.strategies, "--strategies", {"vertex", "snapshot"});
   const std::vector<std::string> partitioners =
-      parse_names(a.partitioners, "--partitioners", {"metis", "random", "hash", "range"});
+      parse_names(a.partitioners, "--partitioners", {"metis", "ptscotch", "random", "hash", "range"});
   if (a.repeats < 1 || a.repeats > 1000) throw OptionError("--repeats must be from 1 to 1000");
   if (a.epochs < 1) throw OptionError("--epochs must be >= 1");
   if (a.timeout_s < 0) throw OptionError("--timeout must be >= 0 (0 = none)");
@@ -294,7 +294,8 @@ void register_scale(CLI::App& app) {
                   "Temporal graphs: vertex, snapshot or both, comma-separated (static graphs: "
                   "vertex only)")
       ->capture_default_str();
-  cmd->add_option("--partitioners", a.partitioners, "Comma-separated: metis, random, hash, range")
+  cmd->add_option("--partitioners", a.partitioners,
+                  "Comma-separated: metis, ptscotch, random, hash, range")
       ->capture_default_str();
   cmd->add_option("--repeats", a.repeats, "Runs of every configuration (medians are reported)")
       ->capture_default_str();
