@@ -40,6 +40,7 @@ PartitionOptions temporal_partition_options(const TrainArgs& a) {
   popt.method = parse_partitioner(a.partitioner);
   popt.seed = a.train.seed;
   popt.snapshot_groups = a.snapshot_groups;
+  popt.overpartition = a.overpartition;
   return popt;
 }
 

@@ -35,6 +35,7 @@ struct TrainArgs {
   int parts = 0;              // 0 = as many as ranks
   std::string partitioner = "metis";
   int snapshot_groups = -1;  // vertex strategy, METIS: see PartitionOptions
+  int overpartition = 1;     // vertex strategy, ptscotch: see PartitionOptions
   std::string partition_dir;
   bool no_overlap = false;
   std::string halo_memory = "auto";

@@ -84,6 +84,12 @@ void register_train(CLI::App& app) {
                   "groups of consecutive snapshots (0: the union graph's vertices only; default "
                   "min(snapshots, 16))")
       ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--overpartition", a->overpartition,
+                  "Temporal graphs, vertex strategy with ptscotch: cut into ranks x this many "
+                  "pieces, then deal them to the ranks so that every snapshot group is balanced "
+                  "(Scotch balances one weight; 1: off)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   cmd->add_option("--partition", a->partition_dir,
                   "A directory written by `dgnn partition`: each rank reads only its part");
   cmd->add_flag("--no-overlap", a->no_overlap,
@@ -171,9 +177,12 @@ void register_train(CLI::App& app) {
               "--feature-dim", "--labels", "--num-classes", "--neg-train", "--neg-eval", "--eval-protocol"},
              "not used by --task forecast");
       if (a->strategy == "snapshot")
-        refuse({"--parts", "--partitioner", "--snapshot-groups"},
+        refuse({"--parts", "--partitioner", "--snapshot-groups", "--overpartition"},
                "the snapshot strategy gives each rank whole steps and partitions no vertices "
                "(--strategy vertex does)");
+      if (a->partitioner != "ptscotch")
+        refuse({"--overpartition"},
+               "is for --partitioner ptscotch (this run uses " + a->partitioner + ")");
       if (is_signal_json(a->data.graph))
         refuse({"--signals", "--time-col", "--weight-col", "--src-col", "--dst-col",
                 "--snapshot-seconds", "--snapshots", "--window", "--cumulative", "--directed",
@@ -197,13 +206,16 @@ void register_train(CLI::App& app) {
       // --parts and --partitioner mean what they mean for static graphs: the vertex partition
       // (one part per rank), which the snapshot strategy does not make.
       if (a->strategy == "snapshot")
-        refuse({"--parts", "--partitioner", "--snapshot-groups"},
+        refuse({"--parts", "--partitioner", "--snapshot-groups", "--overpartition"},
                "the snapshot strategy gives each rank whole snapshots and partitions no "
                "vertices (--strategy vertex does)");
-      if (a->partitioner != "metis")
+      if (a->partitioner != "metis" && a->partitioner != "ptscotch")
         refuse({"--snapshot-groups"},
-               "balances groups of snapshots with METIS (this run uses --partitioner " +
-                   a->partitioner + ")");
+               "balances groups of snapshots with METIS or PT-Scotch (this run uses "
+               "--partitioner " + a->partitioner + ")");
+      if (a->partitioner != "ptscotch")
+        refuse({"--overpartition"},
+               "is for --partitioner ptscotch (this run uses " + a->partitioner + ")");
       if (a->task != "node")
         refuse({"--labels", "--num-classes"},
                "not used by --task " + a->task + " (it is for --task node)");
@@ -213,7 +225,7 @@ void register_train(CLI::App& app) {
       run_train_temporal(*a);
     } else {
       refuse({"--task", "--strategy", "--bptt", "--neg-train", "--neg-eval", "--eval-protocol",
-              "--snapshot-groups"},
+              "--snapshot-groups", "--overpartition"},
              "for temporal graphs only (give the time column with --time-col)");
       run_train(*a);
     }
