@@ -46,6 +46,9 @@ class HaloExchange {
   // the first pieces travel.
   virtual void stream_backward(const std::function<void(size_t, MatView)>& fill,
                                const std::function<void()>& local, MatView g);
+  // Bytes of host buffers the exchange holds between calls (shared ones included): what the
+  // streaming bounds. 0 where it keeps none on the host.
+  virtual int64_t buffer_bytes() const { return 0; }
 
  protected:
   int64_t piece_rows_ = 0;

@@ -161,6 +161,13 @@ class HostHaloExchange final : public HaloExchange {
     });
   }
 
+  int64_t buffer_bytes() const override {
+    int64_t floats = int64_t(send_buf_.capacity() + recv_buf_.capacity());
+    for (int i = 0; i < 2; ++i)
+      floats += int64_t(piece_send_[i].capacity() + piece_recv_[i].capacity());
+    return floats * int64_t(sizeof(float));
+  }
+
   void forward_begin(ConstMatView x) override {
     start(Phase::forward, x.rows, x.cols, "forward_begin");
     try {

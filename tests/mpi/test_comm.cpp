@@ -357,3 +357,84 @@ TEST_CASE("halo exchange fills halo rows and returns gradients to their owners",
     }
   }
 }
+
+TEST_CASE("a streamed halo exchange moves what a whole one does, holding four pieces", "[comm]") {
+  Communicator& comm = multi_rank_world();
+  const int p = comm.size(), r = comm.rank();
+  const SyntheticHalo sh(p);
+  const HaloPlan plan = sh.plan(r);
+  const int64_t n_owned = sh.owned(r), f = 3;
+  // Pieces of 1, 2 and 3 rows: more rounds than peers, and counts that differ between the two
+  // directions of a stage.
+  const int64_t rows = GENERATE(int64_t(1), int64_t(2), int64_t(3));
+  INFO("pieces of " << rows << " rows");
+  auto halo = make_halo_exchange(plan, comm);
+  REQUIRE(agree_piece_rows(*halo, comm, rows) == rows);
+  std::vector<float> x(size_t(n_owned * f));
+  for (int64_t i = 0; i < n_owned; ++i)
+    for (int64_t c = 0; c < f; ++c) x[size_t(i * f + c)] = value(sh.start[r] + i, c);
+  // Where each halo row came from: (owner, its local row), by local id.
+  std::vector<std::pair<int, int32_t>> origin(size_t(n_owned + plan.rows_received()), {-1, -1});
+  for (size_t j = 0; j < plan.peers.size(); ++j) {
+    const std::vector<int32_t> want = sh.wants(r, plan.peers[j]);
+    for (size_t k = 0; k < want.size(); ++k) origin[size_t(plan.recv_rows[j][k])] = {plan.peers[j], want[k]};
+  }
+  comm.stats().reset();
+  bool local_ran = false;
+  int64_t seen = 0;
+  halo->stream_forward(
+      ConstMatView(x.data(), n_owned, f, f), [&] { local_ran = true; },
+      [&](size_t piece, ConstMatView got) {
+        const auto [first, end] = halo->pieces()[piece];
+        REQUIRE(got.rows == end - first);
+        REQUIRE(got.rows <= rows);
+        for (int64_t k = 0; k < got.rows; ++k) {
+          const auto [owner, row] = origin[size_t(first + k)];
+          for (int64_t c = 0; c < f; ++c) CHECK(got.row(k)[c] == value(sh.start[owner] + row, c));
+        }
+        seen += got.rows;
+      });
+  CHECK(local_ran);
+  CHECK(seen == plan.rows_received());
+  CHECK(comm.stats().bytes_sent == plan.rows_sent() * f * 4);
+  CHECK(halo->buffer_bytes() <= 4 * rows * f * 4);
+
+  std::vector<float> g(size_t(n_owned * f), 0.5f);
+  halo->stream_backward(
+      [&](size_t piece, MatView out) {
+        const auto [first, end] = halo->pieces()[piece];
+        for (int64_t k = 0; k < end - first; ++k) {
+          const auto [owner, row] = origin[size_t(first + k)];
+          for (int64_t c = 0; c < f; ++c) out.row(k)[c] = halo_grad(r, sh.start[owner] + row, c);
+        }
+      },
+      [] {}, MatView{g.data(), n_owned, f, f});
+  for (int64_t i = 0; i < n_owned; ++i)
+    for (int64_t c = 0; c < f; ++c) {
+      float want = 0.5f;
+      for (int q = 0; q < p; ++q)
+        for (int32_t row : sh.wants(q, r))
+          if (row == i) want += halo_grad(q, sh.start[r] + i, c);
+      CHECK(g[size_t(i * f + c)] == want);
+    }
+  CHECK(halo->buffer_bytes() <= 4 * rows * f * 4);
+}
+
+TEST_CASE("exchanges sharing buffers hold one set, and refuse to overlap", "[comm]") {
+  Communicator& comm = multi_rank_world();
+  const int r = comm.rank();
+  const SyntheticHalo sh(comm.size());
+  const HaloPlan plan = sh.plan(r);
+  const int64_t n_owned = sh.owned(r), n_all = n_owned + plan.rows_received(), f = 2;
+  auto buffers = make_halo_buffers();
+  auto a = make_halo_exchange(plan, comm, Device::cpu, buffers);
+  auto b = make_halo_exchange(plan, comm, Device::cpu, buffers);
+  std::vector<float> x(size_t(n_all * f), 1.f);
+  a->forward_begin(ConstMatView(x.data(), n_all, f, f));
+  CHECK_THROWS_AS(b->forward_begin(ConstMatView(x.data(), n_all, f, f)), CommError);
+  a->forward_end(MatView{x.data(), n_all, f, f});
+  b->forward_begin(ConstMatView(x.data(), n_all, f, f));
+  b->forward_end(MatView{x.data(), n_all, f, f});
+  CHECK(a->buffer_bytes() == b->buffer_bytes());  // one set, seen from both
+  CHECK(a->buffer_bytes() == (plan.rows_sent() + plan.rows_received()) * f * 4);
+}
