@@ -109,6 +109,7 @@ void run_train_temporal(TrainArgs& a) {
        {"comm", device_link ? transport_name(device_link->transport()) : "none"}});
   if (const std::string id = checkpoint_data_id(a, comm, true); !id.empty()) settings["data"] = id;
   opt.meta_json = settings.dump();  // checkpoints record them (model, task and data are checked)
+  cfg.source = TemporalRunConfig::Source{a.data.graph, a.data.edges, a.snapshots};
   TemporalRun run([&a] { return read_temporal(a); }, cfg, comm);
   LinkPredictionTrainer& trainer = run.trainer();
   const TemporalGraph& g = run.graph();
@@ -131,7 +132,11 @@ void run_train_temporal(TrainArgs& a) {
                           [](const SnapshotDiff& d) { return d.whole.has_value(); })),
         int(g.diffs.size()), double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6,
         run.load_ms());
-  if (!a.quiet && root && comm.size() > 1)
+  if (!a.quiet && root && comm.size() > 1 && run.sharded())
+    std::printf("edge list read in shards by %d ranks: %.2f MB of text on rank 0, at most %.2f MB "
+                "on any rank\n",
+                comm.size(), double(run.text_bytes()) / 1e6, double(run.max_text_bytes()) / 1e6);
+  else if (!a.quiet && root && comm.size() > 1)
     std::printf("%s\n", describe_moves(moves, comm.size()).c_str());
   if (!a.quiet && root && uploads)
     std::printf(
@@ -194,6 +199,9 @@ void run_train_temporal(TrainArgs& a) {
                              {"bytes", moves.bytes},
                              {"whole_bytes", moves.whole_bytes},
                              {"meta_bytes", moves.meta_bytes}};
+    if (comm.size() > 1 && run.sharded())  // no moves then: every rank read its own share
+      j["sharded_read"] = {{"text_bytes", run.text_bytes()},
+                           {"max_text_bytes", run.max_text_bytes()}};
     if (link) {
       j["test_map"] = res.test.map;
       j["test_mrr"] = res.test.mrr;

@@ -75,35 +75,13 @@ Relabelled relabel(const EdgeList& e, int64_t min_vertices) {
   return r;
 }
 
-// How times map to buckets. Count mode uses exact integer arithmetic so that equal-length
-// buckets do not depend on floating-point rounding at their edges.
-struct Cut {
-  int64_t t_min = 0, t_max = 0;
-  double seconds = 0;
-  int64_t count = 0;  // buckets
+}  // namespace
 
-  int32_t bucket(int64_t t) const {
-    const int64_t d = t - t_min;
-    if (seconds > 0) return int32_t(std::floor(double(d) / seconds));
-    const int64_t span = t_max - t_min;
-    if (span == 0) return 0;
-    return int32_t(std::min<__int128>(count - 1, __int128(d) * count / span));
-  }
-  // First integer time of bucket b (so [start(b), start(b + 1)) are its times).
-  int64_t start(int64_t b) const {
-    if (b >= count) return t_max + 1;
-    if (seconds > 0) return t_min + int64_t(std::ceil(double(b) * seconds));
-    const __int128 span = t_max - t_min;
-    return t_min + int64_t((__int128(b) * span + count - 1) / count);
-  }
-};
-
-Cut make_cut(const std::vector<int64_t>& time, const SnapshotOptions& snap,
-             const std::string& path) {
-  Cut c;
-  auto [lo, hi] = std::minmax_element(time.begin(), time.end());
-  c.t_min = *lo;
-  c.t_max = *hi;
+SnapshotCut make_snapshot_cut(int64_t t_min, int64_t t_max, const SnapshotOptions& snap,
+                              const std::string& path) {
+  SnapshotCut c;
+  c.t_min = t_min;
+  c.t_max = t_max;
   // Differences of times, and the end of the last bucket (t_max + 1), must fit in 64 bits.
   if (__int128(c.t_max) - __int128(c.t_min) > (__int128(1) << 62) ||
       c.t_max == std::numeric_limits<int64_t>::max())
@@ -128,6 +106,8 @@ Cut make_cut(const std::vector<int64_t>& time, const SnapshotOptions& snap,
   }
   return c;
 }
+
+namespace {
 
 // One bucket's edges as the CSRs store them: keys ascending, duplicates merged.
 struct Bucket {
@@ -457,27 +437,42 @@ TemporalGraph build_temporal(const EdgeList& edges, const EdgeListOptions& opt,
   if (edges.src.empty()) throw InputError(path, 0, "no edges found");
 
   TemporalGraph g;
+  {
+    Relabelled r = relabel(edges, min_vertices);
+    const int64_t n = int64_t(r.original.size());
+    auto [lo, hi] = std::minmax_element(edges.time.begin(), edges.time.end());
+    const SnapshotCut cut = make_snapshot_cut(*lo, *hi, snap, path);
+    std::vector<int32_t> bucket(r.src.size());
+    for (size_t i = 0; i < bucket.size(); ++i) bucket[i] = cut.bucket(edges.time[i]);
+    g = build_snapshots(n, r.src, r.dst, bucket, edges.weight, cut, opt, snap);
+    g.original_ids = std::move(r.original);
+  }
+  return g;
+}
+
+TemporalGraph build_snapshots(int64_t n, const std::vector<int32_t>& src,
+                              const std::vector<int32_t>& dst, const std::vector<int32_t>& bucket,
+                              const std::vector<float>& weight, const SnapshotCut& cut,
+                              const EdgeListOptions& opt, const SnapshotOptions& snap) {
+  DGNN_CHECK(src.size() == dst.size() && src.size() == bucket.size() &&
+                 (weight.empty() || weight.size() == src.size()),
+             ShapeError, "build_snapshots: one source, destination, bucket (and weight) per edge");
+  const bool weighted = !weight.empty();
+  TemporalGraph g;
   g.directed = opt.directed;
   g.weighted = weighted;
-  Relabelled r = relabel(edges, min_vertices);
-  const int64_t n = int64_t(r.original.size());
   g.num_vertices = n;
-  g.original_ids = std::move(r.original);
-
-  const Cut cut = make_cut(edges.time, snap, path);
   const int64_t T = cut.count;
-  const size_t m = edges.src.size();
+  const size_t m = src.size();
   // Edges grouped by bucket, in file order within a bucket (a stable counting sort).
   std::vector<int64_t> off(size_t(T) + 1, 0);
-  std::vector<int32_t> bucket_of(m);
-  for (size_t i = 0; i < m; ++i) ++off[size_t(bucket_of[i] = cut.bucket(edges.time[i])) + 1];
+  for (size_t i = 0; i < m; ++i) ++off[size_t(bucket[i]) + 1];
   for (int64_t b = 0; b < T; ++b) off[b + 1] += off[b];
   std::vector<int64_t> order(m);
   {
     std::vector<int64_t> fill(off.begin(), off.end() - 1);
-    for (size_t i = 0; i < m; ++i) order[size_t(fill[bucket_of[i]]++)] = int64_t(i);
+    for (size_t i = 0; i < m; ++i) order[size_t(fill[bucket[i]]++)] = int64_t(i);
   }
-  std::vector<int32_t>().swap(bucket_of);
 
   const bool drop_loops = opt.self_loops == SelfLoops::remove;
   g.events.resize(size_t(T));
@@ -487,9 +482,9 @@ TemporalGraph build_temporal(const EdgeList& edges, const EdgeListOptions& opt,
     std::vector<KeyW> ev, st;
     for (int64_t j = off[b]; j < off[b + 1]; ++j) {
       const int64_t i = order[j];
-      const int32_t s = r.src[i], d = r.dst[i];
+      const int32_t s = src[i], d = dst[i];
       if (s == d && drop_loops) continue;
-      const float w = weighted ? edges.weight[i] : 1.0f;
+      const float w = weighted ? weight[i] : 1.0f;
       ev.push_back({edge_key(d, s), w});  // (src, dst) order: src in the high half
       st.push_back({edge_key(s, d), w});
       if (!opt.directed && s != d) st.push_back({edge_key(d, s), w});
@@ -641,8 +636,8 @@ std::optional<TemporalLayout> read_temporal_layout(const std::string& path) {
   return lay;
 }
 
-TemporalGraph load_temporal(const std::string& path, const EdgeListOptions& opt,
-                            const SnapshotOptions& snap, int64_t min_vertices) {
+TemporalInput resolve_temporal_input(const std::string& path, const EdgeListOptions& opt,
+                                     const SnapshotOptions& snap, int64_t min_vertices) {
   std::string file = path;
   EdgeListOptions o = opt;
   SnapshotOptions s = snap;
@@ -687,9 +682,18 @@ TemporalGraph load_temporal(const std::string& path, const EdgeListOptions& opt,
   if (o.time_col < 0)
     throw InputError(file, 0, "no time column: a temporal graph needs one (--time-col, 0-based)");
   validate(s);  // before reading: a bad option should not wait for a large file
+  return {file, o, s, min_vertices};
+}
+
+TemporalGraph load_temporal(const std::string& path, const EdgeListOptions& opt,
+                            const SnapshotOptions& snap, int64_t min_vertices) {
+  const TemporalInput in = resolve_temporal_input(path, opt, snap, min_vertices);
+  const std::string& file = in.file;
+  const EdgeListOptions& o = in.opt;
+  const SnapshotOptions& s = in.snap;
   const EdgeList edges = read_edge_list(file, o);
   if (o.progress) o.progress("build", 0.0);
-  TemporalGraph g = build_temporal(edges, o, s, file, min_vertices);
+  TemporalGraph g = build_temporal(edges, o, s, file, in.min_vertices);
   if (o.progress) o.progress("build", 1.0);
   return g;
 }

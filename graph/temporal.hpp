@@ -1,6 +1,8 @@
 #pragma once
 // Temporal graphs: timestamped edges cut into T snapshots over one shared vertex set, stored as a
 // base snapshot plus per-step differences (moving snapshot t+1 given t costs the change only).
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -128,6 +130,56 @@ class SnapshotCursor {
 
 // Every snapshot's entry count, in order (a walk of the differences).
 std::vector<int64_t> snapshot_nnz(const TemporalGraph& g);
+
+// How times map to buckets: from the smallest and largest time and the options. Count mode uses
+// exact integer arithmetic so that equal-length buckets do not depend on floating-point rounding
+// at their edges.
+struct SnapshotCut {
+  int64_t t_min = 0, t_max = 0;
+  double seconds = 0;
+  int64_t count = 0;  // buckets
+
+  int32_t bucket(int64_t t) const {
+    const int64_t d = t - t_min;
+    if (seconds > 0) return int32_t(std::floor(double(d) / seconds));
+    const int64_t span = t_max - t_min;
+    if (span == 0) return 0;
+    return int32_t(std::min<__int128>(count - 1, __int128(d) * count / span));
+  }
+  // First integer time of bucket b (so [start(b), start(b + 1)) are its times).
+  int64_t start(int64_t b) const {
+    if (b >= count) return t_max + 1;
+    if (seconds > 0) return t_min + int64_t(std::ceil(double(b) * seconds));
+    const __int128 span = t_max - t_min;
+    return t_min + int64_t((__int128(b) * span + count - 1) / count);
+  }
+};
+// The cut of times t_min..t_max (validated options): InputError (path) for a span past 2^62,
+// OptionError for more snapshots than allowed or than the times allow.
+SnapshotCut make_snapshot_cut(int64_t t_min, int64_t t_max, const SnapshotOptions& snap,
+                              const std::string& path);
+
+// The snapshots of edges with dense ids over `n` vertices, in file order (src, dst, their buckets
+// under `cut`, weights or empty): build_temporal once the ids are numbered (the result has no
+// original_ids). A key's snapshots depend only on that key's edges and their order, so a subset
+// of the edges that holds all of some keys' edges in file order gives those keys' entries and
+// events exactly as the whole list does (the sharded loader relies on it).
+TemporalGraph build_snapshots(int64_t n, const std::vector<int32_t>& src,
+                              const std::vector<int32_t>& dst, const std::vector<int32_t>& bucket,
+                              const std::vector<float>& weight, const SnapshotCut& cut,
+                              const EdgeListOptions& opt, const SnapshotOptions& snap);
+
+// What load_temporal reads for `path`: the edge-list file, its options and the snapshot options
+// once a dataset folder's snapshots.txt applied, and the least vertex count. The time column and
+// the snapshot options are checked (errors as load_temporal's) before anything is read.
+struct TemporalInput {
+  std::string file;
+  EdgeListOptions opt;
+  SnapshotOptions snap;
+  int64_t min_vertices = 0;
+};
+TemporalInput resolve_temporal_input(const std::string& path, const EdgeListOptions& opt,
+                                     const SnapshotOptions& snap, int64_t min_vertices = 0);
 
 // Builds snapshots from edges read with a time column (opt.time_col >= 0): InputError naming the
 // file when it has none. Edge weights are merged by sum within a snapshot (always, whatever

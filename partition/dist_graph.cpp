@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "dgnn/comm/collectives.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/dgnn_config.hpp"
 #include "dgnn/partition/symmetric.hpp"
@@ -49,6 +50,49 @@ DistGraph dist_graph_block(const Csr& in, int rank, int ranks) {
   g.adj = std::move(s.adj);
   g.adj_weight = std::move(s.weight);
   return g;
+}
+
+void symmetrise_blocks(DistGraph& g, bool directed, Communicator& comm) {
+  const int p = comm.size();
+  auto owner = [&](int64_t v) { return g.owner(v); };
+  struct {
+    int64_t begin, size;
+  } b{g.begin(), g.block_size()};
+  g.adj.clear();
+  g.adj_weight.clear();
+  std::vector<int64_t> out_off(size_t(b.size) + 1, 0), out_dst;
+  if (directed) {
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> send(static_cast<size_t>(p));
+    for (int64_t v = 0; v < b.size; ++v)
+      for (int64_t e = g.in_offsets[size_t(v)]; e < g.in_offsets[size_t(v) + 1]; ++e)
+        send[size_t(owner(g.in_src[size_t(e)]))].push_back({g.in_src[size_t(e)], b.begin + v});
+    std::vector<std::pair<int64_t, int64_t>> got = route(comm, send);
+    std::sort(got.begin(), got.end());
+    for (const auto& [src, dst] : got) ++out_off[size_t(src - b.begin) + 1], out_dst.push_back(dst);
+    for (int64_t v = 0; v < b.size; ++v) out_off[size_t(v) + 1] += out_off[size_t(v)];
+  }
+  g.adj_offsets.assign(size_t(b.size) + 1, 0);
+  for (int64_t v = 0; v < b.size; ++v) {
+    const int64_t gv = b.begin + v;
+    int64_t a = g.in_offsets[size_t(v)], a_end = g.in_offsets[size_t(v) + 1];
+    int64_t c = directed ? out_off[size_t(v)] : a, c_end = directed ? out_off[size_t(v) + 1] : a_end;
+    const std::vector<int64_t>& cl = directed ? out_dst : g.in_src;
+    while (a < a_end || c < c_end) {
+      int64_t u;
+      if (c >= c_end || (a < a_end && g.in_src[size_t(a)] <= cl[size_t(c)]))
+        u = g.in_src[size_t(a++)];
+      else
+        u = cl[size_t(c++)];
+      if (u == gv) continue;
+      if (int64_t(g.adj.size()) > g.adj_offsets[size_t(v)] && g.adj.back() == u) {
+        ++g.adj_weight.back();
+        continue;
+      }
+      g.adj.push_back(u);
+      g.adj_weight.push_back(1);
+    }
+    g.adj_offsets[size_t(v) + 1] = int64_t(g.adj.size());
+  }
 }
 
 bool have_parallel_partitioner() { return DGNN_HAVE_PTSCOTCH; }

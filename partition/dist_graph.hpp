@@ -42,6 +42,13 @@ struct DistGraph {
 // one process can read. The symmetrised rows are built as partition_vertices builds METIS's.
 DistGraph dist_graph_block(const Csr& in, int rank, int ranks);
 
+// Fills g's symmetrised rows (adj, adj_weight, adj_offsets) from its in-edges (in_offsets, in_src:
+// sorted sources per row): in- and out-neighbours, each pair weighted by the stored entries
+// between the two (partitioners.cpp's symmetrise, on the blocks). `directed` false: the in-edges
+// already hold both directions of every edge. Collective (directed: out-edges move to their
+// sources' blocks).
+void symmetrise_blocks(DistGraph& g, bool directed, Communicator& comm);
+
 // Whether this build has the parallel partitioner (PT-Scotch, with MPI).
 bool have_parallel_partitioner();
 

@@ -36,6 +36,7 @@ using dist_read::parse_chunks;
 using dist_read::parse_labels;
 using dist_read::parse_split;
 using dist_read::parse_text_features;
+using dist_read::read_edges;
 using dist_read::SplitRow;
 using dist_read::splittable;
 using dist_read::TextChunk;
@@ -74,36 +75,6 @@ NpyFeatures read_npy_shape(const std::string& path, Communicator& comm) {
                      "expected at least one feature column, the matrix is " +
                          std::to_string(layout.rows) + " x 0");
   return npy;
-}
-
-// This rank's share of the edge list, --bipartite's shift applied.
-EdgeList read_edges(const std::string& path, const EdgeListOptions& eo, Communicator& comm,
-                    int64_t* text_bytes) {
-  EdgeList edges;
-  parse_chunks(path, my_chunks(path, comm, text_bytes), comm,
-               [&](const TextChunk& c, ChunkHeader* note) {
-                 parse_edge_chunk(c.text.data(), c.text.data() + c.text.size(), path, eo, c.line0,
-                                  edges, note);
-               });
-  const int64_t input_edges = global_sum(comm, int64_t(edges.src.size()));
-  if (input_edges == 0)
-    throw AgreedInputError(path, 0,
-                     "no edges found (expected lines of 'src dst', after any comments)");
-  if (eo.bipartite) {
-    int64_t top = -1;
-    for (int64_t s : edges.src) top = std::max(top, s);
-    const int64_t shift = global_max(comm, top) + 1;
-    agreed(comm, [&] {
-      for (size_t i = 0; i < edges.dst.size(); ++i) {
-        if (edges.dst[i] > std::numeric_limits<int64_t>::max() - shift)
-          throw InputError(path, edges.line[i],
-                           "--bipartite: destination id " + std::to_string(edges.dst[i]) +
-                               " shifted past the largest source id does not fit 64 bits");
-        edges.dst[i] += shift;
-      }
-    });
-  }
-  return edges;
 }
 
 // A .npy bounds every id; its rows must all be named somewhere (check_unnamed_rows).
@@ -236,47 +207,6 @@ void build_in_edges(EdgeList edges, const EdgeListOptions& eo, const IdSpace& id
     if (any_weight) g.in_weight.push_back(r.w);
   }
   for (int64_t v = 0; v < b.size; ++v) g.in_offsets[size_t(v) + 1] += g.in_offsets[size_t(v)];
-}
-
-// The symmetrised structure the partitioner cuts (b.g's adj): in- and out-neighbours, each pair
-// weighted by the stored entries between the two (partitioners.cpp's symmetrise, on the blocks).
-void symmetrise_block(bool directed, const IdSpace& ids, Block& b, Communicator& comm) {
-  const int p = comm.size();
-  auto owner = [&](int64_t v) { return ids.owner_of_dense(v); };
-  DistGraph& g = b.g;
-  std::vector<int64_t> out_off(size_t(b.size) + 1, 0), out_dst;
-  if (directed) {
-    std::vector<std::vector<std::pair<int64_t, int64_t>>> send(static_cast<size_t>(p));
-    for (int64_t v = 0; v < b.size; ++v)
-      for (int64_t e = g.in_offsets[size_t(v)]; e < g.in_offsets[size_t(v) + 1]; ++e)
-        send[size_t(owner(g.in_src[size_t(e)]))].push_back({g.in_src[size_t(e)], b.begin + v});
-    std::vector<std::pair<int64_t, int64_t>> got = route(comm, send);
-    std::sort(got.begin(), got.end());
-    for (const auto& [src, dst] : got) ++out_off[size_t(src - b.begin) + 1], out_dst.push_back(dst);
-    for (int64_t v = 0; v < b.size; ++v) out_off[size_t(v) + 1] += out_off[size_t(v)];
-  }
-  g.adj_offsets.assign(size_t(b.size) + 1, 0);
-  for (int64_t v = 0; v < b.size; ++v) {
-    const int64_t gv = b.begin + v;
-    int64_t a = g.in_offsets[size_t(v)], a_end = g.in_offsets[size_t(v) + 1];
-    int64_t c = directed ? out_off[size_t(v)] : a, c_end = directed ? out_off[size_t(v) + 1] : a_end;
-    const std::vector<int64_t>& cl = directed ? out_dst : g.in_src;
-    while (a < a_end || c < c_end) {
-      int64_t u;
-      if (c >= c_end || (a < a_end && g.in_src[size_t(a)] <= cl[size_t(c)]))
-        u = g.in_src[size_t(a++)];
-      else
-        u = cl[size_t(c++)];
-      if (u == gv) continue;
-      if (int64_t(g.adj.size()) > g.adj_offsets[size_t(v)] && g.adj.back() == u) {
-        ++g.adj_weight.back();
-        continue;
-      }
-      g.adj.push_back(u);
-      g.adj_weight.push_back(1);
-    }
-    g.adj_offsets[size_t(v) + 1] = int64_t(g.adj.size());
-  }
 }
 
 // Labels to the owners of their vertices (b.labels). Returns the number of classes; appends the
@@ -786,7 +716,7 @@ LocalPart load_sharded_part(const DatasetOptions& opt, const PartitionOptions& p
   Block b = block_of(ids, me);
   build_in_edges(std::move(edges), eo, ids, b, comm);
   const int64_t stored_edges = global_sum(comm, int64_t(b.g.in_src.size()));
-  symmetrise_block(eo.directed, ids, b, comm);
+  symmetrise_blocks(b.g, eo.directed, comm);
   int32_t num_classes = 0;
   if (!files.labels.empty())
     num_classes = place_labels(files.labels, label_rows, opt.num_classes, ids, b, comm, &desc);

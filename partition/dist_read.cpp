@@ -403,4 +403,34 @@ std::vector<SplitRow> parse_split(const std::string& path, const std::vector<Tex
   return out;
 }
 
+// This rank's share of the edge list, --bipartite's shift applied.
+EdgeList read_edges(const std::string& path, const EdgeListOptions& eo, Communicator& comm,
+                    int64_t* text_bytes) {
+  EdgeList edges;
+  parse_chunks(path, my_chunks(path, comm, text_bytes), comm,
+               [&](const TextChunk& c, ChunkHeader* note) {
+                 parse_edge_chunk(c.text.data(), c.text.data() + c.text.size(), path, eo, c.line0,
+                                  edges, note);
+               });
+  const int64_t input_edges = global_sum(comm, int64_t(edges.src.size()));
+  if (input_edges == 0)
+    throw AgreedInputError(path, 0,
+                     "no edges found (expected lines of 'src dst', after any comments)");
+  if (eo.bipartite) {
+    int64_t top = -1;
+    for (int64_t s : edges.src) top = std::max(top, s);
+    const int64_t shift = global_max(comm, top) + 1;
+    agreed(comm, [&] {
+      for (size_t i = 0; i < edges.dst.size(); ++i) {
+        if (edges.dst[i] > std::numeric_limits<int64_t>::max() - shift)
+          throw InputError(path, edges.line[i],
+                           "--bipartite: destination id " + std::to_string(edges.dst[i]) +
+                               " shifted past the largest source id does not fit 64 bits");
+        edges.dst[i] += shift;
+      }
+    });
+  }
+  return edges;
+}
+
 }  // namespace dgnn::dist_read

@@ -90,6 +90,11 @@ void for_each_chunk_row(const std::string& path, const std::vector<TextChunk>& c
   });
 }
 
+// This rank's share of an edge list (`line` filled: each edge's line of the file), --bipartite's
+// shift applied; "no edges found" (AgreedInputError) when no rank has one. Collective.
+EdgeList read_edges(const std::string& path, const EdgeListOptions& eo, Communicator& comm,
+                    int64_t* text_bytes);
+
 // ---- vertex ids ------------------------------------------------------------------------------
 
 // The dense numbering: ascending original id, as the single-process loader numbers. Rank r

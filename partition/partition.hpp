@@ -175,6 +175,12 @@ Csr temporal_union(const TemporalGraph& g);
 // (docs/temporal-distributed.md): 16 groups take most of the balance one per snapshot gives, with
 // a smaller cut and a tenth of METIS's time.
 int auto_snapshot_groups(int snapshots);
+// How many groups partition_temporal balances for `snapshots` snapshots (opt.snapshot_groups;
+// OptionError below -1), and each snapshot's group from every snapshot's work (consecutive
+// snapshots of about equal work): snapshot_group_work's grouping, for loaders that count the work
+// in blocks.
+int snapshot_group_count(int snapshots, const PartitionOptions& opt);
+std::vector<int> snapshot_groups_of(const std::vector<int64_t>& step, int groups);
 
 // How evenly a partition spreads each snapshot: per part, the in-edges of owned vertices, the
 // owned vertices with an edge (active), and the events they are the source of; each as max /

@@ -66,47 +66,52 @@ double ratio(double max, double total, int parts) {
 
 int auto_snapshot_groups(int snapshots) { return std::min(snapshots, 16); }
 
-static int groups_of(const TemporalGraph& g, const PartitionOptions& opt) {
-  const int t = g.num_snapshots();
+int snapshot_group_count(int t, const PartitionOptions& opt) {
   if (opt.snapshot_groups < -1)
     throw OptionError("--snapshot-groups must be >= 0 (0: balance the union graph only), got " +
                       std::to_string(opt.snapshot_groups));
   return std::min(t, opt.snapshot_groups < 0 ? auto_snapshot_groups(t) : opt.snapshot_groups);
 }
 
+std::vector<int> snapshot_groups_of(const std::vector<int64_t>& step, int groups) {
+  int64_t total = 0;
+  for (int64_t x : step) total += x;
+  std::vector<int> group(step.size(), 0);
+  int64_t before = 0;
+  for (size_t s = 0; s < step.size(); ++s) {
+    // The group of the snapshot's midpoint in the cumulative work.
+    const double mid = double(before) + 0.5 * double(step[s]);
+    group[s] = total > 0 ? std::min(groups - 1, int(mid * groups / double(total))) : 0;
+    before += step[s];
+  }
+  return group;
+}
+
 std::vector<std::vector<int64_t>> snapshot_group_work(const TemporalGraph& g,
                                                       const PartitionOptions& opt) {
   const int t = g.num_snapshots();
-  const int groups = groups_of(g, opt);
+  const int groups = snapshot_group_count(t, opt);
   if (groups == 0) return {};
   // Groups of consecutive snapshots with about equal work; each group's per-vertex work is one
   // METIS constraint beside the vertex count, so that every group (and so, roughly, every
   // snapshot in it) is spread over the ranks.
   const SnapshotWork w = snapshot_work(g);
   std::vector<int64_t> step(size_t(t), 0);
-  int64_t total = 0;
-  for (int s = 0; s < t; ++s) {
+  for (int s = 0; s < t; ++s)
     for (int64_t v = 0; v < g.num_vertices; ++v)
       step[size_t(s)] += w.edges[size_t(s)][size_t(v)] + w.events[size_t(s)][size_t(v)];
-    total += step[size_t(s)];
-  }
+  const std::vector<int> group = snapshot_groups_of(step, groups);
   std::vector<std::vector<int64_t>> columns(size_t(groups),
                                             std::vector<int64_t>(size_t(g.num_vertices), 0));
-  int64_t before = 0;
-  for (int s = 0; s < t; ++s) {
-    // The group of the snapshot's midpoint in the cumulative work.
-    const double mid = double(before) + 0.5 * double(step[size_t(s)]);
-    const int k = total > 0 ? std::min(groups - 1, int(mid * groups / double(total))) : 0;
-    before += step[size_t(s)];
+  for (int s = 0; s < t; ++s)
     for (int64_t v = 0; v < g.num_vertices; ++v)
-      columns[size_t(k)][size_t(v)] +=
+      columns[size_t(group[size_t(s)])][size_t(v)] +=
           w.edges[size_t(s)][size_t(v)] + w.events[size_t(s)][size_t(v)];
-  }
   return columns;
 }
 
 std::vector<int32_t> partition_temporal(const TemporalGraph& g, const PartitionOptions& opt) {
-  const int groups = groups_of(g, opt);
+  const int groups = snapshot_group_count(g.num_snapshots(), opt);
   const Csr u = temporal_union(g);
   // Scotch balances one weight: the vertex count and the groups' work, each normalised to its
   // total, summed (partition_vertices).

@@ -83,6 +83,11 @@ Csr vertex_share(const Csr& a, const std::vector<int32_t>& part, int rank, bool 
 // them (events and ids stay whole everywhere). Collective.
 void move_vertex_shares(TemporalGraph& g, const std::vector<int32_t>& part, Communicator& comm,
                         SnapshotMoves& moves);
+// The difference move_vertex_shares leaves in rank `rank`'s g between its shares `prev` and
+// `now`: rank 0 keeps snapshot_step's; a receiver keeps the difference rank 0 sent when it was
+// sent as one, else snapshot_step of what it received whole. A loader that cuts the shares on
+// their own ranks stores the same with it.
+SnapshotDiff vertex_share_step(const Csr& prev, const Csr& now, int rank);
 
 struct SnapshotRank {
   SnapshotPlan plan;

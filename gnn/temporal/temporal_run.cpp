@@ -82,10 +82,16 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
 
   // One process: the whole snapshots. Several ranks: rank 0 reads the graph and sends each rank
   // what it needs (snapshot strategy: the whole snapshots of its own steps; vertex strategy:
-  // after rank 0's partition, its share of every snapshot, as base + differences).
+  // after rank 0's partition, its share of every snapshot, as base + differences) -- except that
+  // the vertex strategy reads a file (cfg_.source) in shards, where no rank holds the whole
+  // graph. The snapshot strategy still reads on rank 0: its ranks need whole snapshots of their
+  // steps, which a read by vertices does not give (a separate task).
   std::optional<SnapshotPlan> plan;
   const bool shares = !by_snapshot && comm.size() > 1;
-  if (shares)
+  if (shares && cfg_.source && can_load_temporal_sharded(cfg_.source->path, cfg_.source->edges))
+    in_ = load_temporal_sharded(cfg_.source->path, cfg_.source->edges, cfg_.source->snapshots,
+                                comm, cfg_.partition);
+  else if (shares)
     in_ = load_temporal_vertex_shares(read, comm, cfg_.partition);
   else
     in_ = load_temporal_on_ranks(read, comm, [&](const LoadedTemporal& m) {

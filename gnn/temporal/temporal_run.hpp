@@ -42,6 +42,10 @@ struct LoadedTemporal {
   std::vector<int32_t> part;  // load_temporal_vertex_shares: every vertex's rank
   SnapshotMoves moves;
   double ms = 0;
+  // load_temporal_sharded: every rank read its share of the file (no moves); the bytes of text
+  // this rank parsed, and the most any rank parsed.
+  bool sharded = false;
+  int64_t text_bytes = 0, max_text_bytes = 0;
 };
 LoadedTemporal load_temporal_on_ranks(
     const std::function<TemporalGraph()>& read, Communicator& comm,
@@ -60,6 +64,23 @@ LoadedTemporal load_temporal_everywhere(const std::function<TemporalGraph()>& re
 // then cuts the rank's views.
 LoadedTemporal load_temporal_vertex_shares(const std::function<TemporalGraph()>& read,
                                            Communicator& comm, PartitionOptions popt);
+
+// What load_temporal_vertex_shares(load_temporal(path, opt, snap), comm, popt) gives each rank
+// (the same part, ids, events, shares as base + differences, nnz; no moves), with no rank reading
+// or holding the whole graph: each parses its share of the edge list (a byte range, or chunks of
+// a .gz dealt by rank 0), ids are numbered by a sample sort, the union graph is partitioned on
+// the blocks of dense ids (partition_blocks: METIS gathers the structure alone to rank 0,
+// PT-Scotch cuts it in place), and every edge moves to the ranks of its ends. The events are
+// still gathered whole on every rank, as load_temporal_vertex_shares leaves them. Collective;
+// errors as load_temporal's (a bad line: file:LINE, one error for the job).
+// PT-Scotch: the parts are PT-Scotch's on the blocks, not sequential Scotch's on rank 0.
+LoadedTemporal load_temporal_sharded(const std::string& path, const EdgeListOptions& opt,
+                                     const SnapshotOptions& snap, Communicator& comm,
+                                     const PartitionOptions& popt);
+// Whether load_temporal_sharded may read `path`; otherwise *why says what sends it to rank 0's
+// whole read (DGNN_TEMPORAL_READ=rank0 in the environment, to compare the two).
+bool can_load_temporal_sharded(const std::string& path, const EdgeListOptions& opt,
+                               std::string* why = nullptr);
 
 // This rank's share of every snapshot under the vertex strategy from a graph every rank holds
 // whole (load_temporal_everywhere): rank 0 partitions (`popt`, its parts set to the rank count;
@@ -87,6 +108,14 @@ struct TemporalRunConfig {
   // Static vertex features (row i = vertex of dense id i, *dim columns), made once the graph's
   // ids are known, on every rank; unset or empty: one-hot degree buckets per snapshot.
   std::function<std::vector<float>(const TemporalGraph& g, int64_t* dim)> features;
+  // The file `read` loads with load_temporal, when it is one: the vertex strategy on several
+  // ranks then reads it in shards (load_temporal_sharded) instead of calling `read` on rank 0.
+  struct Source {
+    std::string path;
+    EdgeListOptions edges;
+    SnapshotOptions snapshots;
+  };
+  std::optional<Source> source;
 };
 
 class TemporalRun {
@@ -114,6 +143,10 @@ class TemporalRun {
   bool static_features() const { return static_dim_ > 0; }
   const SnapshotMoves& moves() const { return in_.moves; }  // rank 0's count
   double load_ms() const { return in_.ms; }
+  // Whether the graph was read in shards (load_temporal_sharded), and the text bytes parsed.
+  bool sharded() const { return in_.sharded; }
+  int64_t text_bytes() const { return in_.text_bytes; }
+  int64_t max_text_bytes() const { return in_.max_text_bytes; }
   // GPU: the snapshots uploaded as differences (summed over ranks); none on the CPU.
   const std::optional<SnapshotUploads>& uploads() const { return uploads_; }
 

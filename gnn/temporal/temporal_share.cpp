@@ -285,6 +285,15 @@ Csr vertex_share(const Csr& a, const std::vector<int32_t>& part, int rank, bool 
   return c;
 }
 
+SnapshotDiff vertex_share_step(const Csr& prev, const Csr& now, int rank) {
+  if (rank == 0) return snapshot_step(prev, now);
+  // put_record's choice, then replay's: a difference smaller than the share whole travels as
+  // itself and is kept as such.
+  SnapshotDiff d = csr_difference(prev, now);
+  if (!d.whole && d.bytes() < whole_wire_bytes(now)) return d;
+  return snapshot_step(prev, now);
+}
+
 void move_vertex_shares(TemporalGraph& g, const std::vector<int32_t>& part, Communicator& comm,
                         SnapshotMoves& moves) {
   const int p = comm.size(), me = comm.rank();
@@ -306,7 +315,7 @@ void move_vertex_shares(TemporalGraph& g, const std::vector<int32_t>& part, Comm
           if (s == 0)
             own.base = share;
           else
-            own.diffs.push_back(snapshot_step(last[0], share));
+            own.diffs.push_back(vertex_share_step(last[0], share, 0));
         } else {
           SnapshotDiff d;
           if (s > 0) d = csr_difference(last[size_t(r)], share);

@@ -1,0 +1,303 @@
+// The vertex strategy's temporal graph read in shards (load_temporal_sharded): no rank reads,
+// holds or partitions the whole edge list. Each rank parses its share of the file (the static
+// sharded loader's machinery, partition/dist_read.hpp), the ids are numbered by a sample sort, the
+// buckets come from the job's smallest and largest time, and every edge moves twice: to the blocks
+// of dense ids of its two ends (which count the partitioner's work and the union graph, and make
+// the events), then, once the blocks are partitioned, to the ranks of its two ends' parts (which
+// cut their vertex shares). Each move keeps all the edges of a (src, dst) pair on the receiving
+// rank in file order, and a pair's snapshots depend on nothing else (build_snapshots), so every
+// rank computes exactly the entries, weights and events load_temporal computes.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <tuple>
+
+#include "dgnn/comm/collectives.hpp"
+#include "dgnn/common/error.hpp"
+#include "dgnn/common/timer.hpp"
+#include "dgnn/gnn/temporal/temporal_run.hpp"
+#include "dgnn/partition/dist_graph.hpp"
+#include "dgnn/partition/dist_read.hpp"
+
+namespace dgnn {
+
+namespace {
+
+// An edge on its way: its line orders the edges of a pair as the file does.
+struct EdgeRec {
+  int64_t line;
+  int32_t src, dst, bucket;
+  float w;
+};
+
+// An event of one bucket (after merging), on its way to every rank.
+struct EventRec {
+  int32_t bucket, src, dst;
+  float w;
+};
+
+// Every rank's `mine`, in rank order, on every rank. Collective.
+template <class T>
+std::vector<T> allgather_records(const std::vector<T>& mine, Communicator& comm) {
+  const size_t p = size_t(comm.size());
+  const std::vector<int64_t> counts = all_values(comm, int64_t(mine.size()));
+  std::vector<int64_t> sc(p, int64_t(mine.size() * sizeof(T))), sd(p, 0), rc(p), rd(p);
+  int64_t total = 0;
+  for (size_t r = 0; r < p; ++r) {
+    rd[r] = total * int64_t(sizeof(T));
+    rc[r] = counts[r] * int64_t(sizeof(T));
+    total += counts[r];
+  }
+  std::vector<T> all(static_cast<size_t>(total));
+  comm.alltoallv(mine.data(), sc, sd, all.data(), rc, rd);
+  return all;
+}
+
+// Sends each edge to the ranks `to` names for its source and destination (once when they are
+// the same rank), and builds the snapshots of what arrived, in file order.
+template <class To>
+TemporalGraph build_routed(const std::vector<EdgeRec>& edges, To&& to, int64_t n,
+                           const SnapshotCut& cut, const TemporalInput& in, bool weighted,
+                           Communicator& comm) {
+  std::vector<std::vector<EdgeRec>> out(static_cast<size_t>(comm.size()));
+  for (const EdgeRec& e : edges) {
+    const int a = to(e.src), b = to(e.dst);
+    out[size_t(a)].push_back(e);
+    if (b != a) out[size_t(b)].push_back(e);
+  }
+  std::vector<EdgeRec> got = route(comm, out);
+  std::vector<std::vector<EdgeRec>>().swap(out);
+  std::sort(got.begin(), got.end(),
+            [](const EdgeRec& a, const EdgeRec& b) { return a.line < b.line; });
+  std::vector<int32_t> src(got.size()), dst(got.size()), bucket(got.size());
+  std::vector<float> w(weighted ? got.size() : 0);
+  for (size_t i = 0; i < got.size(); ++i) {
+    src[i] = got[i].src, dst[i] = got[i].dst, bucket[i] = got[i].bucket;
+    if (weighted) w[i] = got[i].w;
+  }
+  std::vector<EdgeRec>().swap(got);
+  TemporalGraph g = build_snapshots(n, src, dst, bucket, w, cut, in.opt, in.snap);
+  g.weighted = weighted;  // a rank that got no edge knows it from the options
+  return g;
+}
+
+// This rank's edges with dense ids and buckets, the ids' numbering, and the cut.
+struct ReadShard {
+  std::vector<EdgeRec> edges;
+  dist_read::IdSpace ids;
+  SnapshotCut cut;
+  int64_t text_bytes = 0;
+};
+
+ReadShard read_shard(const TemporalInput& in, Communicator& comm) {
+  const int p = comm.size(), me = comm.rank();
+  ReadShard r;
+  EdgeList e = dist_read::read_edges(in.file, in.opt, comm, &r.text_bytes);
+  // The ids of the edges, and ids 0..min_vertices-1 (a folder's vertex count) dealt over the
+  // ranks: load_temporal numbers their union in ascending order.
+  std::vector<std::pair<int64_t, uint8_t>> tagged;
+  tagged.reserve(2 * e.src.size());
+  for (size_t i = 0; i < e.src.size(); ++i)
+    tagged.push_back({e.src[i], 1}), tagged.push_back({e.dst[i], 1});
+  for (int64_t v = in.min_vertices * me / p; v < in.min_vertices * (me + 1) / p; ++v)
+    tagged.push_back({v, 0});
+  r.ids = dist_read::number_ids(std::move(tagged), 0, comm);
+  DGNN_CHECK(r.ids.n <= std::numeric_limits<int32_t>::max(), Error, "more than 2^31-1 vertices");
+  std::vector<int64_t> ends(e.src);
+  ends.insert(ends.end(), e.dst.begin(), e.dst.end());
+  std::vector<int64_t>().swap(e.src);
+  std::vector<int64_t>().swap(e.dst);
+  const std::vector<int64_t> dense = dist_read::lookup(r.ids, ends, comm);
+  std::vector<int64_t>().swap(ends);
+
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (int64_t t : e.time) lo = std::min(lo, t), hi = std::max(hi, t);
+  r.cut = make_snapshot_cut(global_min(comm, lo), global_max(comm, hi), in.snap, in.file);
+
+  const size_t m = e.time.size();
+  const bool drop_loops = in.opt.self_loops == SelfLoops::remove;
+  const bool weighted = in.opt.weight_col >= 0;
+  r.edges.reserve(m);
+  for (size_t i = 0; i < m; ++i) {
+    const int32_t s = int32_t(dense[i]), d = int32_t(dense[m + i]);
+    if (s == d && drop_loops) continue;  // build_snapshots would drop it
+    r.edges.push_back({e.line[i], s, d, r.cut.bucket(e.time[i]), weighted ? e.weight[i] : 1.0f});
+  }
+  return r;
+}
+
+// What the blocks of dense ids give: the union graph to partition, each block vertex's work per
+// snapshot, and every event.
+struct BlockWork {
+  DistGraph union_graph;
+  std::vector<std::vector<int32_t>> work;  // [snapshot][block vertex]: in-edges + events sourced
+  std::vector<SnapshotEvents> events;      // every event of the graph
+};
+
+BlockWork block_work(const ReadShard& r, const TemporalInput& in, bool weighted,
+                     Communicator& comm) {
+  const int me = comm.rank();
+  const dist_read::IdSpace& ids = r.ids;
+  const int64_t n = ids.n, begin = ids.vtxdist[size_t(me)],
+                size = ids.vtxdist[size_t(me) + 1] - begin;
+  auto block = [&](int64_t v) { return ids.owner_of_dense(v); };
+  TemporalGraph lg = build_routed(r.edges, block, n, r.cut, in, weighted, comm);
+  const int t = int(r.cut.count);
+  BlockWork b;
+  b.work.assign(size_t(t), std::vector<int32_t>(size_t(size), 0));
+  // In-edges, self loops left out (snapshot_work's count), of the block's rows: every entry of a
+  // row comes from an edge with that row as an end, which this rank has.
+  {
+    SnapshotCursor cur(lg);
+    do {
+      const Csr& a = cur.current();
+      std::vector<int32_t>& w = b.work[size_t(cur.index())];
+      for (int64_t v = begin; v < begin + size; ++v)
+        for (int64_t k = a.offsets[size_t(v)]; k < a.offsets[size_t(v) + 1]; ++k)
+          w[size_t(v - begin)] += a.indices[size_t(k)] != v;
+    } while (cur.next());
+  }
+  // Events are the block's when it holds their source (all of a pair's edges are here then); the
+  // union's in-rows are the block's destinations' sources.
+  std::vector<EventRec> mine;
+  std::vector<std::pair<int64_t, int64_t>> pairs;  // (dst, src) of the union, dst in the block
+  for (int s = 0; s < t; ++s) {
+    const SnapshotEvents& ev = lg.events[size_t(s)];
+    for (size_t i = 0; i < ev.src.size(); ++i) {
+      const int32_t u = ev.src[i], v = ev.dst[i];
+      if (u >= begin && u < begin + size) {
+        mine.push_back({s, u, v, ev.weight.empty() ? 1.0f : ev.weight[i]});
+        if (u != v) ++b.work[size_t(s)][size_t(u - begin)];
+      }
+      if (v >= begin && v < begin + size && u != v) pairs.push_back({v, u});
+    }
+  }
+  lg = TemporalGraph{};
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  DistGraph& g = b.union_graph;
+  g.num_vertices = n;
+  g.vtxdist = ids.vtxdist;
+  g.rank = me;
+  g.in_offsets.assign(size_t(size) + 1, 0);
+  for (const auto& [v, u] : pairs) ++g.in_offsets[size_t(v - begin) + 1], g.in_src.push_back(u);
+  for (int64_t v = 0; v < size; ++v) g.in_offsets[size_t(v) + 1] += g.in_offsets[size_t(v)];
+  std::vector<std::pair<int64_t, int64_t>>().swap(pairs);
+  symmetrise_blocks(g, /*directed=*/true, comm);  // temporal_union holds each pair once
+
+  // Every event on every rank (sharding them is left for later), sorted as load_temporal's.
+  std::vector<EventRec> all = allgather_records(mine, comm);
+  std::vector<EventRec>().swap(mine);
+  std::sort(all.begin(), all.end(), [](const EventRec& a, const EventRec& c) {
+    return std::tie(a.bucket, a.src, a.dst) < std::tie(c.bucket, c.src, c.dst);
+  });
+  b.events.resize(size_t(t));
+  for (int s = 0; s < t; ++s) {
+    b.events[size_t(s)].start_time = r.cut.start(s);
+    b.events[size_t(s)].end_time = r.cut.start(s + 1);
+  }
+  for (const EventRec& e : all) {
+    SnapshotEvents& ev = b.events[size_t(e.bucket)];
+    ev.src.push_back(e.src);
+    ev.dst.push_back(e.dst);
+    if (weighted) ev.weight.push_back(e.w);
+  }
+  return b;
+}
+
+// partition_temporal's partition, computed on the blocks: the union graph with, for metis and
+// ptscotch, one balance column per group of snapshots (snapshot_group_work's, summed per block
+// vertex). Every vertex's part on every rank.
+std::vector<int32_t> partition_shards(BlockWork& b, PartitionOptions popt, Communicator& comm) {
+  popt.parts = comm.size();
+  const int t = int(b.work.size());
+  const int groups = snapshot_group_count(t, popt);
+  const bool weighted = popt.method == Partitioner::metis || popt.method == Partitioner::ptscotch;
+  std::vector<std::vector<int64_t>> columns;
+  if (weighted && groups > 0 && popt.parts >= 2) {
+    std::vector<int64_t> step(size_t(t), 0);
+    for (int s = 0; s < t; ++s)
+      for (int32_t x : b.work[size_t(s)]) step[size_t(s)] += x;
+    comm.allreduce_sum(step.data(), t);
+    const std::vector<int> group = snapshot_groups_of(step, groups);
+    const size_t size = size_t(b.union_graph.block_size());
+    columns.assign(size_t(groups), std::vector<int64_t>(size, 0));
+    for (int s = 0; s < t; ++s)
+      for (size_t v = 0; v < size; ++v)
+        columns[size_t(group[size_t(s)])][v] += b.work[size_t(s)][v];
+  }
+  std::vector<std::vector<int32_t>>().swap(b.work);
+  const std::vector<int32_t> mine = partition_blocks(b.union_graph, popt, comm, columns);
+  return allgather_parts(b.union_graph, mine, comm);
+}
+
+}  // namespace
+
+bool can_load_temporal_sharded(const std::string& path, const EdgeListOptions& opt,
+                               std::string* why) {
+  (void)path;
+  (void)opt;
+  if (const char* e = std::getenv("DGNN_TEMPORAL_READ"); e && std::strcmp(e, "rank0") == 0) {
+    if (why) *why = "DGNN_TEMPORAL_READ=rank0 asks for rank 0's whole read";
+    return false;
+  }
+  return true;
+}
+
+LoadedTemporal load_temporal_sharded(const std::string& path, const EdgeListOptions& opt,
+                                     const SnapshotOptions& snap, Communicator& comm,
+                                     const PartitionOptions& popt) {
+  Timer timer;
+  const int me = comm.rank();
+  const TemporalInput in = resolve_temporal_input(path, opt, snap);
+  const bool weighted = in.opt.weight_col >= 0;
+  ReadShard r = read_shard(in, comm);
+  const int64_t n = r.ids.n;
+  if (comm.size() > n)
+    throw OptionError("--parts " + std::to_string(comm.size()) + " exceeds the " +
+                      std::to_string(n) + " vertices");
+
+  LoadedTemporal out;
+  out.sharded = true;
+  out.text_bytes = r.text_bytes;
+  out.max_text_bytes = global_max(comm, r.text_bytes);
+  BlockWork b = block_work(r, in, weighted, comm);
+  out.part = partition_shards(b, popt, comm);
+  TemporalGraph& g = out.g;
+  g.events = std::move(b.events);
+  b = BlockWork{};
+  g.num_vertices = n;
+  g.directed = in.opt.directed;
+  g.weighted = weighted;
+  g.original_ids = allgather_records(r.ids.mine, comm);
+  r.ids = dist_read::IdSpace{};
+
+  // This rank's shares: the edges of its vertices (both ends) arrive, and their snapshots are
+  // cut as move_vertex_shares cuts them from the whole ones.
+  const std::vector<int32_t>& part = out.part;
+  TemporalGraph lg = build_routed(
+      r.edges, [&](int32_t v) { return int(part[size_t(v)]); }, n, r.cut, in, weighted, comm);
+  std::vector<EdgeRec>().swap(r.edges);
+  const int t = lg.num_snapshots();
+  out.nnz.assign(size_t(t), 0);
+  Csr last;
+  SnapshotCursor cur(lg);
+  do {
+    const int s = cur.index();
+    Csr share = vertex_share(cur.current(), part, me, g.directed);
+    for (int64_t v = 0; v < share.rows; ++v)
+      if (part[size_t(v)] == me) out.nnz[size_t(s)] += share.degree(v);
+    if (s == 0)
+      g.base = share;
+    else
+      g.diffs.push_back(vertex_share_step(last, share, me));
+    last = std::move(share);
+  } while (cur.next());
+  comm.allreduce_sum(out.nnz.data(), t);
+  out.ms = timer.ms();
+  return out;
+}
+
+}  // namespace dgnn

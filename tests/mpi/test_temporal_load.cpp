@@ -1,0 +1,250 @@
+// Reading a temporal edge list in shards equals rank 0's whole read: on every rank,
+// load_temporal_sharded gives exactly what load_temporal_vertex_shares gives from load_temporal
+// on rank 0 (the same part, ids, events, shares as base + differences, snapshot entry counts), on
+// the shipped bitcoin-alpha and CollegeMsg (gzipped: dealt by rank 0 in chunks; and plain: byte
+// ranges) and on an awkward generated file: empty buckets, a vertex with no edge (a folder's
+// vertex count), comments, CRLF, duplicates, self loops, sparse ids, tiny chunks, and ranks whose
+// byte range holds no line. Under PT-Scotch, whose parts on the blocks differ from sequential
+// Scotch's on rank 0, the shares are compared with rank 0's for the sharded read's own parts.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "dgnn/comm/communicator.hpp"
+#include "dgnn/gnn/temporal/temporal_run.hpp"
+#include "dgnn/partition/dist_graph.hpp"
+
+using namespace dgnn;
+namespace fs = std::filesystem;
+
+namespace {
+
+void check_csr(const Csr& a, const Csr& b) {
+  CHECK(a.rows == b.rows);
+  CHECK(a.cols == b.cols);
+  CHECK(a.offsets == b.offsets);
+  CHECK(a.indices == b.indices);
+  CHECK(a.values == b.values);
+}
+
+void check_same(const LoadedTemporal& a, const LoadedTemporal& b) {
+  CHECK(a.part == b.part);
+  CHECK(a.nnz == b.nnz);
+  const TemporalGraph &x = a.g, &y = b.g;
+  REQUIRE(x.num_vertices == y.num_vertices);
+  CHECK(x.directed == y.directed);
+  CHECK(x.weighted == y.weighted);
+  CHECK(x.original_ids == y.original_ids);
+  REQUIRE(x.events.size() == y.events.size());
+  for (size_t t = 0; t < x.events.size(); ++t) {
+    INFO("events of snapshot " << t);
+    CHECK(x.events[t].src == y.events[t].src);
+    CHECK(x.events[t].dst == y.events[t].dst);
+    CHECK(x.events[t].weight == y.events[t].weight);
+    CHECK(x.events[t].start_time == y.events[t].start_time);
+    CHECK(x.events[t].end_time == y.events[t].end_time);
+  }
+  check_csr(x.base, y.base);
+  REQUIRE(x.diffs.size() == y.diffs.size());
+  for (size_t t = 0; t < x.diffs.size(); ++t) {
+    INFO("difference " << t);
+    const SnapshotDiff &d = x.diffs[t], &e = y.diffs[t];
+    CHECK(d.add_src == e.add_src);
+    CHECK(d.add_dst == e.add_dst);
+    CHECK(d.add_weight == e.add_weight);
+    CHECK(d.del_src == e.del_src);
+    CHECK(d.del_dst == e.del_dst);
+    REQUIRE(d.whole.has_value() == e.whole.has_value());
+    if (d.whole) check_csr(*d.whole, *e.whole);
+  }
+  CHECK(x.num_snapshots() == y.num_snapshots());
+}
+
+// Rank 0's read, shares cut from the whole snapshots for the partition `part`.
+LoadedTemporal rank0_shares_for(const std::function<TemporalGraph()>& read,
+                                const std::vector<int32_t>& part, Communicator& comm) {
+  LoadedTemporal out;
+  if (comm.rank() == 0) out.g = read();
+  broadcast_temporal_meta(out.g, out.nnz, comm, out.moves);
+  out.part = part;
+  move_vertex_shares(out.g, out.part, comm, out.moves);
+  return out;
+}
+
+int64_t cases = 0;
+
+void check_against_rank0(const std::string& path, const EdgeListOptions& eo,
+                         const SnapshotOptions& snap, Partitioner method, Communicator& comm) {
+  PartitionOptions popt;
+  popt.method = method;
+  popt.seed = 5;
+  const LoadedTemporal mine = load_temporal_sharded(path, eo, snap, comm, popt);
+  CHECK(mine.sharded);
+  const auto read = [&] { return load_temporal(path, eo, snap); };
+  if (method == Partitioner::ptscotch) {
+    check_same(mine, rank0_shares_for(read, mine.part, comm));
+  } else {
+    check_same(mine, load_temporal_vertex_shares(read, comm, popt));
+  }
+  ++cases;
+}
+
+// A scratch folder every rank sees, written by rank 0.
+std::string scratch(Communicator& comm, const std::string& name) {
+  const std::string dir = (fs::temp_directory_path() /
+                           ("dgnn_temporal_load_" + std::to_string(::getppid()) + "_" + name))
+                              .string();
+  if (comm.rank() == 0) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  comm.barrier();
+  return dir;
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+struct ChunkSize {
+  explicit ChunkSize(const char* v) { ::setenv("DGNN_CHUNK_BYTES", v, 1); }
+  ~ChunkSize() { ::unsetenv("DGNN_CHUNK_BYTES"); }
+};
+
+std::vector<Partitioner> partitioners() {
+  std::vector<Partitioner> m{Partitioner::metis, Partitioner::hash};
+  if (have_parallel_partitioner()) m.push_back(Partitioner::ptscotch);
+  return m;
+}
+
+// The shipped graph gzipped, and a plain copy in a scratch folder.
+std::vector<std::string> both_forms(const std::string& gz, const std::string& name,
+                                    Communicator& comm) {
+  const std::string dir = scratch(comm, name);
+  const std::string plain = dir + "/" + name + ".txt";
+  if (comm.rank() == 0) {
+    const std::string cmd = "gzip -dc " + gz + " > " + plain;
+    REQUIRE(std::system(cmd.c_str()) == 0);
+  }
+  comm.barrier();
+  return {gz, plain};
+}
+
+}  // namespace
+
+TEST_CASE("a temporal read in shards equals rank 0's: bitcoin-alpha", "[temporal_load]") {
+  Communicator& comm = world();
+  const std::string gz =
+      std::string(DGNN_SOURCE_DIR) + "/datasets/bitcoin-alpha/soc-sign-bitcoinalpha.csv.gz";
+  EdgeListOptions eo;
+  eo.time_col = 3;
+  eo.weight_col = 2;
+  eo.use_cache = false;
+  SnapshotOptions snap;
+  snap.seconds = 1200000;
+  for (const std::string& path : both_forms(gz, "bitcoin", comm)) {
+    for (Partitioner m : partitioners()) {
+      INFO(path << " " << partitioner_name(m));
+      check_against_rank0(path, eo, snap, m, comm);
+    }
+    // The other modes and directions, on METIS.
+    SnapshotOptions s = snap;
+    s.mode = SnapshotMode::sliding;
+    s.window = 3;
+    eo.directed = true;
+    check_against_rank0(path, eo, s, Partitioner::metis, comm);
+    s.mode = SnapshotMode::cumulative;
+    s.window = 1;
+    eo.directed = false;
+    check_against_rank0(path, eo, s, Partitioner::metis, comm);
+  }
+  ChunkSize small("65536");  // the .gz dealt in many chunks
+  check_against_rank0(gz, eo, snap, Partitioner::metis, comm);
+}
+
+TEST_CASE("a temporal read in shards equals rank 0's: CollegeMsg", "[temporal_load]") {
+  Communicator& comm = world();
+  const std::string gz = std::string(DGNN_SOURCE_DIR) + "/datasets/collegemsg/CollegeMsg.txt.gz";
+  EdgeListOptions eo;
+  eo.time_col = 2;
+  eo.use_cache = false;
+  SnapshotOptions snap;
+  snap.seconds = 190080;
+  for (const std::string& path : both_forms(gz, "collegemsg", comm))
+    for (Partitioner m : partitioners()) {
+      INFO(path << " " << partitioner_name(m));
+      check_against_rank0(path, eo, snap, m, comm);
+    }
+  eo.directed = true;
+  snap = SnapshotOptions{};
+  snap.count = 40;  // equal buckets
+  check_against_rank0(gz, eo, snap, Partitioner::metis, comm);
+}
+
+TEST_CASE("a temporal read in shards equals rank 0's: awkward files", "[temporal_load]") {
+  Communicator& comm = world();
+  const std::string dir = scratch(comm, "awkward");
+  // A long first comment (the first ranks' byte ranges hold no line), a header, CRLF, '%'
+  // comments, sparse ids, duplicates within a bucket (weights summed in file order), self loops,
+  // times with empty buckets between them (bucket 100 s: times 0..99, then 500..).
+  const std::string edges = "# " + std::string(300, 'x') +
+                            "\nsrc dst w t\r\n"
+                            "1000000007 3 0.5 10\n3 1000000007 1.5 12\n3 3 2 15\n42 3 1 20\n"
+                            "42 3 0.25 30\n% a comment\n\n42 3 0.125 35\n5 42 1 510\n"
+                            "5 1000000007 3 520\n1000000007 5 1 530\r\n3 5 2 940\n42 42 1 950\n"
+                            "5 3 0.5 960\n5 3 0.75 961\n3 5 1 1200\n7 9 1 1210\n";
+  if (comm.rank() == 0) {
+    write(dir + "/edges.txt", edges);
+    const std::string cmd = "gzip -c " + dir + "/edges.txt > " + dir + "/edges.txt.gz";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    // A folder whose vertex count names vertices without an edge (0..44 but 3, 5, 7, 9, 42).
+    fs::create_directories(dir + "/folder");
+    write(dir + "/folder/edges.txt", edges);
+    write(dir + "/folder/snapshots.txt", "time-col 3\nsnapshot-seconds 100\nvertices 45\n");
+  }
+  comm.barrier();
+  EdgeListOptions eo;
+  eo.time_col = 3;
+  eo.weight_col = 2;
+  eo.use_cache = false;
+  for (const char* chunk : {"", "16", "64"}) {
+    std::unique_ptr<ChunkSize> small;
+    if (*chunk) small = std::make_unique<ChunkSize>(chunk);
+    for (const std::string g : {"edges.txt", "edges.txt.gz"})
+      for (bool directed : {false, true})
+        for (SelfLoops loops : {SelfLoops::remove, SelfLoops::keep})
+          for (SnapshotMode mode :
+               {SnapshotMode::window, SnapshotMode::cumulative, SnapshotMode::sliding}) {
+            INFO(g << " directed " << directed << " loops " << int(loops) << " mode " << int(mode)
+                   << " chunk '" << chunk << "'");
+            EdgeListOptions o = eo;
+            o.directed = directed;
+            o.self_loops = loops;
+            SnapshotOptions snap;
+            snap.seconds = 100;
+            snap.mode = mode;
+            snap.window = mode == SnapshotMode::sliding ? 2 : 1;
+            check_against_rank0(dir + "/" + g, o, snap, Partitioner::hash, comm);
+            if (*chunk == 0) check_against_rank0(dir + "/" + g, o, snap, Partitioner::metis, comm);
+          }
+  }
+  // The folder: its columns and bucket length, and vertices without an edge.
+  EdgeListOptions fo;
+  fo.weight_col = 2;
+  fo.use_cache = false;
+  for (Partitioner m : partitioners()) {
+    INFO("folder " << partitioner_name(m));
+    check_against_rank0(dir + "/folder", fo, SnapshotOptions{}, m, comm);
+  }
+  // Equal buckets over the times, unweighted.
+  EdgeListOptions u;
+  u.time_col = 3;
+  u.use_cache = false;
+  SnapshotOptions count;
+  count.count = 7;
+  check_against_rank0(dir + "/edges.txt", u, count, Partitioner::metis, comm);
+  INFO("cases compared on this rank: " << cases);
+  CHECK(cases > 80);
+}
