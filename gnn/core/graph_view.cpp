@@ -408,8 +408,8 @@ bool streams(const GraphView& g, Device dev) {
 
 // aggregate() over a streamed halo: the owned columns first, while the first pieces travel,
 // then each piece's columns as it arrives, added in (each output row is summed in one fixed
-// order: owned columns, then the pieces in arrival order). Backward: each halo piece's gradient rows (its rows
-// of the transpose) go back as they are computed, the owned rows meanwhile.
+// order: owned columns, then the pieces in arrival order). Backward: each halo piece's gradient
+// rows (its rows of the transpose) go back as they are computed, the owned rows meanwhile.
 Var aggregate_streamed(const GraphView& g, const Var& x, Norm norm) {
   const GraphView::Adjacency& adj = g.adjacency(norm);
   HaloExchange& halo = *g.halo();
@@ -418,12 +418,14 @@ Var aggregate_streamed(const GraphView& g, const Var& x, Norm norm) {
   Tensor out = Tensor::uninitialized(g.n_owned(), x.cols(), Device::cpu);
   const ConstMatView xv(x.value().view());
   const MatView y = out.view();
+  // --no-overlap: the owned columns before any piece moves, not while the first ones travel.
+  const std::function<void()> owned = [&] {
+    kernels::fill(Device::cpu, out.data(), out.numel(), 0.f);
+    kernels::spmm_span(Device::cpu, a, nullptr, spans.owned_end(), 0, xv, y);
+  };
+  if (!g.overlap()) owned();
   halo.stream_forward(
-      xv,
-      [&] {
-        kernels::fill(Device::cpu, out.data(), out.numel(), 0.f);
-        kernels::spmm_span(Device::cpu, a, nullptr, spans.owned_end(), 0, xv, y);
-      },
+      xv, g.overlap() ? owned : [] {},
       [&](size_t p, ConstMatView rows) {
         kernels::spmm_span(Device::cpu, a, spans.begin(p), spans.end(p), halo.pieces()[p].first,
                            rows, y);
@@ -437,6 +439,11 @@ Var aggregate_streamed(const GraphView& g, const Var& x, Norm norm) {
         const ConstMatView gy(self.grad.view());
         const MatView gx = self.inputs[0]->grad_buffer().view();
         const int64_t owned = gp->n_owned();
+        const std::function<void()> owned_rows = [&] {
+          CsrView at = bwd.view();
+          at.rows = owned;
+          kernels::spmm(Device::cpu, at, gy, gx, true);
+        };
         h.stream_backward(
             [&](size_t p, MatView rows) {
               const auto [first, end] = h.pieces()[p];
@@ -445,12 +452,8 @@ Var aggregate_streamed(const GraphView& g, const Var& x, Norm norm) {
               at.rows = end - first;
               kernels::spmm(Device::cpu, at, gy, rows);
             },
-            [&] {
-              CsrView at = bwd.view();
-              at.rows = owned;
-              kernels::spmm(Device::cpu, at, gy, gx, true);
-            },
-            gx);
+            gp->overlap() ? owned_rows : [] {}, gx);
+        if (!gp->overlap()) owned_rows();
       },
       "aggregate", Reads::nothing());
 }
