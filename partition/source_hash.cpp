@@ -198,7 +198,16 @@ std::string dataset_source_hash(const DatasetOptions& opt, Communicator* comm) {
       hash_value(h, -1);
       continue;
     }
-    if (const int64_t size = tree_size(*path); size >= 0) {
+    int64_t size = tree_size(*path);
+    if (comm && comm->size() > 1) {
+      // Every rank must take the same branch (tree_digest is collective) with the same size.
+      double v[2] = {double(size), -double(size)};
+      comm->allreduce_max(v, 2);
+      if (v[0] != -v[1])
+        throw AgreedError(*path + ": not the same file on every rank (its size or kind differs; "
+                          "the ranks need one shared file system)");
+    }
+    if (size >= 0) {
       const uint64_t d = tree_digest(*path, size, comm, failure);
       h.update(&d, sizeof d);
     } else if (root && failure.empty()) {
