@@ -10,24 +10,21 @@ namespace {
 
 constexpr int64_t kPrefetch = 16;
 
-// One output row, summed in the row's index order so the result never depends on threading.
-// kWeighted is a template flag so the unweighted (most common) path has no per-entry branch
-// or load of a value array.
+// out += the entries [e0, e1) of A times their rows of x (column - col_base), summed in index
+// order, so the result never depends on threading. kWeighted is a template flag so the unweighted
+// (most common) path has no per-entry branch or load of a value array. Rows are asked for a few
+// entries ahead, up to `ahead_end`, since the gathered rows are random reads, latency- not
+// bandwidth-bound: several misses are then in flight at once.
 template <bool kWeighted>
-inline void spmm_row(const CsrView& a, ConstMatView x, float* __restrict out, int64_t r,
-                     bool accumulate) {
+inline void add_entries(const CsrView& a, ConstMatView x, float* __restrict out, int64_t e0,
+                        int64_t e1, int64_t ahead_end, int64_t col_base) {
   const int64_t f = x.cols;
-  if (!accumulate) std::memset(out, 0, size_t(f) * sizeof(float));
-  const int64_t end = a.offsets[r + 1];
-  const int64_t nnz = a.offsets[a.rows];
-  for (int64_t e = a.offsets[r]; e < end; ++e) {
-    // The gathered rows are random reads, latency- not bandwidth-bound: ask for a row a few
-    // entries ahead (across row ends too) so several misses are in flight at once.
-    if (e + kPrefetch < nnz) {
-      const float* ahead = x.row(a.indices[e + kPrefetch]);
+  for (int64_t e = e0; e < e1; ++e) {
+    if (e + kPrefetch < ahead_end) {
+      const float* ahead = x.row(a.indices[e + kPrefetch] - col_base);
       for (int64_t c = 0; c < f; c += 16) __builtin_prefetch(ahead + c);  // every cache line
     }
-    const float* __restrict in = x.row(a.indices[e]);
+    const float* __restrict in = x.row(a.indices[e] - col_base);
     if constexpr (kWeighted) {
       const float w = a.values[e];
 #pragma omp simd
@@ -36,6 +33,28 @@ inline void spmm_row(const CsrView& a, ConstMatView x, float* __restrict out, in
 #pragma omp simd
       for (int64_t c = 0; c < f; ++c) out[c] += in[c];
     }
+  }
+}
+
+// One output row (prefetching across row ends too).
+template <bool kWeighted>
+inline void spmm_row(const CsrView& a, ConstMatView x, float* __restrict out, int64_t r,
+                     bool accumulate) {
+  if (!accumulate) std::memset(out, 0, size_t(x.cols) * sizeof(float));
+  add_entries<kWeighted>(a, x, out, a.offsets[r], a.offsets[r + 1], a.offsets[a.rows], 0);
+}
+
+// A run of every row's entries (spmm_span), prefetching within the run: its rows are spread
+// over the whole of x.
+template <bool kWeighted>
+void spmm_span_impl(const CsrView& a, const int32_t* begin, const int32_t* end, int64_t col_base,
+                    ConstMatView x, MatView y) {
+  const bool parallel = a.nnz() * x.cols >= (1 << 14);
+#pragma omp parallel for schedule(dynamic, 64) if (parallel)
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const int64_t e0 = a.offsets[r] + (begin ? begin[r] : 0);
+    const int64_t e1 = end ? a.offsets[r] + end[r] : a.offsets[r + 1];
+    add_entries<kWeighted>(a, x, y.row(r), e0, e1, e1, col_base);
   }
 }
 
@@ -52,31 +71,10 @@ void spmm_impl(const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
 
 void spmm_span(const CsrView& a, const int32_t* begin, const int32_t* end, int64_t col_base,
                ConstMatView x, MatView y) {
-  // One row at a time as spmm_row, over the row's span, columns shifted by col_base. The span's
-  // rows are spread over the whole of x, so no prefetch past the span's own entries.
-  const int64_t f = x.cols;
-  const bool parallel = a.nnz() * f >= (1 << 14);
-#pragma omp parallel for schedule(dynamic, 64) if (parallel)
-  for (int64_t r = 0; r < a.rows; ++r) {
-    const int64_t e0 = a.offsets[r] + (begin ? begin[r] : 0);
-    const int64_t e1 = end ? a.offsets[r] + end[r] : a.offsets[r + 1];
-    float* __restrict out = y.row(r);
-    for (int64_t e = e0; e < e1; ++e) {
-      if (e + kPrefetch < e1) {
-        const float* ahead = x.row(a.indices[e + kPrefetch] - col_base);
-        for (int64_t c = 0; c < f; c += 16) __builtin_prefetch(ahead + c);
-      }
-      const float* __restrict in = x.row(a.indices[e] - col_base);
-      if (a.values) {
-        const float w = a.values[e];
-#pragma omp simd
-        for (int64_t c = 0; c < f; ++c) out[c] += w * in[c];
-      } else {
-#pragma omp simd
-        for (int64_t c = 0; c < f; ++c) out[c] += in[c];
-      }
-    }
-  }
+  if (a.values)
+    spmm_span_impl<true>(a, begin, end, col_base, x, y);
+  else
+    spmm_span_impl<false>(a, begin, end, col_base, x, y);
 }
 
 void spmm(const CsrView& a, ConstMatView x, MatView y, bool accumulate) {
