@@ -17,15 +17,24 @@
 
 namespace dgnn::cli {
 
+namespace {
+
+// The static features file: --features, else a folder's features.npy or features.txt; empty
+// for none.
+std::string static_features_file(const TrainArgs& a) {
+  if (!a.data.features.empty()) return a.data.features;
+  if (std::filesystem::is_directory(a.data.graph))
+    for (const char* name : {"features.npy", "features.txt"})
+      if (std::filesystem::exists(std::filesystem::path(a.data.graph) / name))
+        return (std::filesystem::path(a.data.graph) / name).string();
+  return "";
+}
+
+}  // namespace
+
 std::vector<float> read_static_features(const TrainArgs& a, const TemporalGraph& g, int64_t* dim,
                                         std::string* file) {
-  *file = a.data.features;
-  if (file->empty() && std::filesystem::is_directory(a.data.graph))
-    for (const char* name : {"features.npy", "features.txt"})
-      if (std::filesystem::exists(std::filesystem::path(a.data.graph) / name)) {
-        *file = (std::filesystem::path(a.data.graph) / name).string();
-        break;
-      }
+  *file = static_features_file(a);
   *dim = 0;
   if (file->empty()) return {};
   return read_vertex_features(*file, g.original_ids, dim);
@@ -98,6 +107,12 @@ void run_train_temporal(TrainArgs& a) {
   }
   opt.eval_protocol = parse_eval_protocol(a.eval_protocol);
   std::string feature_file;
+  cfg.feature_rows = [&](const TemporalGraph& g, const std::vector<int64_t>& rows, int64_t* dim) {
+    feature_file = static_features_file(a);
+    *dim = 0;
+    if (feature_file.empty()) return std::vector<float>();
+    return read_vertex_feature_rows(feature_file, g.original_ids, rows, dim);
+  };
   cfg.features = [&](const TemporalGraph& g, int64_t* dim) {
     return read_static_features(a, g, dim, &feature_file);
   };

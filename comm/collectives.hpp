@@ -59,4 +59,22 @@ std::vector<T> route(Communicator& comm, const std::vector<std::vector<T>>& out,
   return in;
 }
 
+// Every rank's `mine`, concatenated in rank order, on every rank. T trivially copyable.
+// Collective.
+template <class T>
+std::vector<T> allgather_records(const std::vector<T>& mine, Communicator& comm) {
+  const size_t p = size_t(comm.size());
+  const std::vector<int64_t> counts = all_values(comm, int64_t(mine.size()));
+  std::vector<int64_t> sc(p, int64_t(mine.size() * sizeof(T))), sd(p, 0), rc(p), rd(p);
+  int64_t total = 0;
+  for (size_t r = 0; r < p; ++r) {
+    rd[r] = total * int64_t(sizeof(T));
+    rc[r] = counts[r] * int64_t(sizeof(T));
+    total += counts[r];
+  }
+  std::vector<T> all(static_cast<size_t>(total));
+  comm.alltoallv(mine.data(), sc, sd, all.data(), rc, rd);
+  return all;
+}
+
 }  // namespace dgnn

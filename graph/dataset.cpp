@@ -622,6 +622,61 @@ std::vector<int32_t> read_vertex_labels(const std::string& path,
   return labels;
 }
 
+namespace {
+
+// A feature matrix of shape `m` (its data unread) for vertices whose largest id is
+// original_ids.back(): the graph is read first and fixes the vertices, a row for each id up to
+// the largest, no more (rows past it would be dropped unseen: a matrix of another graph, or a
+// flattened one).
+void check_feature_shape(const NpyMatrix& m, const std::vector<int64_t>& original_ids,
+                         const std::string& path) {
+  const int64_t rows = original_ids.empty() ? 0 : original_ids.back() + 1;
+  if (m.rows != rows)
+    throw InputError(
+        path, 0,
+        "is " + shape_of(m) + ", " + expected_rows(m, rows) + ": one row per vertex id 0.." +
+            std::to_string(rows - 1) + " of the graph (row i = vertex id i)" +
+            (m.rows < rows ? ", and vertex id " + std::to_string(rows - 1) + " is in the edges"
+                           : ""));
+  if (m.cols == 0)
+    throw InputError(path, 0,
+                     "expected at least one feature column, the matrix is " + shape_of(m));
+}
+
+}  // namespace
+
+std::vector<float> read_vertex_feature_rows(const std::string& path,
+                                            const std::vector<int64_t>& original_ids,
+                                            const std::vector<int64_t>& rows, int64_t* dim) {
+  if (!path.ends_with(".npy") || !std::filesystem::is_regular_file(path)) {
+    // Text, or a gzipped .npy: read whole, then cut.
+    const std::vector<float> all = read_vertex_features(path, original_ids, dim);
+    std::vector<float> out(rows.size() * size_t(*dim));
+    for (size_t i = 0; i < rows.size(); ++i)
+      std::copy_n(all.begin() + rows[i] * *dim, *dim, out.begin() + int64_t(i) * *dim);
+    return out;
+  }
+  const NpyLayout l = read_npy_layout(path);
+  NpyMatrix shape;
+  shape.rows = l.rows, shape.cols = l.cols, shape.shape = l.shape;
+  check_feature_shape(shape, original_ids, path);
+  *dim = l.cols;
+  std::vector<int64_t> ids(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) ids[i] = original_ids[size_t(rows[i])];
+  std::vector<float> out = read_npy_row_set(path, l, ids);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (!std::isfinite(out[i])) {
+      const int64_t id = ids[i / size_t(l.cols)];
+      throw InputError(path, 0,
+                       "expected finite feature values, row " + std::to_string(id) + " (vertex " +
+                           std::to_string(id) + ") column " +
+                           std::to_string(int64_t(i) % l.cols) + " holds " +
+                           (std::isnan(out[i]) ? "NaN"
+                                               : "infinity (or a float64 beyond float32 range)"));
+    }
+  return out;
+}
+
 std::vector<float> read_vertex_features(const std::string& path,
                                         const std::vector<int64_t>& original_ids, int64_t* dim) {
   const int64_t n = int64_t(original_ids.size());
@@ -630,19 +685,7 @@ std::vector<float> read_vertex_features(const std::string& path,
   if (npy) {
     NpyMatrix m = read_npy(path);
     check_finite(m, path);
-    // The graph is read first and fixes the vertices: a row for each id up to the largest, no
-    // more (rows past it would be dropped unseen: a matrix of another graph, or a flattened one).
-    const int64_t rows = original_ids.empty() ? 0 : original_ids.back() + 1;
-    if (m.rows != rows)
-      throw InputError(
-          path, 0,
-          "is " + shape_of(m) + ", " + expected_rows(m, rows) + ": one row per vertex id 0.." +
-              std::to_string(rows - 1) + " of the graph (row i = vertex id i)" +
-              (m.rows < rows ? ", and vertex id " + std::to_string(rows - 1) + " is in the edges"
-                             : ""));
-    if (m.cols == 0)
-      throw InputError(path, 0,
-                       "expected at least one feature column, the matrix is " + shape_of(m));
+    check_feature_shape(m, original_ids, path);
     *dim = m.cols;
     out.resize(size_t(n * m.cols));
     for (int64_t v = 0; v < n; ++v) {

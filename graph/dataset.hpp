@@ -113,6 +113,12 @@ std::string generated_feature_rows(const DatasetOptions& opt, int64_t n, int64_t
 // row, a row for a vertex not among them, or a value that is not finite.
 std::vector<float> read_vertex_features(const std::string& path,
                                         const std::vector<int64_t>& original_ids, int64_t* dim);
+// Rows `rows` (dense ids, ascending) of that matrix only, rows.size() x *dim: a plain .npy is read
+// at those rows alone (its header checked as above, their values checked finite); text and a
+// gzipped .npy are read whole and cut.
+std::vector<float> read_vertex_feature_rows(const std::string& path,
+                                            const std::vector<int64_t>& original_ids,
+                                            const std::vector<int64_t>& rows, int64_t* dim);
 
 // A labels file ("vertex label" per line, -1 = unlabelled) for vertices whose original ids are
 // `original_ids` (ascending; dense id = position): one label per dense id, -1 where the file

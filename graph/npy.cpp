@@ -25,6 +25,10 @@ namespace {
 
 struct File {
   std::FILE* f = nullptr;
+  File() = default;
+  File(File&& o) noexcept : f(o.f) { o.f = nullptr; }
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
   ~File() {
     if (f) std::fclose(f);
   }
@@ -275,30 +279,66 @@ NpyLayout read_npy_layout(const std::string& path, int max_dims) {
   return read_layout(file.f, path, int64_t(st.st_size), max_dims);
 }
 
-std::vector<float> read_npy_rows(const std::string& path, const NpyLayout& l, int64_t begin,
-                                 int64_t end) {
+namespace {
+
+// Rows [begin, end) of an open .npy into out (float32), counted as input bytes.
+void read_run(std::FILE* f, const std::string& path, const NpyLayout& l, int64_t begin,
+              int64_t end, float* out) {
+  const int64_t count = (end - begin) * l.cols;
+  if (count <= 0) return;
+  if (::fseeko(f, off_t(l.data_offset + begin * l.cols * l.item), SEEK_SET) != 0)
+    throw IoError("cannot seek in '" + path + "': " + std::strerror(errno));
+  auto truncated = [&] { return InputError(path, 0, "truncated data"); };
+  if (l.item == 4) {
+    if (std::fread(out, 4, size_t(count), f) != size_t(count)) throw truncated();
+    count_input_bytes(count * 4);
+    return;
+  }
+  std::vector<double> block(size_t(std::min<int64_t>(count, 1 << 16)));
+  for (int64_t done = 0; done < count;) {
+    const size_t k = size_t(std::min<int64_t>(int64_t(block.size()), count - done));
+    if (std::fread(block.data(), 8, k, f) != k) throw truncated();
+    for (size_t i = 0; i < k; ++i) out[size_t(done) + i] = float(block[i]);
+    done += int64_t(k);
+  }
+  count_input_bytes(count * 8);
+}
+
+File open_data(const std::string& path) {
   File file;
   file.f = std::fopen(path.c_str(), "rb");
   if (!file.f) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
   note_input(::fileno(file.f), path);
+  return file;
+}
+
+}  // namespace
+
+std::vector<float> read_npy_rows(const std::string& path, const NpyLayout& l, int64_t begin,
+                                 int64_t end) {
   const int64_t count = (end - begin) * l.cols;
   std::vector<float> out(size_t(count > 0 ? count : 0));
   if (count <= 0) return out;
-  if (::fseeko(file.f, off_t(l.data_offset + begin * l.cols * l.item), SEEK_SET) != 0)
-    throw IoError("cannot seek in '" + path + "': " + std::strerror(errno));
-  auto truncated = [&] { return InputError(path, 0, "truncated data"); };
-  if (l.item == 4) {
-    if (std::fread(out.data(), 4, size_t(count), file.f) != size_t(count)) throw truncated();
-    count_input_bytes(count * 4);
-  } else {
-    std::vector<double> block(1 << 16);
-    for (int64_t done = 0; done < count;) {
-      const size_t k = size_t(std::min<int64_t>(int64_t(block.size()), count - done));
-      if (std::fread(block.data(), 8, k, file.f) != k) throw truncated();
-      for (size_t i = 0; i < k; ++i) out[size_t(done) + i] = float(block[i]);
-      done += int64_t(k);
-    }
-    count_input_bytes(count * 8);
+  File file = open_data(path);
+  read_run(file.f, path, l, begin, end, out.data());
+  return out;
+}
+
+std::vector<float> read_npy_row_set(const std::string& path, const NpyLayout& l,
+                                    const std::vector<int64_t>& rows) {
+  std::vector<float> out(rows.size() * size_t(l.cols));
+  if (out.empty()) return out;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i] < 0 || rows[i] >= l.rows || (i > 0 && rows[i] <= rows[i - 1]))
+      throw ShapeError("read_npy_row_set: rows must ascend within the file's " +
+                       std::to_string(l.rows));
+  File file = open_data(path);
+  // One read per run of consecutive rows.
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i + 1;
+    while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
+    read_run(file.f, path, l, rows[i], rows[j - 1] + 1, out.data() + i * size_t(l.cols));
+    i = j;
   }
   return out;
 }

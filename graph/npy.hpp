@@ -35,6 +35,11 @@ NpyLayout read_npy_layout(const std::string& path, int max_dims = 2);
 // without reading the rest.
 std::vector<float> read_npy_rows(const std::string& path, const NpyLayout& l, int64_t begin,
                                  int64_t end);
+// The rows `rows` (ascending, distinct) of that file, in that order, as float32: one read per
+// run of consecutive rows, nothing else of the data read. ShapeError for rows out of order or
+// outside the file.
+std::vector<float> read_npy_row_set(const std::string& path, const NpyLayout& l,
+                                    const std::vector<int64_t>& rows);
 
 // Writes a '<f4' 2-D array (atomically: temp file then rename).
 void write_npy(const std::string& path, const float* data, int64_t rows, int64_t cols);

@@ -55,6 +55,25 @@ struct SnapshotEvents {
   std::vector<float> weight;             // empty when unweighted
   int64_t start_time = 0, end_time = 0;  // the bucket's times: [start_time, end_time)
   int64_t size() const { return int64_t(src.size()); }
+
+  // A rank's share under the vertex strategy on several ranks (shard_events): the lists above
+  // then hold only the events with an end the rank owns, `ordinal` numbers them in the whole
+  // step, and `whole` counts what the whole step holds.
+  static constexpr uint32_t kRepeat = 0xffffffffu;  // a self loop, or (u, v) after (v, u)
+  // Per event: its ordinal among the whole step's distinct pairs (no self loops, an undirected
+  // pair once, the first of (u, v) and (v, u) in (src, dst) order), or kRepeat. Only on the
+  // rank that owns its source: kRepeat elsewhere.
+  std::vector<uint32_t> ordinal;
+  struct Whole {
+    int64_t events = 0;            // every event of the step (size() of the whole list)
+    int64_t targets = 0;           // of which not self loops
+    int64_t negative_targets = 0;  // of those, with a negative weight
+    int64_t negative_weights = 0;  // events with a negative weight, self loops too
+    int64_t distinct = 0;          // distinct pairs (link prediction's positives)
+  };
+  std::optional<Whole> whole;  // set when this is a share
+  bool sharded() const { return whole.has_value(); }
+  int64_t total_events() const { return whole ? whole->events : size(); }
 };
 
 struct TemporalGraph {

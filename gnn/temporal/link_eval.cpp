@@ -11,6 +11,7 @@
 #include <limits>
 #include <string>
 
+#include "dgnn/comm/collectives.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/gnn/train/metrics.hpp"
 
@@ -91,24 +92,6 @@ bool row_reciprocal_rank(const float* row, int64_t n, const int32_t* d, int64_t 
   return true;
 }
 
-// Every rank's floats, concatenated in rank order, on every rank.
-std::vector<float> allgather(Communicator& comm, const std::vector<float>& mine) {
-  const int p = comm.size();
-  if (p == 1) return mine;
-  std::vector<int64_t> counts(size_t(p), 0);
-  counts[size_t(comm.rank())] = int64_t(mine.size()) * 4;
-  comm.allreduce_sum(counts.data(), p);
-  std::vector<int64_t> send_counts(size_t(p), int64_t(mine.size()) * 4);
-  std::vector<int64_t> send_displs(size_t(p), 0), recv_displs(size_t(p), 0);
-  int64_t total = 0;
-  for (int r = 0; r < p; ++r) {
-    recv_displs[size_t(r)] = total;
-    total += counts[size_t(r)];
-  }
-  std::vector<float> all(size_t(total / 4));
-  comm.alltoallv(mine.data(), send_counts, send_displs, all.data(), counts, recv_displs);
-  return all;
-}
 
 // Runs body(i) for i in [0, n) on OpenMP threads; the first exception is rethrown afterwards
 // (an exception may not leave a parallel region).
@@ -187,7 +170,7 @@ AllPairsMetrics all_pairs_metrics(const PairTargets& targets, const std::vector<
 
   // Every rank's positive scores (sorted, so that every rank sums in one order), and the ends of
   // their tie intervals, against which every candidate is counted.
-  std::vector<float> all_pos = allgather(comm, pos_scores);
+  std::vector<float> all_pos = allgather_records(pos_scores, comm);
   all_pos.erase(
       std::remove_if(all_pos.begin(), all_pos.end(), [](float x) { return std::isnan(x); }),
       all_pos.end());  // reported through `bad`

@@ -89,6 +89,16 @@ void move_vertex_shares(TemporalGraph& g, const std::vector<int32_t>& part, Comm
 // their own ranks stores the same with it.
 SnapshotDiff vertex_share_step(const Csr& prev, const Csr& now, int rank);
 
+// The vertex strategy's share of the events: each step keeps the events with an end this rank
+// owns under `part` (its sources' positives and the links their draws avoid; on an undirected
+// graph also the events into its vertices), each numbered by its ordinal among the whole step's
+// distinct pairs (SnapshotEvents::ordinal, on its source's owner), and `whole` gets the whole
+// step's counts. This rank must hold at least the events with an end it owns (all of them, or
+// what a loader routed to it), each step sorted by (src, dst). Link prediction's positives,
+// draws and weights and edge classification's weights are then those of one process. The ids
+// are numbered by ranges: no rank gathers a step. Collective.
+void shard_events(TemporalGraph& g, const std::vector<int32_t>& part, Communicator& comm);
+
 struct SnapshotRank {
   SnapshotPlan plan;
   std::vector<std::unique_ptr<GraphView>> graphs;  // per snapshot; null where another rank owns it

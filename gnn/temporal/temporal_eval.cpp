@@ -9,6 +9,7 @@
 #include <limits>
 #include <numeric>
 
+#include "dgnn/comm/collectives.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/gnn/core/loss.hpp"
 #include "dgnn/gnn/temporal/temporal_trainer.hpp"
@@ -123,9 +124,13 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
   std::vector<double>& group = acc.group;
   std::vector<RankCounter::Part>& parts = acc.parts;
   if (eval_plans_.size() < size_t(n_steps_)) eval_plans_.resize(size_t(n_steps_));
+  // A share of the events (shard_events) plans this rank's sources only, each positive at its
+  // ordinal in the whole step; whole events plan every source (each rank visits its own).
+  const bool share = g_.events[size_t(step + 1)].sharded();
   std::shared_ptr<const LinkStepPlan>& plan = eval_plans_[size_t(step)];
-  if (!plan) plan = plan_link_step(g_, step);
+  if (!plan) plan = plan_link_step(g_, step, share ? mine : nullptr);
   const std::vector<int32_t>& sources = link_step_sources(*plan);
+  size_t total = 0;  // the step's distinct positives
   // This rank's troubles, counted per thread: NaN scores, and positives that scored otherwise
   // in their second pass. Summed over ranks, so that all throw alike.
   std::vector<int64_t> bad(2 * threads, 0);
@@ -142,13 +147,14 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
   };
   // The sources' positives alone first (1 / (1 + k) of the pairs): every rank needs all their
   // scores, which place its negatives among them.
-  const size_t kept = visit_link_sources(
+  visit_link_sources(
       g_, step, 0, opt_.seed, kEvalSalt, history_.get(),
-      [&](size_t n, size_t total) {
+      [&](size_t, size_t all) {
+        total = all;
         w = link_weights(total, k);
-        pos.assign(n, 0.f);
-        loss.assign(n, 0.0);
-        rr.assign(tgb ? n : 0, 0.0);
+        pos.assign(total, 0.f);
+        loss.assign(total, 0.0);
+        rr.assign(tgb ? total : 0, 0.0);
         group.assign(sources.size(), 0.0);
         parts.resize(threads);
         for (auto& part : parts) part.clear();
@@ -165,6 +171,7 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
       plan.get(), mine);
   if (!check()) return;
   ++acc.counted;
+  const size_t kept = total;
   if (kept == 0) {
     const double nan_v = std::numeric_limits<double>::quiet_NaN();
     acc.m.auc += nan_v, acc.m.map += nan_v, acc.m.mrr += nan_v;
@@ -214,18 +221,36 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
   std::vector<int64_t> tally = counter.tally(parts);
   comm.allreduce_sum(tally.data(), int64_t(tally.size()));
   comm.allreduce_sum(loss.data(), int64_t(kept));
-  comm.allreduce_sum(group.data(), int64_t(group.size()));
   if (tgb) comm.allreduce_sum(rr.data(), int64_t(kept));
+  // MRR: the mean over the step's sources with positives, summed in ascending id (rank_metrics'
+  // group order). Whole events: every rank plans every source, and the sums are the values. A
+  // share: each rank has its own sources' values, gathered with their ids.
+  size_t sources_n = group.size();
+  if (share && comm.size() > 1) {
+    struct SourceValue {
+      int32_t u;
+      double v;
+    };
+    std::vector<SourceValue> mine_v(sources.size());
+    for (size_t i = 0; i < sources.size(); ++i) mine_v[i] = {sources[i], group[i]};
+    std::vector<SourceValue> all = allgather_records(mine_v, comm);
+    std::sort(all.begin(), all.end(),
+              [](const SourceValue& a, const SourceValue& b) { return a.u < b.u; });
+    group.resize(all.size());
+    for (size_t i = 0; i < all.size(); ++i) group[i] = all[i].v;
+    sources_n = all.size();
+  } else {
+    comm.allreduce_sum(group.data(), int64_t(group.size()));
+  }
   double l = 0;
   for (size_t j = 0; j < kept; ++j) l += loss[j];
   acc.m.loss += double(float(l));  // bce_with_logits returns a float
   const auto [auc, map] = counter.finish(tally);
   acc.m.auc += auc;
   acc.m.map += map;
-  // MRR: the mean over sources with positives, in ascending id (rank_metrics' group order).
   double mrr = 0;
   for (double v : group) mrr += v;
-  acc.m.mrr += mrr / double(group.size());
+  acc.m.mrr += mrr / double(sources_n);
   if (tgb) {
     // The step's sum first, as every path sums its ranks (the snapshot strategy per owned step,
     // the batched path per batch).

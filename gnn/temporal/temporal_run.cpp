@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dgnn/comm/collectives.hpp"
 #include "dgnn/common/error.hpp"
+#include "dgnn/partition/dist_read.hpp"
 #include "dgnn/common/memory.hpp"
 #include "dgnn/common/timer.hpp"
 
@@ -46,6 +48,7 @@ LoadedTemporal load_temporal_vertex_shares(const std::function<TemporalGraph()>&
   if (comm.rank() == 0) out.part = partition_temporal(out.g, popt);
   comm.broadcast(out.part.data(), int64_t(out.part.size()) * 4, 0);
   move_vertex_shares(out.g, out.part, comm, out.moves);
+  shard_events(out.g, out.part, comm);
   out.ms = t.ms();
   return out;
 }
@@ -102,7 +105,8 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
     });
   const TemporalGraph& g = in_.g;
   std::vector<float> static_features;
-  if (cfg_.features) static_features = cfg_.features(g, &static_dim_);
+  const bool by_rows = shares && cfg_.feature_rows;  // each rank its own vertices' rows
+  if (cfg_.features && !by_rows) static_features = cfg_.features(g, &static_dim_);
   if (static_features.empty()) static_dim_ = 0;
   if (by_snapshot && plan) {
     // Rank 0 keeps the whole graph; its own steps become `held` too.
@@ -114,8 +118,27 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
   } else if (shares) {
     // Each rank makes its own vertices' rows only, from its shares (which hold their degrees).
     rank_data_ = make_temporal_rank(g, {}, in_.part, comm, dev);
-    for (Var& f : snapshot_features(g, rank_data_->owned, static_features, static_dim_,
-                                    &feature_dim_))
+    const std::vector<int64_t>& owned = rank_data_->owned;
+    std::vector<Var> own;
+    if (by_rows) {
+      dist_read::agreed(comm, [&] { static_features = cfg_.feature_rows(g, owned, &static_dim_); });
+      // A rank with no vertex still read the width from the file.
+      if (static_features.empty() && !owned.empty()) static_dim_ = 0;
+      DGNN_CHECK(global_max(comm, static_dim_) == global_min(comm, static_dim_), Error,
+                 "TemporalRunConfig::feature_rows gave the ranks different widths");
+      if (static_dim_ > 0) {
+        DGNN_CHECK(static_features.size() == owned.size() * size_t(static_dim_), ShapeError,
+                   "TemporalRunConfig::feature_rows: need rows.size() x dim features");
+        Tensor x = Tensor::uninitialized(int64_t(owned.size()), static_dim_);
+        std::copy(static_features.begin(), static_features.end(), x.data());
+        own.emplace_back(std::move(x));
+        feature_dim_ = static_dim_;
+      }
+      std::vector<float>().swap(static_features);
+    }
+    if (own.empty())  // static rows of the whole matrix, or degree buckets
+      own = snapshot_features(g, owned, static_features, static_dim_, &feature_dim_);
+    for (Var& f : own)
       rank_data_->features.push_back(dev == Device::cpu ? std::move(f) : Var(f.value().to(dev)));
   } else {
     features_ = snapshot_features(g, static_features, static_dim_, &feature_dim_);

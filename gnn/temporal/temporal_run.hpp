@@ -59,7 +59,8 @@ LoadedTemporal load_temporal_everywhere(const std::function<TemporalGraph()>& re
 // The vertex strategy's graph on several ranks: rank 0 reads it and partitions it (`popt`, its
 // parts set to the rank count; partition_temporal), every rank gets the events, ids and the
 // partition (`part`), and each keeps only its vertex_share of every snapshot as base +
-// differences (move_vertex_shares; rank 0 too, once it has sent the others theirs). On one
+// differences (move_vertex_shares; rank 0 too, once it has sent the others theirs) and its
+// share of the events (shard_events). On one
 // process, the whole graph and every vertex on rank 0. make_temporal_rank(g, features, part, ...)
 // then cuts the rank's views.
 LoadedTemporal load_temporal_vertex_shares(const std::function<TemporalGraph()>& read,
@@ -70,8 +71,8 @@ LoadedTemporal load_temporal_vertex_shares(const std::function<TemporalGraph()>&
 // or holding the whole graph: each parses its share of the edge list (a byte range, or chunks of
 // a .gz dealt by rank 0), ids are numbered by a sample sort, the union graph is partitioned on
 // the blocks of dense ids (partition_blocks: METIS gathers the structure alone to rank 0,
-// PT-Scotch cuts it in place), and every edge moves to the ranks of its ends. The events are
-// still gathered whole on every rank, as load_temporal_vertex_shares leaves them. Collective;
+// PT-Scotch cuts it in place), and every edge moves to the ranks of its ends, whose events are
+// then the rank's share (shard_events), as load_temporal_vertex_shares leaves them. Collective;
 // errors as load_temporal's (a bad line: file:LINE, one error for the job).
 // PT-Scotch: the parts are PT-Scotch's on the blocks, not sequential Scotch's on rank 0.
 LoadedTemporal load_temporal_sharded(const std::string& path, const EdgeListOptions& opt,
@@ -108,6 +109,14 @@ struct TemporalRunConfig {
   // Static vertex features (row i = vertex of dense id i, *dim columns), made once the graph's
   // ids are known, on every rank; unset or empty: one-hot degree buckets per snapshot.
   std::function<std::vector<float>(const TemporalGraph& g, int64_t* dim)> features;
+  // The same features for the vertices `rows` only (dense ids, ascending; rows.size() x *dim,
+  // row i = vertex rows[i]), empty for none: when set, each rank of the vertex strategy on
+  // several ranks reads its own vertices' rows with it instead of calling `features` (which
+  // makes every vertex's). Called on every such rank; an error any rank throws is one error of
+  // the job.
+  std::function<std::vector<float>(const TemporalGraph& g, const std::vector<int64_t>& rows,
+                                   int64_t* dim)>
+      feature_rows;
   // The file `read` loads with load_temporal, when it is one: the vertex strategy on several
   // ranks then reads it in shards (load_temporal_sharded) instead of calling `read` on rank 0.
   struct Source {
@@ -137,8 +146,11 @@ class TemporalRun {
   LinkPredictionTrainer& trainer() { return *trainer_; }  // test_pairs, final_embeddings, ...
   TemporalModel& model() { return *model_; }
   // Every rank: the vertex count, ids and events; the snapshots where this rank holds them
-  // (vertex strategy on several ranks: its vertex_share of each, rank 0's too).
+  // (vertex strategy on several ranks: its vertex_share of each, rank 0's too, and its share
+  // of the events, shard_events).
   const TemporalGraph& graph() const { return in_.g; }
+  // Every vertex's rank (vertex strategy on several ranks; empty otherwise).
+  const std::vector<int32_t>& part() const { return in_.part; }
   int64_t feature_dim() const { return feature_dim_; }
   bool static_features() const { return static_dim_ > 0; }
   const SnapshotMoves& moves() const { return in_.moves; }  // rank 0's count

@@ -32,29 +32,6 @@ struct EdgeRec {
   float w;
 };
 
-// An event of one bucket (after merging), on its way to every rank.
-struct EventRec {
-  int32_t bucket, src, dst;
-  float w;
-};
-
-// Every rank's `mine`, in rank order, on every rank. Collective.
-template <class T>
-std::vector<T> allgather_records(const std::vector<T>& mine, Communicator& comm) {
-  const size_t p = size_t(comm.size());
-  const std::vector<int64_t> counts = all_values(comm, int64_t(mine.size()));
-  std::vector<int64_t> sc(p, int64_t(mine.size() * sizeof(T))), sd(p, 0), rc(p), rd(p);
-  int64_t total = 0;
-  for (size_t r = 0; r < p; ++r) {
-    rd[r] = total * int64_t(sizeof(T));
-    rc[r] = counts[r] * int64_t(sizeof(T));
-    total += counts[r];
-  }
-  std::vector<T> all(static_cast<size_t>(total));
-  comm.alltoallv(mine.data(), sc, sd, all.data(), rc, rd);
-  return all;
-}
-
 // Sends each edge to the ranks `to` names for its source and destination (once when they are
 // the same rank), and builds the snapshots of what arrived, in file order.
 template <class To>
@@ -128,12 +105,11 @@ ReadShard read_shard(const TemporalInput& in, Communicator& comm) {
   return r;
 }
 
-// What the blocks of dense ids give: the union graph to partition, each block vertex's work per
-// snapshot, and every event.
+// What the blocks of dense ids give: the union graph to partition and each block vertex's work
+// per snapshot.
 struct BlockWork {
   DistGraph union_graph;
   std::vector<std::vector<int32_t>> work;  // [snapshot][block vertex]: in-edges + events sourced
-  std::vector<SnapshotEvents> events;      // every event of the graph
 };
 
 BlockWork block_work(const ReadShard& r, const TemporalInput& in, bool weighted,
@@ -159,18 +135,14 @@ BlockWork block_work(const ReadShard& r, const TemporalInput& in, bool weighted,
           w[size_t(v - begin)] += a.indices[size_t(k)] != v;
     } while (cur.next());
   }
-  // Events are the block's when it holds their source (all of a pair's edges are here then); the
-  // union's in-rows are the block's destinations' sources.
-  std::vector<EventRec> mine;
+  // Events count for the block that holds their source (all of a pair's edges are here then);
+  // the union's in-rows are the block's destinations' sources.
   std::vector<std::pair<int64_t, int64_t>> pairs;  // (dst, src) of the union, dst in the block
   for (int s = 0; s < t; ++s) {
     const SnapshotEvents& ev = lg.events[size_t(s)];
     for (size_t i = 0; i < ev.src.size(); ++i) {
       const int32_t u = ev.src[i], v = ev.dst[i];
-      if (u >= begin && u < begin + size) {
-        mine.push_back({s, u, v, ev.weight.empty() ? 1.0f : ev.weight[i]});
-        if (u != v) ++b.work[size_t(s)][size_t(u - begin)];
-      }
+      if (u >= begin && u < begin + size && u != v) ++b.work[size_t(s)][size_t(u - begin)];
       if (v >= begin && v < begin + size && u != v) pairs.push_back({v, u});
     }
   }
@@ -187,23 +159,6 @@ BlockWork block_work(const ReadShard& r, const TemporalInput& in, bool weighted,
   std::vector<std::pair<int64_t, int64_t>>().swap(pairs);
   symmetrise_blocks(g, /*directed=*/true, comm);  // temporal_union holds each pair once
 
-  // Every event on every rank (sharding them is left for later), sorted as load_temporal's.
-  std::vector<EventRec> all = allgather_records(mine, comm);
-  std::vector<EventRec>().swap(mine);
-  std::sort(all.begin(), all.end(), [](const EventRec& a, const EventRec& c) {
-    return std::tie(a.bucket, a.src, a.dst) < std::tie(c.bucket, c.src, c.dst);
-  });
-  b.events.resize(size_t(t));
-  for (int s = 0; s < t; ++s) {
-    b.events[size_t(s)].start_time = r.cut.start(s);
-    b.events[size_t(s)].end_time = r.cut.start(s + 1);
-  }
-  for (const EventRec& e : all) {
-    SnapshotEvents& ev = b.events[size_t(e.bucket)];
-    ev.src.push_back(e.src);
-    ev.dst.push_back(e.dst);
-    if (weighted) ev.weight.push_back(e.w);
-  }
   return b;
 }
 
@@ -266,7 +221,6 @@ LoadedTemporal load_temporal_sharded(const std::string& path, const EdgeListOpti
   BlockWork b = block_work(r, in, weighted, comm);
   out.part = partition_shards(b, popt, comm);
   TemporalGraph& g = out.g;
-  g.events = std::move(b.events);
   b = BlockWork{};
   g.num_vertices = n;
   g.directed = in.opt.directed;
@@ -296,6 +250,11 @@ LoadedTemporal load_temporal_sharded(const std::string& path, const EdgeListOpti
     last = std::move(share);
   } while (cur.next());
   comm.allreduce_sum(out.nnz.data(), t);
+  // The events of the pairs with an end here are here (each pair's edges in file order, as
+  // load_temporal merges them): this rank's share of them.
+  g.events = std::move(lg.events);
+  lg = TemporalGraph{};
+  shard_events(g, part, comm);
   out.ms = timer.ms();
   return out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <numeric>
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/fast_mod.hpp"
@@ -48,8 +49,14 @@ TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt)
         "weight column (--weight-col)");
   if (opt.task == TemporalTask::edge) {
     bool negative = false, positive = false;
-    for (const SnapshotEvents& ev : g.events)
+    for (const SnapshotEvents& ev : g.events) {
+      if (ev.sharded()) {  // a share: the whole step's counts
+        negative |= ev.whole->negative_weights > 0;
+        positive |= ev.whole->events > ev.whole->negative_weights;
+        continue;
+      }
       for (float w : ev.weight) (w < 0 ? negative : positive) = true;
+    }
     if (!negative || !positive)
       throw OptionError(std::string("--task edge classifies edges by the sign of their weight, "
                                     "but every weight is ") +
@@ -91,7 +98,7 @@ TemporalSplit temporal_split(const TemporalGraph& g, const TemporalOptions& opt)
   // Every step's pairs are scored: the negatives of its largest step, at 8 bytes a pair (score
   // and key) at least, must fit in memory (--neg-eval 1e9 on bitcoin-alpha asked for 19 TB).
   int64_t widest = 0;
-  for (const SnapshotEvents& e : g.events) widest = std::max(widest, e.size());
+  for (const SnapshotEvents& e : g.events) widest = std::max(widest, e.total_events());
   for (const auto& [flag, per] : {std::pair{"--neg-train", opt.neg_train},
                                   std::pair{"--neg-eval", opt.eval_all_pairs ? 0 : opt.neg_eval}}) {
     const double bytes = double(per) * double(widest) * 8;
@@ -120,6 +127,8 @@ namespace {
 // networks such as bitcoin ratings), weighted so that both classes count equally.
 PairBatch edge_pairs(const TemporalGraph& g, int step, const std::function<bool(int32_t)>& keep) {
   const SnapshotEvents& ev = g.events[size_t(step)];
+  DGNN_CHECK(keep || !ev.sharded(), Error,
+             "edge_pairs: a share of the events needs the rank's sources (keep)");
   PairBatch b;
   size_t neg = 0, all = 0;  // over the whole batch: the weights are its
   for (size_t i = 0; i < ev.src.size(); ++i) {
@@ -132,6 +141,7 @@ PairBatch edge_pairs(const TemporalGraph& g, int step, const std::function<bool(
     b.dst.push_back(ev.dst[i]);
     b.target.push_back(negative ? 1.f : 0.f);
   }
+  if (ev.sharded()) neg = size_t(ev.whole->negative_targets), all = size_t(ev.whole->targets);
   const size_t pos = all - neg;
   for (float t : b.target)
     b.weight.push_back(t > 0 ? 0.5f / float(std::max<size_t>(neg, 1))
@@ -156,6 +166,17 @@ StepPositives collect_positives(const TemporalGraph& g, int step,
                                 const std::function<bool(int32_t)>& keep, KeySet& edges) {
   const SnapshotEvents& ev = g.events[size_t(step + 1)];
   StepPositives p;
+  if (ev.sharded()) {
+    // A share: the ordinals came with it, on the ranks of the sources (one that holds another
+    // rank's source has no positive of it).
+    for (size_t i = 0; i < ev.src.size(); ++i)
+      if (ev.ordinal[i] != SnapshotEvents::kRepeat && (!keep || keep(ev.src[i]))) {
+        p.event.push_back(uint32_t(i));
+        p.index.push_back(ev.ordinal[i]);
+      }
+    p.total = size_t(ev.whole->distinct);
+    return p;
+  }
   for (size_t i = 0; i < ev.src.size(); ++i) {
     const int32_t u = ev.src[i], v = ev.dst[i];
     if (u == v || !edges.insert(edge_key(g.directed, u, v))) continue;
@@ -172,7 +193,7 @@ StepPositives collect_positives(const TemporalGraph& g, int step,
 
 StepPositives step_positives(const TemporalGraph& g, int step,
                              const std::function<bool(int32_t)>& keep) {
-  KeySet edges(g.events[size_t(step + 1)].src.size());
+  KeySet edges(g.events[size_t(step + 1)].sharded() ? 1 : g.events[size_t(step + 1)].src.size());
   return collect_positives(g, step, keep, edges);
 }
 
@@ -242,7 +263,7 @@ StepSetup step_setup(const TemporalGraph& g, int step, const std::function<bool(
   StepSetup st;
   st.known = known;
   if (!known) {
-    KeySet edges(ev.src.size());
+    KeySet edges(ev.sharded() ? 1 : ev.src.size());
     st.found = collect_positives(g, step, keep, edges);
   }
   for (size_t i = 0; i < ev.src.size(); ++i) {
@@ -414,29 +435,34 @@ PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int ne
   return pairs_with(g, step, negatives, st, uniform_draws(g, st, step, seed, salt));
 }
 
-// A step's setup and its positives grouped by source: sources ascending, each source's
-// positives in ordinal order (a counting sort).
+// A step's setup and its positives grouped by source: sources ascending, source si's positives
+// order[start[si] .. start[si + 1]) (positions in the kept positives, in ordinal order).
 struct LinkStepPlan {
   StepSetup st;
   std::vector<uint32_t> start, order;
   std::vector<int32_t> sources;
 };
 
-std::shared_ptr<const LinkStepPlan> plan_link_step(const TemporalGraph& g, int step) {
+std::shared_ptr<const LinkStepPlan> plan_link_step(const TemporalGraph& g, int step,
+                                                   const std::function<bool(int32_t)>& keep) {
   auto plan = std::make_shared<LinkStepPlan>();
-  plan->st = step_setup(g, step, {}, nullptr);
+  plan->st = step_setup(g, step, keep, nullptr);
   const SnapshotEvents& ev = g.events[size_t(step + 1)];
   const StepPositives& known = plan->st.positives();
   const size_t kept = known.event.size();
-  std::vector<uint32_t>& start = plan->start;
-  start.assign(size_t(g.num_vertices) + 1, 0);
+  // The events are sorted by source and the positives keep their order, so this sort (stable:
+  // ordinals ascend within a source) only guards that order.
   plan->order.resize(kept);
-  for (size_t j = 0; j < kept; ++j) ++start[size_t(ev.src[known.event[j]]) + 1];
-  for (size_t u = 1; u < start.size(); ++u) start[u] += start[u - 1];
-  for (size_t u = 0; u + 1 < start.size(); ++u)
-    if (start[u + 1] > start[u]) plan->sources.push_back(int32_t(u));
-  std::vector<uint32_t> at(start.begin(), start.end() - 1);
-  for (size_t j = 0; j < kept; ++j) plan->order[at[size_t(ev.src[known.event[j]])]++] = uint32_t(j);
+  std::iota(plan->order.begin(), plan->order.end(), 0u);
+  auto src_of = [&](uint32_t j) { return ev.src[known.event[j]]; };
+  std::stable_sort(plan->order.begin(), plan->order.end(),
+                   [&](uint32_t a, uint32_t b) { return src_of(a) < src_of(b); });
+  for (size_t c = 0; c < kept; ++c)
+    if (c == 0 || src_of(plan->order[c]) != src_of(plan->order[c - 1])) {
+      plan->sources.push_back(src_of(plan->order[c]));
+      plan->start.push_back(uint32_t(c));
+    }
+  plan->start.push_back(uint32_t(kept));
   return plan;
 }
 
@@ -458,22 +484,25 @@ void for_each_source(const TemporalGraph& g, int step, int negatives, const Link
   {
     auto draw = make_draw();
     std::vector<int32_t> cand;  // the positives' destinations, then their draws
+    std::vector<uint32_t> ords;  // the positives' ordinals in the step
 #pragma omp for schedule(dynamic, 16)
     for (int64_t si = 0; si < int64_t(plan.sources.size()); ++si) {
       const int32_t u = plan.sources[size_t(si)];
       if (keep && !keep(u)) continue;
-      const uint32_t* js = plan.order.data() + plan.start[size_t(u)];
-      const size_t count = plan.start[size_t(u) + 1] - plan.start[size_t(u)];
+      const uint32_t* js = plan.order.data() + plan.start[size_t(si)];
+      const size_t count = plan.start[size_t(si) + 1] - plan.start[size_t(si)];
       cand.resize(count * (1 + per));
+      ords.resize(count);
       int32_t* vs = cand.data();
       int32_t* drawn = vs + count;
       for (size_t c = 0; c < count; ++c) {
         const uint32_t e = known.event[js[c]];
         const uint64_t i = known.index[js[c]];
+        ords[c] = uint32_t(i);
         vs[c] = ev.dst[e];
         draw_into(draw, u, i, int(per), drawn + c * per);
       }
-      visit(u, count, js, vs, drawn);
+      visit(u, count, ords.data(), vs, drawn);
     }
   }
 }
@@ -486,7 +515,7 @@ size_t visit_link_sources(const TemporalGraph& g, int step, int negatives, uint6
                           const SourceVisit& visit, const LinkStepPlan* plan,
                           const std::function<bool(int32_t)>& keep) {
   std::shared_ptr<const LinkStepPlan> own;
-  if (!plan) plan = (own = plan_link_step(g, step)).get();
+  if (!plan) plan = (own = plan_link_step(g, step, g.events[size_t(step + 1)].sharded() ? keep : nullptr)).get();
   const StepSetup& st = plan->st;
   const StepPositives& known = st.positives();
   sized(known.event.size(), known.total);

@@ -57,12 +57,13 @@ LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifie
   }
   for (int s = 0; s < n_steps_; ++s) {
     const SnapshotEvents& ev = g.events[size_t(opt_.task == TemporalTask::link ? s + 1 : s)];
-    bool any = false;
-    for (size_t i = 0; i < ev.src.size() && !any; ++i) any = ev.src[i] != ev.dst[i];
+    bool any = ev.sharded() && ev.whole->targets > 0;
+    for (size_t i = 0; i < ev.src.size() && !any && !ev.sharded(); ++i) any = ev.src[i] != ev.dst[i];
     has_targets_.push_back(any);
   }
   // A split whose steps hold no edge to predict or classify has nothing to measure: its metrics
-  // would be a mean over no step. Every rank sees the same events, so all refuse alike.
+  // would be a mean over no step. Every rank sees the same events (or a share with the whole
+  // step's counts), so all refuse alike.
   const char* what = opt_.task == TemporalTask::link ? "the next snapshot" : "the snapshot";
   for (auto [name, begin, end] :
        {std::tuple{"training", 0, n_train_}, std::tuple{"validation", n_train_, n_train_ + n_val_},

@@ -161,9 +161,10 @@ struct LinkWeights {
 LinkWeights link_weights(size_t positives, size_t negatives_each);
 // A link step's pairs as step_pairs (history null) or tgb_step_pairs draw them, without the
 // batch, grouped by source vertex: what evaluation streams a step from: sized(kept, total)
-// first (the step's distinct positives; all are kept, numbered j from 0), then visit(u, count,
-// js, vs, drawn) once per source u with positives, on all threads: js its positives' ordinals
-// (ascending), vs their destinations, drawn their `negatives` draws each (count x negatives,
+// first (the positives the plan holds, and the step's distinct positives: all of them, numbered
+// from 0, unless the events are a share), then visit(u, count, js, vs, drawn) once per source u
+// with positives, on all threads: js its positives' ordinals in the whole step (ascending), vs
+// their destinations, drawn their `negatives` draws each (count x negatives,
 // positive by positive; drawn follows vs in memory, drawn == vs + count, so the candidates are
 // one list), valid during the call; with `keep`, only the sources it accepts are visited (and
 // drawn for). Returns the count of positives (all of them, visited or not).
@@ -171,9 +172,11 @@ using SourceVisit = std::function<void(int32_t u, size_t count, const uint32_t* 
                                        const int32_t* vs, const int32_t* drawn)>;
 // plan: plan_link_step(g, step), what the call derives from the step's edges alone (its
 // positives, the links draws avoid, the positives by source), kept to be reused by every
-// evaluation of the step; null: made for this call.
+// evaluation of the step; null: made for this call. With `keep`, only the sources it accepts
+// (what a rank holding a share of the events (shard_events) plans: its own).
 struct LinkStepPlan;
-std::shared_ptr<const LinkStepPlan> plan_link_step(const TemporalGraph& g, int step);
+std::shared_ptr<const LinkStepPlan> plan_link_step(const TemporalGraph& g, int step,
+                                                   const std::function<bool(int32_t)>& keep = {});
 size_t visit_link_sources(const TemporalGraph& g, int step, int negatives, uint64_t seed,
                           uint64_t salt, const EdgeHistory* history,
                           const std::function<void(size_t kept, size_t total)>& sized,

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "dgnn/common/error.hpp"
+#include "dgnn/common/io_stats.hpp"
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/graph/npy.hpp"
 #include "temp_files.hpp"
@@ -682,4 +683,61 @@ TEST_CASE("read_vertex_features: a .npy has a row per vertex id of the graph, no
   CHECK_THAT(error_of<InputError>([&] { read_vertex_features(few, ids, &dim); }),
              Contains(few + ": is 3 x 4, expected 4 x 3 (transposed?)") &&
                  Contains("vertex id 3 is in the edges"));
+}
+
+TEST_CASE("read_vertex_feature_rows: a .npy's rows are read alone, checked as the whole file",
+          "[dataset][errors]") {
+  TempDir tmp;
+  const std::vector<int64_t> ids = {0, 2, 3, 5, 6};  // dense ids 0..4
+  int64_t dim = 0;
+  const std::string ok = tmp.path("ok.npy");
+  std::vector<float> m(7 * 3);
+  for (size_t i = 0; i < m.size(); ++i) m[i] = float(i);
+  write_npy(ok, m.data(), 7, 3);
+  const std::vector<float> whole = read_vertex_features(ok, ids, &dim);
+  for (const std::vector<int64_t>& rows :
+       {std::vector<int64_t>{}, {0}, {1, 2}, {0, 2, 4}, {0, 1, 2, 3, 4}, {3, 4}}) {
+    INFO("rows " << rows.size());
+    const int64_t before = input_bytes_read();
+    const std::vector<float> got = read_vertex_feature_rows(ok, ids, rows, &dim);
+    CHECK(dim == 3);
+    // Only the rows asked for were read (one read per run of consecutive ids).
+    CHECK(input_bytes_read() - before == int64_t(rows.size()) * 3 * 4);
+    REQUIRE(got.size() == rows.size() * 3);
+    for (size_t i = 0; i < rows.size(); ++i)
+      for (int c = 0; c < 3; ++c) CHECK(got[i * 3 + size_t(c)] == whole[size_t(rows[i]) * 3 + size_t(c)]);
+  }
+  // float64 rows convert as the whole read converts them.
+  const std::string f8 = tmp.path("f8.npy");
+  std::vector<double> d(7 * 2);
+  for (size_t i = 0; i < d.size(); ++i) d[i] = 0.5 + double(i);
+  {
+    std::string hdr = "{'descr': '<f8', 'fortran_order': False, 'shape': (7, 2), }";
+    std::string h = hdr;
+    while ((10 + h.size() + 1) % 64) h.push_back(' ');
+    h.push_back('\n');
+    std::string bytes = "\x93NUMPY";
+    bytes.push_back(1), bytes.push_back(0);
+    bytes.push_back(char(h.size() & 0xff)), bytes.push_back(char(h.size() >> 8));
+    bytes += h;
+    bytes.append(reinterpret_cast<const char*>(d.data()), d.size() * 8);
+    tmp.write("f8.npy", bytes);
+  }
+  CHECK(read_vertex_feature_rows(f8, ids, {1, 4}, &dim) == std::vector<float>{4.5f, 5.5f, 12.5f, 13.5f});
+  // The shape is checked from the header, as read_vertex_features checks it.
+  const std::string more = tmp.path("more.npy");
+  write_npy(more, std::vector<float>(16, 1.f).data(), 8, 2);
+  CHECK_THAT(error_of<InputError>([&] { read_vertex_feature_rows(more, ids, {0}, &dim); }),
+             Contains(more + ": is 8 x 2, expected 7 x 2: one row per vertex id 0..6"));
+  // A value that is not finite, in a row read: named by its vertex; in a row not read: unseen.
+  m[size_t(5 * 3 + 1)] = std::numeric_limits<float>::quiet_NaN();  // vertex 5 = dense 3
+  const std::string nan = tmp.path("nan.npy");
+  write_npy(nan, m.data(), 7, 3);
+  CHECK_THAT(error_of<InputError>([&] { read_vertex_feature_rows(nan, ids, {2, 3}, &dim); }),
+             Contains(nan + ": expected finite feature values, row 5 (vertex 5) column 1 holds NaN"));
+  CHECK(read_vertex_feature_rows(nan, ids, {0, 4}, &dim).size() == 6);
+  // Text (and gzipped) files are read whole and cut.
+  const std::string txt = tmp.write("f.txt", "0 1 2\n2 3 4\n3 5 6\n5 7 8\n6 9 10\n");
+  CHECK(read_vertex_feature_rows(txt, ids, {1, 3}, &dim) == std::vector<float>{3, 4, 7, 8});
+  CHECK(dim == 2);
 }

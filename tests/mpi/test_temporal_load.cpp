@@ -43,6 +43,15 @@ void check_same(const LoadedTemporal& a, const LoadedTemporal& b) {
     CHECK(x.events[t].src == y.events[t].src);
     CHECK(x.events[t].dst == y.events[t].dst);
     CHECK(x.events[t].weight == y.events[t].weight);
+    CHECK(x.events[t].ordinal == y.events[t].ordinal);
+    REQUIRE(x.events[t].sharded() == y.events[t].sharded());
+    if (x.events[t].sharded()) {
+      CHECK(x.events[t].whole->events == y.events[t].whole->events);
+      CHECK(x.events[t].whole->targets == y.events[t].whole->targets);
+      CHECK(x.events[t].whole->negative_targets == y.events[t].whole->negative_targets);
+      CHECK(x.events[t].whole->negative_weights == y.events[t].whole->negative_weights);
+      CHECK(x.events[t].whole->distinct == y.events[t].whole->distinct);
+    }
     CHECK(x.events[t].start_time == y.events[t].start_time);
     CHECK(x.events[t].end_time == y.events[t].end_time);
   }
@@ -70,6 +79,7 @@ LoadedTemporal rank0_shares_for(const std::function<TemporalGraph()>& read,
   broadcast_temporal_meta(out.g, out.nnz, comm, out.moves);
   out.part = part;
   move_vertex_shares(out.g, out.part, comm, out.moves);
+  shard_events(out.g, out.part, comm);
   return out;
 }
 

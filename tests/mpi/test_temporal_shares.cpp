@@ -3,13 +3,17 @@
 // the views make_temporal_rank cuts from the shares equal those it cuts from whole snapshots.
 // TemporalRun keeps only the shares on every rank.
 #include <catch2/catch.hpp>
+#include <set>
+#include <tuple>
 
 #include "../small_evolving.hpp"
 #include "dgnn/comm/communicator.hpp"
+#include "dgnn/common/error.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
 #include "dgnn/gnn/temporal/temporal_dist.hpp"
 #include "dgnn/gnn/temporal/temporal_run.hpp"
 #include "dgnn/graph/temporal.hpp"
+#include "dgnn/partition/partition.hpp"
 
 using namespace dgnn;
 
@@ -42,6 +46,66 @@ void require_equal(const Csr& a, const Csr& b) {
   REQUIRE(a.offsets == b.offsets);
   REQUIRE(a.indices == b.indices);
   REQUIRE(a.values == b.values);
+}
+
+// `share` is this rank's share of ref's events under `part` (shard_events): the events with an
+// end here, in order, its sources' distinct pairs at their ordinals in the whole step (numbered
+// as collect_positives numbers them), and the whole step's counts; and the positives a rank
+// finds in it are those it finds in the whole list.
+void check_event_share(const TemporalGraph& ref, const TemporalGraph& share,
+                       const std::vector<int32_t>& part, Communicator& comm) {
+  const int me = comm.rank();
+  REQUIRE(share.num_snapshots() == ref.num_snapshots());
+  constexpr uint32_t kRepeat = SnapshotEvents::kRepeat;
+  for (int t = 0; t < ref.num_snapshots(); ++t) {
+    INFO("snapshot " << t);
+    const SnapshotEvents &w = ref.events[size_t(t)], &s = share.events[size_t(t)];
+    REQUIRE(s.sharded());
+    CHECK(s.start_time == w.start_time);
+    CHECK(s.end_time == w.end_time);
+    std::vector<int32_t> src, dst;
+    std::vector<float> wt;
+    std::vector<uint32_t> ord;
+    std::set<std::pair<int32_t, int32_t>> seen;
+    SnapshotEvents::Whole c;
+    for (size_t i = 0; i < w.src.size(); ++i) {
+      const int32_t u = w.src[i], v = w.dst[i];
+      const bool neg = !w.weight.empty() && w.weight[i] < 0;
+      ++c.events;
+      c.negative_weights += neg;
+      uint32_t o = kRepeat;
+      if (u != v) {
+        ++c.targets;
+        c.negative_targets += neg;
+        const std::pair<int32_t, int32_t> key =
+            ref.directed || u < v ? std::pair{u, v} : std::pair{v, u};
+        if (seen.insert(key).second) o = uint32_t(c.distinct++);
+      }
+      if (part[size_t(u)] != me && part[size_t(v)] != me) continue;
+      src.push_back(u), dst.push_back(v);
+      if (!w.weight.empty()) wt.push_back(w.weight[i]);
+      ord.push_back(part[size_t(u)] == me ? o : kRepeat);
+    }
+    CHECK(s.src == src);
+    CHECK(s.dst == dst);
+    CHECK(s.weight == wt);
+    CHECK(s.ordinal == ord);
+    CHECK(s.whole->events == c.events);
+    CHECK(s.whole->targets == c.targets);
+    CHECK(s.whole->negative_targets == c.negative_targets);
+    CHECK(s.whole->negative_weights == c.negative_weights);
+    CHECK(s.whole->distinct == c.distinct);
+    if (t == 0) continue;
+    const auto mine = [&](int32_t u) { return part[size_t(u)] == me; };
+    const StepPositives a = step_positives(share, t - 1, mine), b = step_positives(ref, t - 1, mine);
+    CHECK(a.index == b.index);
+    CHECK(a.total == b.total);
+    REQUIRE(a.event.size() == b.event.size());
+    for (size_t j = 0; j < a.event.size(); ++j) {
+      CHECK(s.src[a.event[j]] == w.src[b.event[j]]);
+      CHECK(s.dst[a.event[j]] == w.dst[b.event[j]]);
+    }
+  }
 }
 
 int64_t stored_entries(const TemporalGraph& g) {
@@ -148,8 +212,111 @@ TEST_CASE("a vertex-strategy run keeps only shares, rank 0 included", "[tmove][t
   int64_t sum = mine;
   comm.allreduce_sum(&sum, 1);
   CHECK(sum == whole);  // undirected: each entry in one share
-  // The events stay whole on every rank (link targets, negatives and evaluation read them).
-  REQUIRE(run.graph().num_snapshots() == ref.num_snapshots());
-  for (int t = 0; t < ref.num_snapshots(); ++t)
-    REQUIRE(run.graph().events[size_t(t)].src == ref.events[size_t(t)].src);
+  // The events are a share too: those with an end here, numbered as the whole step numbers them.
+  check_event_share(ref, run.graph(), run.part(), comm);
+}
+
+TEST_CASE("shard_events keeps a rank's events, numbered as the whole step", "[tmove][tshare]") {
+  Communicator& comm = world();
+  for (bool directed : {false, true})
+    for (Partitioner method : {Partitioner::metis, Partitioner::random}) {
+      INFO("directed " << directed << " partitioner " << int(method));
+      TemporalGraph ref = graph(SnapshotMode::window, true, directed);
+      // A self loop, a pair in both directions and an empty step, added to the generated one.
+      if (ref.num_snapshots() > 2) {
+        SnapshotEvents& e = ref.events[1];
+        e.src.insert(e.src.begin(), {0, 0, 1});
+        e.dst.insert(e.dst.begin(), {0, 1, 0});
+        if (!e.weight.empty()) e.weight.insert(e.weight.begin(), {1.f, -1.f, 2.f});
+        // (sorted again by (src, dst), repeats of one pair merged as a loader merges them)
+        std::vector<std::tuple<int32_t, int32_t, float>> all;
+        for (size_t i = 0; i < e.src.size(); ++i)
+          all.emplace_back(e.src[i], e.dst[i], e.weight.empty() ? 0.f : e.weight[i]);
+        std::sort(all.begin(), all.end());
+        all.erase(std::unique(all.begin(), all.end(),
+                              [](const auto& a, const auto& b) {
+                                return std::get<0>(a) == std::get<0>(b) &&
+                                       std::get<1>(a) == std::get<1>(b);
+                              }),
+                  all.end());
+        const bool w = !e.weight.empty();
+        e.src.clear(), e.dst.clear(), e.weight.clear();
+        for (const auto& [u, v, x] : all) {
+          e.src.push_back(u), e.dst.push_back(v);
+          if (w) e.weight.push_back(x);
+        }
+        ref.events[2].src.clear(), ref.events[2].dst.clear(), ref.events[2].weight.clear();
+      }
+      PartitionOptions popt;
+      popt.method = method;
+      popt.parts = comm.size();
+      const std::vector<int32_t> part = partition_temporal(ref, popt);
+      TemporalGraph share = ref;
+      shard_events(share, part, comm);
+      check_event_share(ref, share, part, comm);
+    }
+}
+
+TEST_CASE("static features by rows: each rank reads its own vertices' rows", "[tmove][tshare]") {
+  Communicator& comm = world();
+  const TemporalGraph ref = graph(SnapshotMode::window, false);
+  constexpr int64_t kDim = 3;
+  auto value = [](int64_t id, int64_t c) { return float((id * 7 + c * 3) % 11) / 11.f - 0.5f; };
+  TemporalRunConfig cfg;
+  cfg.model = "gcrn";
+  cfg.hidden = 4;
+  cfg.train.epochs = 2;
+  cfg.train.bptt = 2;
+  cfg.features = [&](const TemporalGraph& g, int64_t* dim) {
+    *dim = kDim;
+    std::vector<float> f(size_t(g.num_vertices * kDim));
+    for (int64_t v = 0; v < g.num_vertices; ++v)
+      for (int64_t c = 0; c < kDim; ++c) f[size_t(v * kDim + c)] = value(g.original_ids[size_t(v)], c);
+    return f;
+  };
+  TemporalRun whole([&] { return ref; }, cfg, comm);
+  const TemporalResult a = whole.train();
+  std::vector<int64_t> asked;
+  bool called = false;
+  TemporalRunConfig by_rows = cfg;
+  by_rows.feature_rows = [&](const TemporalGraph& g, const std::vector<int64_t>& rows,
+                             int64_t* dim) {
+    called = true;
+    asked = rows;
+    *dim = kDim;
+    std::vector<float> f;
+    for (int64_t v : rows)
+      for (int64_t c = 0; c < kDim; ++c) f.push_back(value(g.original_ids[size_t(v)], c));
+    return f;
+  };
+  TemporalRun rows([&] { return ref; }, by_rows, comm);
+  const TemporalResult b = rows.train();
+  CHECK(b.final_loss == a.final_loss);
+  CHECK(b.test.auc == a.test.auc);
+  CHECK(b.test.map == a.test.map);
+  CHECK(b.test.mrr == a.test.mrr);
+  CHECK(rows.feature_dim() == kDim);
+  CHECK(called == (comm.size() > 1));  // one process makes every row with `features`
+  if (comm.size() > 1) {
+    std::vector<int64_t> own;
+    for (size_t v = 0; v < rows.part().size(); ++v)
+      if (rows.part()[v] == comm.rank()) own.push_back(int64_t(v));
+    CHECK(asked == own);
+  }
+  // An error on one rank is the job's one error.
+  if (comm.size() > 1) {
+    TemporalRunConfig bad = by_rows;
+    bad.feature_rows = [&](const TemporalGraph&, const std::vector<int64_t>&, int64_t* dim) {
+      *dim = kDim;
+      if (comm.rank() == 1) throw InputError("f.npy", 0, "row 9 holds NaN");
+      return std::vector<float>(asked.size() * kDim, 0.f);
+    };
+    std::string what;
+    try {
+      TemporalRun r([&] { return ref; }, bad, comm);
+    } catch (const Error& e) {  // (the job's one error: AgreedError)
+      what = e.what();
+    }
+    CHECK(what == "f.npy: row 9 holds NaN");
+  }
 }
