@@ -143,9 +143,8 @@ void run_train_temporal(TrainArgs& a) {
         "%.1f MB (loaded in %.0f ms)\n",
         (long long)g.num_vertices, g.num_snapshots(), (long long)run.feature_dim(),
         run.static_features() ? feature_file.c_str() : "degree buckets per snapshot",
-        int(std::count_if(g.diffs.begin(), g.diffs.end(),
-                          [](const SnapshotDiff& d) { return d.whole.has_value(); })),
-        int(g.diffs.size()), double(g.diff_bytes()) / 1e6, double(g.full_bytes()) / 1e6,
+        run.topology().whole_steps, run.topology().steps,
+        double(run.topology().diff_bytes) / 1e6, double(run.topology().full_bytes) / 1e6,
         run.load_ms());
   if (!a.quiet && root && comm.size() > 1 && run.sharded())
     std::printf("edge list read in shards by %d ranks: %.2f MB of text on rank 0, at most %.2f MB "

@@ -1,5 +1,7 @@
 #include "dgnn/gnn/temporal/temporal_run.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "dgnn/comm/collectives.hpp"
@@ -187,6 +189,20 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
   meta["features"] = feature_dim_;
   opt.meta_json = meta.dump();
   const auto& views = rank_data_ ? rank_data_->graphs : snap_data_ ? snap_data_->graphs : graphs_;
+  // The views hold their own copies of the snapshots: the graph's are dropped unless asked for
+  // (the trainer reads the events, ids and vertex count only).
+  TemporalGraph& held = in_.g;
+  topology_.diff_bytes = held.diff_bytes();
+  topology_.full_bytes = held.full_bytes();
+  topology_.steps = int(held.diffs.size());
+  topology_.whole_steps = int(std::count_if(held.diffs.begin(), held.diffs.end(),
+                                            [](const SnapshotDiff& d) { return d.whole.has_value(); }));
+  if (!cfg_.keep_snapshots) {
+    Csr empty;
+    empty.rows = 0;  // a snapshot asked of it fails loudly (broadcast_temporal_meta's convention)
+    held.base = std::move(empty);
+    std::vector<SnapshotDiff>().swap(held.diffs);
+  }
   trainer_ = std::make_unique<LinkPredictionTrainer>(
       *model_, *head_, g, views, rank_data_ ? rank_data_->features : features_, comm, opt,
       rank_data_ ? &rank_data_->dir : nullptr, snap_data_ ? &snap_data_->plan : nullptr);

@@ -125,6 +125,17 @@ struct TemporalRunConfig {
     SnapshotOptions snapshots;
   };
   std::optional<Source> source;
+  // Keep the graph's snapshots (base + differences, or this rank's shares) once the model's
+  // views of them are made: run.graph() then still walks them. Off, they are dropped (the views
+  // hold their own copies; every rank saved its share's size: 35 MB a rank of the 100k x 30
+  // evolving SBM at 4 ranks), and run.topology() says what they were.
+  bool keep_snapshots = false;
+};
+
+// What the graph's snapshots took as this rank held them (TemporalRun::topology).
+struct TopologyStats {
+  int64_t diff_bytes = 0, full_bytes = 0;  // TemporalGraph::diff_bytes() and full_bytes()
+  int steps = 0, whole_steps = 0;          // differences, and those stored whole
 };
 
 class TemporalRun {
@@ -147,10 +158,11 @@ class TemporalRun {
   TemporalModel& model() { return *model_; }
   // Every rank: the vertex count, ids and events; the snapshots where this rank holds them
   // (vertex strategy on several ranks: its vertex_share of each, rank 0's too, and its share
-  // of the events, shard_events).
+  // of the events, shard_events) when TemporalRunConfig::keep_snapshots asked to keep them.
   const TemporalGraph& graph() const { return in_.g; }
   // Every vertex's rank (vertex strategy on several ranks; empty otherwise).
   const std::vector<int32_t>& part() const { return in_.part; }
+  const TopologyStats& topology() const { return topology_; }
   int64_t feature_dim() const { return feature_dim_; }
   bool static_features() const { return static_dim_ > 0; }
   const SnapshotMoves& moves() const { return in_.moves; }  // rank 0's count
@@ -174,6 +186,7 @@ class TemporalRun {
   std::unique_ptr<TemporalModel> model_;
   std::unique_ptr<PairClassifier> head_;
   std::optional<SnapshotUploads> uploads_;
+  TopologyStats topology_;
   std::unique_ptr<LinkPredictionTrainer> trainer_;
 };
 

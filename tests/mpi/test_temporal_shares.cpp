@@ -206,6 +206,7 @@ TEST_CASE("a vertex-strategy run keeps only shares, rank 0 included", "[tmove][t
   cfg.hidden = 4;
   cfg.train.epochs = 1;
   cfg.train.bptt = 2;
+  cfg.keep_snapshots = true;
   TemporalRun run([&] { return ref; }, cfg, comm);
   const int64_t whole = stored_entries(ref), mine = stored_entries(run.graph());
   if (comm.size() > 1) CHECK(mine < whole);
@@ -214,6 +215,15 @@ TEST_CASE("a vertex-strategy run keeps only shares, rank 0 included", "[tmove][t
   CHECK(sum == whole);  // undirected: each entry in one share
   // The events are a share too: those with an end here, numbered as the whole step numbers them.
   check_event_share(ref, run.graph(), run.part(), comm);
+  // Unless kept, the shares go once the views are made; what they took stays known.
+  cfg.keep_snapshots = false;
+  TemporalRun lean([&] { return ref; }, cfg, comm);
+  CHECK(lean.graph().diffs.empty());
+  CHECK(lean.graph().base.rows == 0);
+  CHECK(lean.topology().steps == ref.num_snapshots() - 1);
+  CHECK(lean.topology().diff_bytes == run.graph().diff_bytes());
+  CHECK(lean.topology().full_bytes == run.graph().full_bytes());
+  CHECK(lean.train().test.auc == run.train().test.auc);
 }
 
 TEST_CASE("shard_events keeps a rank's events, numbered as the whole step", "[tmove][tshare]") {
