@@ -184,6 +184,14 @@ std::vector<int32_t> partition_shards(BlockWork& b, PartitionOptions popt, Commu
         columns[size_t(group[size_t(s)])][v] += b.work[size_t(s)][v];
   }
   std::vector<std::vector<int32_t>>().swap(b.work);
+  // The partitioners cut the symmetrised rows; the in-edges they were made from are only read
+  // to balance in-edges. Freed before PT-Scotch copies the rows (its peak is the load's).
+  if (!popt.balance_edges) {
+    DistGraph& u = b.union_graph;
+    std::vector<int64_t>().swap(u.in_offsets);
+    std::vector<int64_t>().swap(u.in_src);
+    std::vector<float>().swap(u.in_weight);
+  }
   const std::vector<int32_t> mine = partition_blocks(b.union_graph, popt, comm, columns);
   return allgather_parts(b.union_graph, mine, comm);
 }
