@@ -303,6 +303,11 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--neg-train", a.neg_train,
                   "Temporal graphs: sampled non-edges per edge in training, as train")
       ->capture_default_str();
+  cmd->add_option("--neg-eval", a.neg_eval,
+                  "Temporal graphs: sampled non-edges per edge in evaluation, as train (its "
+                  "memory: the negatives' keys)")
+      ->check(CLI::Range(1, 1 << 30))
+      ->capture_default_str();
   cmd->add_option("--snapshot-groups", a.snapshot_groups,
                   "Temporal graphs, vertex strategy with METIS: groups of consecutive snapshots "
                   "balanced besides the union graph, as train (0: the union graph only; default "

@@ -81,7 +81,8 @@ std::vector<MemoryRow> static_memory_rows(const Dataset& d, const perf::StaticPl
 
 std::vector<MemoryRow> temporal_memory_rows(const TemporalGraph& g,
                                             const perf::TemporalTraining& t,
-                                            const perf::TemporalPlan& plan, int64_t hidden) {
+                                            const perf::TemporalPlan& plan, int64_t hidden,
+                                            int neg_eval) {
   perf::TemporalMemoryInput in;
   in.shape = plan.shape;
   in.features = plan.in_dim;
@@ -93,6 +94,8 @@ std::vector<MemoryRow> temporal_memory_rows(const TemporalGraph& g,
   in.stored_bytes = g.diff_bytes();
   in.largest_entries = *std::max_element(t.nnz.begin(), t.nnz.end());
   in.step_pairs = t.most_pairs;
+  for (const SnapshotEvents& e : g.events) in.events += e.total_events();
+  in.neg_eval = neg_eval;
   std::vector<MemoryRow> out;
   for (const perf::TemporalPlanRow& pr : plan.rows) {
     if (pr.p.strategy != "vertex" || !pr.p.feasible) continue;  // the sharded design's strategy
@@ -160,6 +163,8 @@ std::vector<MemoryRow> size_memory_rows(PlanArgs& a, const std::vector<int>& ran
     // disjoint events), 8 bytes per row and 4 per entry: the upper bound of base + differences.
     in.stored_bytes = int64_t(T) * (8 * (n + 1) + 4 * per_snap);
     in.step_pairs = (m + T - 1) / T * (1 + a.neg_train);  // each event, and its negatives
+    in.events = m;
+    in.neg_eval = a.neg_eval;
     for (int p : ranks) {
       in.ranks = p;
       const perf::PartCounts c = perf::balanced_share(n, per_snap, p);

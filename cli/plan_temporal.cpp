@@ -150,7 +150,7 @@ void print_json(const PlanArgs& a, const TemporalGraph& g, const perf::TemporalT
                {"strategy", best.p.strategy},
                {"partitioner", best.partitioner},
                {"epoch_ms", best.p.epoch_ms}};
-  j["memory"] = memory_json(a, temporal_memory_rows(g, t, plan, a.hidden));
+  j["memory"] = memory_json(a, temporal_memory_rows(g, t, plan, a.hidden, a.neg_eval));
   if (a.device_memory_bytes > 0) j["device_memory_bytes"] = a.device_memory_bytes;
   std::printf("%s\n", j.dump(1).c_str());
 }
@@ -243,7 +243,7 @@ void run_plan_temporal(PlanArgs& a, const std::vector<int>& ranks) {
   if (a.json) return print_json(a, g, t, plan, o);
   print_inputs(a, g, t, plan, o);
   print_table(plan);
-  print_memory(a, temporal_memory_rows(g, t, plan, a.hidden));
+  print_memory(a, temporal_memory_rows(g, t, plan, a.hidden, a.neg_eval));
 }
 
 }  // namespace dgnn::cli

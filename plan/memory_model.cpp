@@ -107,14 +107,30 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
                                       : 1.0;
   auto part = [&](int64_t whole) { return int64_t(std::ceil(double(whole) * share)); };
   const int64_t window = std::max(1, in.bptt);
-  // Stored: its share of the base snapshot and of every step's difference (its rows' in-edges).
-  const int64_t stored = part(in.stored_bytes);
-  // Working: the window's snapshots built as local graphs (structure, adjacency, transpose).
+  const int64_t snapshots = std::max(1, in.snapshots);
+  // Every snapshot's local graph (structure, then its adjacency and transpose on first use) is
+  // kept for the whole run: all of them, not a window's. The stored base + differences they were
+  // cut from are dropped once they are made (TemporalRun), so they are not at the peak.
   PartCounts snap = c;
   snap.edges = part(in.largest_entries);
   const bool symmetric = in.ranks == 1;
-  m.graph = stored + window * local_graph_bytes(snap, in.weighted, true, symmetric);
-  m.halo = in.ranks > 1 ? int64_t(std::max(1, in.snapshots)) * halo_plan_bytes(c) : 0;  // one per snapshot
+  m.graph = snapshots * local_graph_bytes(snap, in.weighted, true, symmetric);
+  // The rank's share of the events: those with an end it owns (an event has two; src, dst and
+  // its ordinal, 12 bytes), all of them on one process (8 bytes).
+  m.graph += in.ranks > 1
+                 ? int64_t(std::ceil(double(in.events) * std::min(1.0, 2.0 * share) * 12))
+                 : in.events * 8;
+  // The halo: a plan per snapshot; and the rows a rank fetches from their owners: the ends of the
+  // pairs it scores (a window's steps stay in the tape: at most every other vertex's row) and,
+  // to evaluate, every vertex's embedding, with the scorer's two projections of it (a negative
+  // may be any vertex: FactoredPairs over all rows, on every rank).
+  m.halo = 0;
+  if (in.ranks > 1) {
+    const int64_t others = std::max<int64_t>(0, vertices - c.rows);
+    m.halo = snapshots * halo_plan_bytes(c) +
+             window * std::min(others, part(in.step_pairs)) * in.hidden * kF +
+             vertices * (in.hidden + 2 * in.shape.scorer_hidden) * kF;
+  }
   m.features = c.rows * in.features * kF;
   m.labels = 0;  // link tasks: the labels are the pairs
   m.model = model_bytes(in.shape.parameters, in.shape.tensors);
@@ -135,6 +151,11 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
   // keeps for its backward: its hidden layer and the logit. (The ends' embeddings are read in
   // place; under the vertex strategy a rank fetches the remote ones, counted in the halo.)
   m.pairs = window * part(in.step_pairs) * (3 * kF + (in.shape.scorer_hidden + 1) * kF);
+  // Evaluating a step: its sources' negatives as 4-byte keys and the radix sort's buffer (AUC and
+  // AP place them among the positives), and the step's positives' scores and tie intervals on
+  // every rank (RankCounter: about 56 bytes each).
+  const int64_t step_positives = (in.events + snapshots - 1) / snapshots;
+  m.pairs += part(step_positives) * int64_t(std::max(1, in.neg_eval)) * 8 + step_positives * 56;
   return m;
 }
 

@@ -72,8 +72,13 @@ struct TemporalMemoryInput {
   int ranks = 1;
   // Of the whole graph: the bytes of every snapshot as base + differences
   // (TemporalGraph::diff_bytes: the base CSR, then each step's difference or the snapshot whole,
-  // whichever is smaller); the largest snapshot's entries; the most pairs a training step scores.
+  // whichever is smaller; dropped once the views are made, so not in the peak); the largest
+  // snapshot's entries; the most pairs a training step scores.
   int64_t stored_bytes = 0, largest_entries = 0, step_pairs = 0;
+  // Every event of every snapshot (their shares are held), and the sampled non-edges per
+  // positive an evaluation step scores (--neg-eval).
+  int64_t events = 0;
+  int neg_eval = 100;
 };
 // `c`: the rank's counts in the largest snapshot: rows, in-edges, halo rows (an upper bound for
 // the other snapshots) and rows sent. Its share of every entry count above is c.edges /
