@@ -122,14 +122,18 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
                  : in.events * 8;
   // The halo: a plan per snapshot; and the rows a rank fetches from their owners: the ends of the
   // pairs it scores (a window's steps stay in the tape: at most every other vertex's row) and,
-  // to evaluate, every vertex's embedding, with the scorer's two projections of it (a negative
-  // may be any vertex: FactoredPairs over all rows, on every rank).
+  // to evaluate, the embedding and the scorer's two projections of every vertex its candidates
+  // may name: each positive names 1 + neg_eval; a rank whose candidates are more than a quarter
+  // of the vertices fetches every vertex's (LinkPredictionTrainer::fetch_candidates).
+  const int64_t step_positives = (in.events + snapshots - 1) / snapshots;
   m.halo = 0;
   if (in.ranks > 1) {
     const int64_t others = std::max<int64_t>(0, vertices - c.rows);
+    const int64_t named = part(step_positives) * (1 + int64_t(std::max(0, in.neg_eval)));
+    const int64_t eval_rows = named * 4 <= vertices ? named : vertices;
     m.halo = snapshots * halo_plan_bytes(c) +
              window * std::min(others, part(in.step_pairs)) * in.hidden * kF +
-             vertices * (in.hidden + 2 * in.shape.scorer_hidden) * kF;
+             eval_rows * (in.hidden + 2 * in.shape.scorer_hidden) * kF;
   }
   m.features = c.rows * in.features * kF;
   m.labels = 0;  // link tasks: the labels are the pairs
@@ -154,7 +158,6 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
   // Evaluating a step: its sources' negatives as 4-byte keys and the radix sort's buffer (AUC and
   // AP place them among the positives), and the step's positives' scores and tie intervals on
   // every rank (RankCounter: about 56 bytes each).
-  const int64_t step_positives = (in.events + snapshots - 1) / snapshots;
   m.pairs += part(step_positives) * int64_t(std::max(1, in.neg_eval)) * 8 + step_positives * 56;
   return m;
 }

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -105,11 +107,74 @@ constexpr int kFusedOk = 0, kFusedNaN = 1, kFusedTwoPasses = 2;
 
 }  // namespace
 
+const LinkStepPlan& LinkPredictionTrainer::eval_plan(int step,
+                                                     const std::function<bool(int32_t)>& mine) {
+  if (eval_plans_.size() < size_t(n_steps_)) eval_plans_.resize(size_t(n_steps_));
+  // A share of the events (shard_events) plans this rank's sources only, each positive at its
+  // ordinal in the whole step; whole events plan every source (each rank visits its own).
+  const bool share = g_.events[size_t(step + 1)].sharded();
+  std::shared_ptr<const LinkStepPlan>& plan = eval_plans_[size_t(step)];
+  if (!plan) plan = plan_link_step(g_, step, share ? mine : nullptr);
+  return *plan;
+}
+
+bool LinkPredictionTrainer::fetch_candidates(int step, const std::function<bool(int32_t)>& mine) {
+  // DGNN_EVAL_FETCH=candidates|all forces one way (tests); by default a rank fetches its
+  // candidates' rows when they are at most a quarter of the vertices (each positive names 1 +
+  // neg_eval of them at most). Per rank: fetch_rows takes each rank's own list.
+  if (const char* e = std::getenv("DGNN_EVAL_FETCH")) {
+    if (std::strcmp(e, "candidates") == 0) return true;
+    if (std::strcmp(e, "all") == 0) return false;
+  }
+  const double named = double(link_step_positives(eval_plan(step, mine))) *
+                       double(1 + std::max(opt_.neg_eval, 0));
+  return named * 4 <= double(g_.num_vertices);
+}
+
+std::vector<int32_t> LinkPredictionTrainer::eval_rows(int step,
+                                                      const std::function<bool(int32_t)>& mine) {
+  // The candidates are drawn as add_fused_eval_step draws them (the same seeds), collected
+  // instead of scored.
+  const size_t k = size_t(opt_.neg_eval);
+  std::vector<std::vector<int32_t>> per(static_cast<size_t>(omp_get_max_threads()));
+  visit_link_sources(
+      g_, step, opt_.neg_eval, opt_.seed, kEvalSalt, history_.get(), [](size_t, size_t) {},
+      [&](int32_t u, size_t count, const uint32_t*, const int32_t* vs, const int32_t*) {
+        std::vector<int32_t>& out = per[size_t(omp_get_thread_num())];
+        out.push_back(u);
+        out.insert(out.end(), vs, vs + count * (1 + k));
+      },
+      &eval_plan(step, mine), mine);
+  std::vector<int32_t> rows;
+  for (auto& v : per) {
+    rows.insert(rows.end(), v.begin(), v.end());
+    std::vector<int32_t>().swap(v);
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
+}
+
 void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const Tensor& h,
                                                 Communicator& comm,
                                                 const std::function<bool(int32_t)>& mine,
-                                                int* failed) {
+                                                int* failed, const std::vector<int32_t>* rows) {
   const FactoredPairs f = head_.factor(h);
+  // h's row of vertex v: v itself, or its place among `rows`.
+  auto slot = [rows](int32_t v) {
+    if (!rows) return v;
+    const auto it = std::lower_bound(rows->begin(), rows->end(), v);
+    DGNN_CHECK(it != rows->end() && *it == v, Error,
+               "link evaluation: vertex " + std::to_string(v) + " is not among the fetched rows");
+    return int32_t(it - rows->begin());
+  };
+  // The candidates of a source as rows of h (into `buf` when they need a lookup).
+  auto as_rows = [&](const int32_t* vs, size_t n, std::vector<int32_t>& buf) -> const int32_t* {
+    if (!rows) return vs;
+    buf.resize(n);
+    for (size_t i = 0; i < n; ++i) buf[i] = slot(vs[i]);
+    return buf.data();
+  };
   const size_t k = size_t(opt_.neg_eval);
   const bool tgb = history_ != nullptr;
   const size_t threads = static_cast<size_t>(omp_get_max_threads());
@@ -123,12 +188,8 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
   std::vector<double>& rr = acc.rr;
   std::vector<double>& group = acc.group;
   std::vector<RankCounter::Part>& parts = acc.parts;
-  if (eval_plans_.size() < size_t(n_steps_)) eval_plans_.resize(size_t(n_steps_));
-  // A share of the events (shard_events) plans this rank's sources only, each positive at its
-  // ordinal in the whole step; whole events plan every source (each rank visits its own).
   const bool share = g_.events[size_t(step + 1)].sharded();
-  std::shared_ptr<const LinkStepPlan>& plan = eval_plans_[size_t(step)];
-  if (!plan) plan = plan_link_step(g_, step, share ? mine : nullptr);
+  const LinkStepPlan* plan = &eval_plan(step, mine);
   const std::vector<int32_t>& sources = link_step_sources(*plan);
   size_t total = 0;  // the step's distinct positives
   // This rank's troubles, counted per thread: NaN scores, and positives that scored otherwise
@@ -161,14 +222,15 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
       },
       [&](int32_t u, size_t count, const uint32_t* js, const int32_t* vs, const int32_t*) {
         thread_local std::vector<float> score, scratch;
+        thread_local std::vector<int32_t> buf;
         score.resize(count);
-        f.score_list(u, vs, int64_t(count), score.data(), scratch);
+        f.score_list(slot(u), as_rows(vs, count, buf), int64_t(count), score.data(), scratch);
         for (size_t c = 0; c < count; ++c) {
           bad[2 * size_t(omp_get_thread_num())] += std::isnan(score[c]);
           pos[js[c]] = score[c];
         }
       },
-      plan.get(), mine);
+      plan, mine);
   if (!check()) return;
   ++acc.counted;
   const size_t kept = total;
@@ -186,11 +248,13 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
       [&](int32_t u, size_t count, const uint32_t* js, const int32_t* vs, const int32_t*) {
         const size_t t = size_t(omp_get_thread_num());
         thread_local std::vector<float> score, scratch;
+        thread_local std::vector<int32_t> buf;
         thread_local GroupRankScratch gs;
         // The source's positives, then their negatives (drawn follows vs): one list (a pair
         // scores alike anywhere).
         score.resize(count * (1 + k));
-        f.score_list(u, vs, int64_t(score.size()), score.data(), scratch);
+        f.score_list(slot(u), as_rows(vs, score.size(), buf), int64_t(score.size()), score.data(),
+                     scratch);
         const float* neg = score.data() + count;
         if (!RankCounter::add(neg, count * k, parts[t])) {
           ++bad[2 * t];
@@ -214,7 +278,7 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
             size_t(std::lower_bound(sources.begin(), sources.end(), u) - sources.begin());
         group[at] = group_reciprocal_rank(score.data(), count, neg, count * k, kLogitTie, gs);
       },
-      plan.get(), mine);
+      plan, mine);
   if (!check()) return;
   // AUC and AP: the positives (in ordinal order) place the negatives every thread and rank
   // collected.
@@ -404,12 +468,22 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end, const std::vecto
       if (comm_.size() == 1) {
         add_fused_eval_step(acc, s, h.value(), comm_, {});
       } else {
-        // Every rank scores the sources it owns, against every vertex's rows.
-        std::vector<int32_t> ids(static_cast<size_t>(g_.num_vertices));
-        std::iota(ids.begin(), ids.end(), 0);
+        // Every rank scores the sources it owns against every vertex's rows, or, when its
+        // candidates name few of the vertices, against theirs alone (the draws once more, to
+        // know them): a rank of a graph too big for one node cannot hold every vertex's rows.
         const int me = comm_.rank();
-        add_fused_eval_step(acc, s, fetch_rows(comm_, dir_, h, ids).value(), comm_,
-                            [&](int32_t u) { return dir_.owner[size_t(u)] == me; });
+        const std::function<bool(int32_t)> mine = [&](int32_t u) {
+          return dir_.owner[size_t(u)] == me;
+        };
+        if (fetch_candidates(s, mine)) {
+          const std::vector<int32_t> ids = eval_rows(s, mine);
+          add_fused_eval_step(acc, s, fetch_rows(comm_, dir_, h, ids).value(), comm_, mine,
+                              nullptr, &ids);
+        } else {
+          std::vector<int32_t> ids(static_cast<size_t>(g_.num_vertices));
+          std::iota(ids.begin(), ids.end(), 0);
+          add_fused_eval_step(acc, s, fetch_rows(comm_, dir_, h, ids).value(), comm_, mine);
+        }
       }
       continue;
     }

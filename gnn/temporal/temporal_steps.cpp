@@ -467,6 +467,7 @@ std::shared_ptr<const LinkStepPlan> plan_link_step(const TemporalGraph& g, int s
 }
 
 const std::vector<int32_t>& link_step_sources(const LinkStepPlan& plan) { return plan.sources; }
+size_t link_step_positives(const LinkStepPlan& plan) { return plan.order.size(); }
 
 namespace {
 

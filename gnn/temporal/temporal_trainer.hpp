@@ -184,6 +184,8 @@ size_t visit_link_sources(const TemporalGraph& g, int step, int negatives, uint6
                           const std::function<bool(int32_t)>& keep = {});
 // The sources of the plan's positives, ascending.
 const std::vector<int32_t>& link_step_sources(const LinkStepPlan& plan);
+// The positives the plan holds (its sources', all of them, or a share's).
+size_t link_step_positives(const LinkStepPlan& plan);
 
 // The salt of training epoch `epoch`'s negatives (from 1), as the trainer draws them.
 inline uint64_t train_salt(int epoch) { return uint64_t(epoch) * 0x9e3779b9u + 1; }
@@ -312,8 +314,19 @@ class LinkPredictionTrainer : private TrainingTask {
   // (the same bits). No batch and no list of the step's pair scores is built.
   // A NaN score, or a positive scoring otherwise in its two passes, throws on every rank of
   // `comm`; with `failed`, it is set to why instead (and acc is left part-way).
+  // `rows`: the vertices h holds (sorted; null: every vertex, row v = vertex v), at least this
+  // rank's sources and every candidate their draws name (eval_rows).
   void add_fused_eval_step(EvalSums& acc, int step, const Tensor& h, Communicator& comm,
-                           const std::function<bool(int32_t)>& mine, int* failed = nullptr);
+                           const std::function<bool(int32_t)>& mine, int* failed = nullptr,
+                           const std::vector<int32_t>* rows = nullptr);
+  // The step's evaluation plan (made on first use; with a share of the events, of `mine`'s
+  // sources), and the vertices the sources `mine` accepts score against: themselves and their
+  // candidates (positives' destinations and drawn negatives), sorted, distinct.
+  const LinkStepPlan& eval_plan(int step, const std::function<bool(int32_t)>& mine);
+  std::vector<int32_t> eval_rows(int step, const std::function<bool(int32_t)>& mine);
+  // Whether evaluating `step` fetches eval_rows' rows (its candidates name few of the vertices)
+  // rather than every vertex's.
+  bool fetch_candidates(int step, const std::function<bool(int32_t)>& mine);
   bool fused_eval() const {
     return opt_.task == TemporalTask::link && !opt_.eval_all_pairs && device() == Device::cpu;
   }

@@ -3,6 +3,7 @@
 // the views make_temporal_rank cuts from the shares equal those it cuts from whole snapshots.
 // TemporalRun keeps only the shares on every rank.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <set>
 #include <tuple>
 
@@ -328,5 +329,46 @@ TEST_CASE("static features by rows: each rank reads its own vertices' rows", "[t
       what = e.what();
     }
     CHECK(what == "f.npy: row 9 holds NaN");
+  }
+}
+
+TEST_CASE("evaluation fetching only its candidates' rows equals one process", "[tmove][tshare]") {
+  Communicator& comm = world();
+  const TemporalGraph ref = graph(SnapshotMode::window, false);
+  for (const EvalProtocol protocol : {EvalProtocol::evolvegcn, EvalProtocol::tgb}) {
+    INFO("protocol " << int(protocol));
+    TemporalRunConfig cfg;
+    cfg.model = "gcrn";
+    cfg.hidden = 4;
+    cfg.train.epochs = 1;
+    cfg.train.bptt = 2;
+    cfg.train.neg_eval = 7;
+    cfg.train.eval_protocol = protocol;
+    LinkMetrics one;
+    {
+      SelfCommunicator self;
+      if (comm.rank() == 0) {
+        TemporalRun r([&] { return ref; }, cfg, self);
+        one = r.train().test;
+      }
+      comm.broadcast(&one, sizeof one, 0);
+    }
+    std::vector<LinkMetrics> got;
+    for (const char* how : {"candidates", "all"}) {
+      ::setenv("DGNN_EVAL_FETCH", how, 1);
+      TemporalRun r([&] { return ref; }, cfg, comm);
+      got.push_back(r.train().test);
+      ::unsetenv("DGNN_EVAL_FETCH");
+    }
+    // The same rows scored: the same bits whichever way they came.
+    CHECK(got[0].auc == got[1].auc);
+    CHECK(got[0].map == got[1].map);
+    CHECK(got[0].mrr == got[1].mrr);
+    CHECK(got[0].loss == got[1].loss);
+    // And one process's numbers, to the float rounding of distributed sums (test_temporal_dist).
+    CHECK(got[0].auc == Approx(one.auc).margin(5e-4));
+    CHECK(got[0].map == Approx(one.map).margin(5e-4));
+    CHECK(got[0].mrr == Approx(one.mrr).margin(5e-4));
+    CHECK(got[0].loss == Approx(one.loss).epsilon(1e-3));
   }
 }
