@@ -81,7 +81,8 @@ std::vector<MemoryRow> static_memory_rows(const Dataset& d, const perf::StaticPl
 // From the temporal plan's vertex-strategy rows (the largest training snapshot's counts per rank).
 std::vector<MemoryRow> temporal_memory_rows(const TemporalGraph& g,
                                             const perf::TemporalTraining& t,
-                                            const perf::TemporalPlan& plan, int64_t hidden, int neg_eval = 100);
+                                            const perf::TemporalPlan& plan, int64_t hidden,
+                                            int neg_eval = 100);
 // From --vertices and --edges alone (--snapshots T: a temporal graph of T snapshots), with
 // --feature-dim, --num-classes, --model, --layers, --hidden, --bptt and --neg-train; `what` says
 // what was planned. OptionError naming the option for sizes out of range.

@@ -24,7 +24,8 @@ struct SourceCount {
 bool holds(const SnapshotEvents& ev, int32_t u, int32_t v) {
   const auto lo = std::lower_bound(ev.src.begin(), ev.src.end(), u);
   const auto hi = std::upper_bound(lo, ev.src.end(), u);
-  const auto d0 = ev.dst.begin() + (lo - ev.src.begin()), d1 = ev.dst.begin() + (hi - ev.src.begin());
+  const auto d0 = ev.dst.begin() + (lo - ev.src.begin());
+  const auto d1 = ev.dst.begin() + (hi - ev.src.begin());
   return std::binary_search(d0, d1, v);
 }
 

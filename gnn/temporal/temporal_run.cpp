@@ -195,8 +195,9 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
   topology_.diff_bytes = held.diff_bytes();
   topology_.full_bytes = held.full_bytes();
   topology_.steps = int(held.diffs.size());
-  topology_.whole_steps = int(std::count_if(held.diffs.begin(), held.diffs.end(),
-                                            [](const SnapshotDiff& d) { return d.whole.has_value(); }));
+  topology_.whole_steps =
+      int(std::count_if(held.diffs.begin(), held.diffs.end(),
+                        [](const SnapshotDiff& d) { return d.whole.has_value(); }));
   if (!cfg_.keep_snapshots) {
     Csr empty;
     empty.rows = 0;  // a snapshot asked of it fails loudly (broadcast_temporal_meta's convention)
