@@ -77,4 +77,35 @@ std::vector<T> allgather_records(const std::vector<T>& mine, Communicator& comm)
   return all;
 }
 
+// Asks each of `keys` (distinct) of the rank owner(key) names, which answers `width` values for
+// it with answer(key, out) (out: `width` slots). Returns the answers, `width` per key, in the
+// order of `keys`. An all-to-all each way. Collective.
+template <class Owner, class Answer>
+std::vector<int64_t> ask_owners(const std::vector<int64_t>& keys, size_t width, Owner&& owner,
+                                Answer&& answer, Communicator& comm) {
+  const size_t p = size_t(comm.size());
+  std::vector<std::vector<int64_t>> ask(p);
+  for (int64_t k : keys) ask[size_t(owner(k))].push_back(k);
+  std::vector<int64_t> from;
+  const std::vector<int64_t> asked = route(comm, ask, &from);
+  std::vector<std::vector<int64_t>> reply(p);
+  size_t at = 0;
+  for (size_t r = 0; r < p; ++r)
+    for (int64_t i = 0; i < from[r]; ++i, ++at) {
+      const size_t first = reply[r].size();
+      reply[r].resize(first + width);
+      answer(asked[at], reply[r].data() + first);
+    }
+  // The replies come back grouped by owner, each owner's in the order it was asked.
+  const std::vector<int64_t> got = route(comm, reply);
+  std::vector<size_t> next(p + 1, 0);
+  for (size_t r = 0; r < p; ++r) next[r + 1] = next[r] + ask[r].size();
+  std::vector<int64_t> out(keys.size() * width);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const size_t from_at = next[size_t(owner(keys[i]))]++;
+    std::copy_n(got.begin() + int64_t(from_at * width), width, out.begin() + int64_t(i * width));
+  }
+  return out;
+}
+
 }  // namespace dgnn

@@ -498,32 +498,25 @@ struct Sources {
 
 Sources source_info(const std::vector<int64_t>& srcs, const Block& b,
                     const std::vector<int32_t>& part, const IdSpace& ids, Communicator& comm) {
-  const int p = comm.size();
-  auto owner = [&](int64_t v) { return ids.owner_of_dense(v); };
   Sources out;
   std::vector<int64_t>& src_ids = out.ids;
   src_ids = srcs;
   std::sort(src_ids.begin(), src_ids.end());
   src_ids.erase(std::unique(src_ids.begin(), src_ids.end()), src_ids.end());
+  // Each source's block answers its part and its in-degree without self loops.
+  const std::vector<int64_t> got = ask_owners(
+      src_ids, 2, [&](int64_t v) { return ids.owner_of_dense(v); },
+      [&](int64_t u, int64_t* answer) {
+        const int64_t v = u - b.begin;
+        int64_t deg = 0;
+        for (int64_t e = b.g.in_offsets[size_t(v)]; e < b.g.in_offsets[size_t(v) + 1]; ++e)
+          deg += b.g.in_src[size_t(e)] != u;
+        answer[0] = part[size_t(v)];
+        answer[1] = deg;
+      },
+      comm);
   out.part.resize(src_ids.size());
   out.deg.resize(src_ids.size());
-  std::vector<std::vector<int64_t>> ask(static_cast<size_t>(p));
-  for (int64_t u : src_ids) ask[size_t(owner(u))].push_back(u);
-  std::vector<int64_t> from;
-  const std::vector<int64_t> asked = route(comm, ask, &from);
-  std::vector<std::vector<int64_t>> answer(static_cast<size_t>(p));
-  size_t at = 0;
-  for (int r = 0; r < p; ++r)
-    for (int64_t k = 0; k < from[size_t(r)]; ++k, ++at) {
-      const int64_t v = asked[at] - b.begin;
-      int64_t deg = 0;
-      for (int64_t e = b.g.in_offsets[size_t(v)]; e < b.g.in_offsets[size_t(v) + 1]; ++e)
-        deg += b.g.in_src[size_t(e)] != asked[at];
-      answer[size_t(r)].insert(answer[size_t(r)].end(), {int64_t(part[size_t(v)]), deg});
-    }
-  const std::vector<int64_t> got = route(comm, answer);
-  // Answers in the order asked: grouped by block, ascending within; src_ids is ascending and
-  // blocks are ascending ranges, so that is src_ids' order.
   for (size_t i = 0; i < src_ids.size(); ++i) out.part[i] = got[2 * i], out.deg[i] = got[2 * i + 1];
   return out;
 }

@@ -299,33 +299,21 @@ std::vector<int64_t> lookup(const IdSpace& s, const std::vector<int64_t>& ids, C
     if (in_edges) in_edges->assign(ids.size(), 1);
     return ids;
   }
-  const int p = comm.size(), me = comm.rank();
+  const int me = comm.rank();
   std::vector<int64_t> q = ids;
   std::sort(q.begin(), q.end());
   q.erase(std::unique(q.begin(), q.end()), q.end());
-  std::vector<std::vector<int64_t>> ask(static_cast<size_t>(p));
-  for (int64_t id : q) ask[size_t(s.owner_of_id(id))].push_back(id);
-  std::vector<int64_t> from;
-  const std::vector<int64_t> asked = route(comm, ask, &from);
-  std::vector<std::vector<int64_t>> answer(static_cast<size_t>(p));
-  size_t at = 0;
-  for (int r = 0; r < p; ++r)
-    for (int64_t k = 0; k < from[size_t(r)]; ++k, ++at) {
-      const auto it = std::lower_bound(s.mine.begin(), s.mine.end(), asked[at]);
-      DGNN_CHECK(it != s.mine.end() && *it == asked[at], Error,
-                 "sharded load: id " + std::to_string(asked[at]) + " was never numbered");
-      const int64_t i = it - s.mine.begin();
-      answer[size_t(r)].push_back((s.vtxdist[size_t(me)] + i) * 2 + s.in_edges[size_t(i)]);
-    }
-  // Answers come back in the order asked: q grouped by owner, ascending within.
-  const std::vector<int64_t> dense = route(comm, answer);
-  std::vector<int64_t> q_dense(q.size());
-  {
-    std::vector<size_t> pos(static_cast<size_t>(p) + 1, 0);
-    for (int r = 0; r < p; ++r) pos[size_t(r) + 1] = pos[size_t(r)] + ask[size_t(r)].size();
-    std::vector<size_t> next(pos.begin(), pos.end() - 1);
-    for (size_t i = 0; i < q.size(); ++i) q_dense[i] = dense[next[size_t(s.owner_of_id(q[i]))]++];
-  }
+  // Each id's owner answers its dense id and whether it is in an edge, as dense * 2 + in_edge.
+  const std::vector<int64_t> q_dense = ask_owners(
+      q, 1, [&](int64_t id) { return s.owner_of_id(id); },
+      [&](int64_t id, int64_t* out) {
+        const auto it = std::lower_bound(s.mine.begin(), s.mine.end(), id);
+        DGNN_CHECK(it != s.mine.end() && *it == id, Error,
+                   "sharded load: id " + std::to_string(id) + " was never numbered");
+        const int64_t i = it - s.mine.begin();
+        *out = (s.vtxdist[size_t(me)] + i) * 2 + s.in_edges[size_t(i)];
+      },
+      comm);
   std::vector<int64_t> out(ids.size());
   if (in_edges) in_edges->resize(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
