@@ -338,6 +338,22 @@ Var sum(const Var& x) {
       [](Node& n) { add_scalar(grad_of(n, 0), host_scalar(n.grad)); }, "sum");
 }
 
+Var gradient_from(const Var& x, Tensor g) {
+  check_defined("gradient_from", x);
+  if (g.numel() > 0 && (g.rows() != x.rows() || g.cols() != x.cols() || g.device() != x.device()))
+    throw ShapeError("gradient_from: the gradient " + g.shape_str() + " does not match " + shape(x));
+  const Device dev = x.device();
+  auto grad = std::make_shared<Tensor>(std::move(g));
+  return make_op(
+      Tensor::filled(1, 1, 0.f, dev), {x},
+      [dev, grad](Node& n) {
+        if (grad->numel() == 0) return;
+        kernels::axpby(dev, grad->numel(), host_scalar(n.grad), grad->data(), 1.f,
+                       grad_of(n, 0).data());
+      },
+      "gradient_from", Reads::nothing());
+}
+
 Var mean(const Var& x) {
   check_defined("mean", x);
   const int64_t count = x.value().numel();

@@ -41,6 +41,19 @@ Var gather_rows(const Var& x, std::vector<int32_t> idx);
 Var sum(const Var& x);
 // Mean of all elements (1 x 1).
 Var mean(const Var& x);
+// A loss term whose gradient with respect to x is already known: a 1 x 1 zero whose backward
+// adds g (times the incoming scalar) into x's gradient. A part of a loss back-propagated early
+// (down to a leaf holding x's value, see backward_to) is put back on x's tape this way, so the
+// rest of the backward sees the gradient it would have reached x with. g empty: adds nothing,
+// but x stays reachable (its collective ops still run on this rank).
+Var gradient_from(const Var& x, Tensor g);
+// Back-propagates `loss_of(leaf)` (a 1 x 1 loss of x's value held by a fresh leaf) times
+// `scale` at once, into every parameter it reaches, and returns the gradient term for x
+// (gradient_from(x, d loss / d x)): the loss's own tape is freed here instead of living until the
+// whole loss's backward. `value` gets the loss's value. The same gradient as adding the loss to
+// a loss that is back-propagated later (summed in another order).
+template <class LossOf>
+Var backward_to(const Var& x, float scale_by_value, double& value, LossOf&& loss_of);
 
 // Inverted dropout with a mask keyed by (key, row_ids[r], column); identity when !training
 // or p == 0. row_ids (may be null = row index) must outlive the backward pass.
@@ -79,5 +92,17 @@ Var pair_mlp(const PairEnd& u, const PairEnd& v, const Var& w1, const Var& b1, c
 // scores keep the lower row first and NaN ranks below everything. Not differentiable (an index
 // helper, e.g. for EvolveGCN-H's top-k summary: gather_rows with these indices is).
 std::vector<int32_t> topk_rows(const Tensor& scores, int64_t k);
+
+template <class LossOf>
+Var backward_to(const Var& x, float s, double& value, LossOf&& loss_of) {
+  Var leaf(x.value().clone(), true);  // one step's rows, freed on return
+  {
+    Var l = loss_of(leaf);
+    value = double(l.value().item());
+    Var seeded = s == 1.f ? l : scale(l, s);
+    seeded.backward();
+  }
+  return gradient_from(x, std::move(leaf.grad()));
+}
 
 }  // namespace dgnn

@@ -144,10 +144,19 @@ std::vector<int> LinkPredictionTrainer::training_windows() const {
   return b;
 }
 
+// Each step's head is back-propagated as soon as the step is scored (backward_to): the scores'
+// tape (the fetched ends' rows, the scorer's projections of them, a row per pair) then lives for
+// one step, not for the window's bptt steps; the window's backward starts from each step's
+// gradient with respect to its embeddings. The parameters' gradient is the same sum (in another
+// order), so the task zeroes them itself (StepLoss::accumulated).
 StepLoss LinkPredictionTrainer::window_loss(int epoch, int start, int end) {
   if (plan_) return window_loss_snapshots(epoch, start, end);
-  Var loss;
   int in_window = 0;
+  for (int s = start; s < end; ++s) in_window += has_targets_[size_t(s)];
+  optimizer_->zero_grad();
+  const float share = in_window > 0 ? 1.f / float(in_window) : 1.f;
+  Var tape;
+  double value = 0;
   for (int s = start; s < end; ++s) {
     ForwardContext ctx{*graphs_[size_t(s)], true, opt_.seed, uint64_t(epoch)};
     const Var& x = features_.size() == 1 ? features_[0] : features_[size_t(s)];
@@ -156,23 +165,26 @@ StepLoss LinkPredictionTrainer::window_loss(int epoch, int start, int end) {
     // process); a step without targets is skipped on every rank alike.
     if (!has_targets_[size_t(s)]) continue;
     const Batch b = local_batch(s, opt_.neg_train, train_salt(epoch));
-    Var logits = score(ctx, h, b);
-    // A rank with no pairs here still puts the (empty) scores on its tape: the fetch's
-    // backward is collective.
-    Var l =
-        b.src.empty() ? scale(sum(logits), 0.f) : bce_with_logits(logits, b.target, 1.0, b.weight);
-    loss = loss.defined() ? add(loss, l) : l;
-    ++in_window;
+    double l = 0;
+    // A rank with no pairs here still back-propagates its (empty) scores: the fetch's backward
+    // is collective.
+    Var term = backward_to(h, share, l, [&](const Var& rows) {
+      Var logits = score(ctx, rows, b);
+      return b.src.empty() ? scale(sum(logits), 0.f)
+                           : bce_with_logits(logits, b.target, 1.0, b.weight);
+    });
+    value += l;
+    tape = tape.defined() ? add(tape, term) : term;
   }
   StepLoss out;
   out.count = in_window;
   out.step = in_window > 0;  // the same on every rank
-  if (!loss.defined()) return out;
-  out.value = loss.value().item();
+  out.accumulated = true;
+  if (!tape.defined()) return out;
+  out.value = value;
   comm_.allreduce_sum(&out.value, 1);
   out.summed = true;
-  out.loss = loss;
-  out.scale = 1.f / float(in_window);
+  out.loss = tape;
   return out;
 }
 
@@ -186,25 +198,31 @@ StepLoss LinkPredictionTrainer::window_loss_snapshots(int epoch, int start, int 
   // process); every rank knows which steps have targets, so all agree on the window's count.
   int in_window = 0;
   for (int s = start; s < end; ++s) in_window += has_targets_[size_t(s)];
-  Var loss;
-  for (int s = w.own_begin(); s < w.own_end(); ++s) {
-    if (!has_targets_[size_t(s)]) continue;
-    const Batch b = batch_for(s, opt_.neg_train, train_salt(epoch));
-    Var logits = head_.score(w.ctx(s), h[size_t(s - w.own_begin())], b.src, b.dst);
-    Var l = bce_with_logits(logits, b.target, 1.0, b.weight);
-    loss = loss.defined() ? add(loss, l) : l;
-  }
   StepLoss out;
   out.count = in_window;
   out.step = in_window > 0;  // every rank counts the same
+  out.accumulated = true;
+  optimizer_->zero_grad();
   if (in_window == 0) return out;
-  out.value = loss.defined() ? loss.value().item() : 0.0;
+  const float share = 1.f / float(in_window);
+  Var tape;
+  double value = 0;
+  for (int s = w.own_begin(); s < w.own_end(); ++s) {
+    if (!has_targets_[size_t(s)]) continue;
+    const Batch b = batch_for(s, opt_.neg_train, train_salt(epoch));
+    double l = 0;
+    Var term = backward_to(h[size_t(s - w.own_begin())], share, l, [&](const Var& rows) {
+      return bce_with_logits(head_.score(w.ctx(s), rows, b.src, b.dst), b.target, 1.0, b.weight);
+    });
+    value += l;
+    tape = tape.defined() ? add(tape, term) : term;
+  }
+  out.value = value;
   comm_.allreduce_sum(&out.value, 1);
   out.summed = true;
   // The anchor (a zero) puts the window's communication on every rank's tape: their
   // backwards are collective.
-  out.loss = loss.defined() ? add(loss, w.anchor()) : w.anchor();
-  out.scale = 1.f / float(in_window);
+  out.loss = tape.defined() ? add(tape, w.anchor()) : w.anchor();
   return out;
 }
 

@@ -293,7 +293,7 @@ void clip_gradients(const std::vector<std::pair<std::string, Parameter*>>& param
 }
 
 double TrainingLoop::gradients(const StepLoss& l) {
-  task_.optimizer().zero_grad();
+  if (!l.accumulated) task_.optimizer().zero_grad();
   double value = l.value;
   if (!l.step) return value;
   if (l.loss.defined()) {

@@ -85,6 +85,9 @@ struct StepLoss {
   // False: no rank has anything to learn from in this step (every rank says so alike): no
   // backward, no all-reduce and no optimiser step.
   bool step = true;
+  // The task already put part of this step's gradient into the parameters (it zeroed them
+  // first, then back-propagated a part early, see backward_to): the loop must not zero them.
+  bool accumulated = false;
 };
 
 class TrainingTask {

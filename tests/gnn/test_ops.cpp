@@ -140,6 +140,46 @@ TEST_CASE("autograd: grads accumulate over uses and over backward calls", "[gnn]
   CHECK(x.grad().empty());
 }
 
+TEST_CASE("autograd: backward_to back-propagates a loss early, gradient_from puts it back",
+          "[gnn][autograd]") {
+  // A two-step recurrence h1 = tanh(x w), h2 = tanh(h1 w), scored by a head v each step:
+  // loss = 0.5 * (sum(h1 v)^2 + sum(h2 v)^2). Early: each step's head back-propagated at once
+  // (w only through the head's leaf: nothing), its gradient put back on h; then one backward.
+  const Tensor xs = make(2, 2, {0.5f, -1, 2, 0.25f});
+  const Tensor ws = make(2, 2, {0.3f, -0.2f, 0.1f, 0.4f});
+  const Tensor vs = make(2, 1, {1.5f, -0.5f});
+  auto head = [](const Var& h, const Var& v) {
+    const Var s = sum(matmul(h, v));
+    return scale(mul(s, s), 0.5f);
+  };
+  const Var x(xs.clone()), w(ws.clone(), true), v(vs.clone(), true);
+  {
+    const Var h1 = tanh(matmul(x, w)), h2 = tanh(matmul(h1, w));
+    scale(add(head(h1, v), head(h2, v)), 0.5f).backward();
+  }
+  const std::vector<float> gw = host(w.grad()), gv = host(v.grad());
+  w.node()->grad = Tensor();
+  v.node()->grad = Tensor();
+
+  const Var h1 = tanh(matmul(x, w));
+  double l1 = 0, l2 = 0;
+  const Var t1 = backward_to(h1, 0.5f, l1, [&](const Var& r) { return head(r, v); });
+  CHECK(w.grad().empty());  // the head's backward stopped at the leaf
+  const Var h2 = tanh(matmul(h1, w));
+  const Var t2 = backward_to(h2, 0.5f, l2, [&](const Var& r) { return head(r, v); });
+  CHECK(t1.value().item() == 0.f);
+  CHECK(l1 > 0);
+  add(t1, t2).backward();
+  REQUIRE(w.grad().numel() == 4);
+  for (size_t i = 0; i < gw.size(); ++i) CHECK(host(w.grad())[i] == Approx(gw[i]).epsilon(1e-5));
+  for (size_t i = 0; i < gv.size(); ++i) CHECK(host(v.grad())[i] == Approx(gv[i]).epsilon(1e-5));
+  // The shape is checked; an empty gradient adds nothing but keeps x on the tape.
+  CHECK_THROWS_AS(gradient_from(h1, Tensor(1, 2)), ShapeError);
+  const Var y(make(1, 2, {1, 2}), true);
+  gradient_from(y, Tensor()).backward();
+  CHECK(y.grad().empty());
+}
+
 TEST_CASE("autograd: only inputs that require grads get them", "[gnn][autograd]") {
   const Var a(make(2, 2, {1, 2, 3, 4}));
   const Var b(make(2, 2, {1, 0, 0, 1}), true);
