@@ -249,11 +249,10 @@ std::vector<int32_t> metis_on_root(const DistGraph& g, const PartitionOptions& o
   return scatter_from_root(comm, g, all);
 }
 
-}  // namespace
-
-std::vector<int32_t> partition_distributed(const DistGraph& g, const PartitionOptions& opt,
-                                           Communicator& comm,
-                                           const std::vector<int64_t>& vertex_weight) {
+std::vector<int32_t> partition_distributed_impl(const DistGraph& g, const PartitionOptions& opt,
+                                                Communicator& comm,
+                                                const std::vector<int64_t>& vertex_weight,
+                                                DistGraph* release) {
   check_blocks(g, comm, "partition_distributed");
   if (detail::check_partition_options(g.num_vertices, opt))
     return std::vector<int32_t>(size_t(g.block_size()), 0);
@@ -272,17 +271,19 @@ std::vector<int32_t> partition_distributed(const DistGraph& g, const PartitionOp
   comm.allreduce_sum(sums.data(), 2);
   DGNN_CHECK(sums[0] == 0 || !vertex_weight.empty() || g.block_size() == 0, ShapeError,
              "partition_distributed: vertex weights on some ranks only");
-  return scotch::partition_dgraph(g, opt, handle, vertex_weight, sums[0] > 0, sums[1]);
+  return scotch::partition_dgraph(g, opt, handle, vertex_weight, sums[0] > 0, sums[1], release);
 #else
+  (void)release;
   throw OptionError(
       "--partitioner ptscotch on " + std::to_string(comm.size()) +
       " ranks: this build of dgnn has no PT-Scotch (install libptscotch-dev and rebuild with MPI)");
 #endif
 }
 
-std::vector<int32_t> partition_blocks(const DistGraph& g, const PartitionOptions& opt,
-                                      Communicator& comm,
-                                      const std::vector<std::vector<int64_t>>& balance) {
+std::vector<int32_t> partition_blocks_impl(const DistGraph& g, const PartitionOptions& opt,
+                                           Communicator& comm,
+                                           const std::vector<std::vector<int64_t>>& balance,
+                                           DistGraph* release) {
   check_blocks(g, comm, "partition_blocks");
   check_columns(balance, g.block_size(), "partition_blocks");
   if (detail::check_partition_options(g.num_vertices, opt))
@@ -323,7 +324,8 @@ std::vector<int32_t> partition_blocks(const DistGraph& g, const PartitionOptions
   const std::vector<int64_t> weight =
       detail::combine_columns(columns, totals, g.block_size(), g.num_vertices);
   // An empty weight means 1 each, on every rank alike (combine_columns decides from the totals).
-  if (!detail::overpartitioned(opt, totals)) return partition_distributed(g, opt, comm, weight);
+  if (!detail::overpartitioned(opt, totals))
+    return partition_distributed_impl(g, opt, comm, weight, release);
   // Pieces balanced on the summed weight, dealt to the parts so that each quantity is balanced.
   PartitionOptions fine_opt = opt;
   fine_opt.parts = int(std::min<int64_t>(g.num_vertices, int64_t(opt.parts) * opt.overpartition));
@@ -340,6 +342,26 @@ std::vector<int32_t> partition_blocks(const DistGraph& g, const PartitionOptions
   const std::vector<int32_t> to = detail::deal_pieces(per_column, opt.parts);
   for (int32_t& p : fine) p = to[size_t(p)];
   return fine;
+}
+
+}  // namespace
+
+std::vector<int32_t> partition_distributed(const DistGraph& g, const PartitionOptions& opt,
+                                           Communicator& comm,
+                                           const std::vector<int64_t>& vertex_weight) {
+  return partition_distributed_impl(g, opt, comm, vertex_weight, nullptr);
+}
+
+std::vector<int32_t> partition_blocks(const DistGraph& g, const PartitionOptions& opt,
+                                      Communicator& comm,
+                                      const std::vector<std::vector<int64_t>>& balance) {
+  return partition_blocks_impl(g, opt, comm, balance, nullptr);
+}
+
+std::vector<int32_t> partition_blocks_releasing(DistGraph& g, const PartitionOptions& opt,
+                                                Communicator& comm,
+                                                const std::vector<std::vector<int64_t>>& balance) {
+  return partition_blocks_impl(g, opt, comm, balance, &g);
 }
 
 std::vector<int32_t> allgather_parts(const DistGraph& g, const std::vector<int32_t>& mine,

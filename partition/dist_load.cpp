@@ -755,7 +755,7 @@ LocalPart load_sharded_part(const DatasetOptions& opt, const PartitionOptions& p
   }
   if (info) info->partition_gather_bytes =
       popt.method == Partitioner::metis ? metis_gather_bytes(b.g, comm, popt, balance.size()) : 0;
-  const std::vector<int32_t> part = partition_blocks(b.g, popt, comm, balance);
+  const std::vector<int32_t> part = partition_blocks_releasing(b.g, popt, comm, balance);
 
   // Route every vertex to its part's rank, learn its sources' parts and degrees, and cut the
   // LocalPart.

@@ -192,7 +192,7 @@ std::vector<int32_t> partition_shards(BlockWork& b, PartitionOptions popt, Commu
     std::vector<int64_t>().swap(u.in_src);
     std::vector<float>().swap(u.in_weight);
   }
-  const std::vector<int32_t> mine = partition_blocks(b.union_graph, popt, comm, columns);
+  const std::vector<int32_t> mine = partition_blocks_releasing(b.union_graph, popt, comm, columns);
   return allgather_parts(b.union_graph, mine, comm);
 }
 

@@ -62,13 +62,17 @@ std::string strategy(int ranks, const PartitionOptions& opt) {
 
 std::vector<int32_t> partition_dgraph(const DistGraph& g, const PartitionOptions& opt,
                                       void* mpi_comm, const std::vector<int64_t>& vertex_weight,
-                                      bool weighted, int64_t weight_total) {
+                                      bool weighted, int64_t weight_total, DistGraph* release) {
   check_num_size();
+  DGNN_CHECK(release == nullptr || release == &g, Error,
+             "partition_dgraph: `release` must be the graph partitioned");
   MPI_Comm comm = *static_cast<MPI_Comm*>(mpi_comm);
   const int64_t n = g.block_size();
   const std::vector<SCOTCH_Num> vert = narrow<SCOTCH_Num>(g.adj_offsets, "an edge count of");
   std::vector<SCOTCH_Num> edge = narrow<SCOTCH_Num>(g.adj, "a vertex id of");
+  if (release) std::vector<int64_t>().swap(release->adj);
   std::vector<SCOTCH_Num> edlo = narrow<SCOTCH_Num>(g.adj_weight, "an edge weight of");
+  if (release) std::vector<int64_t>().swap(release->adj_weight);
   // The weights' total over every rank decides their scale, so that all ranks scale alike.
   std::vector<SCOTCH_Num> velo;
   if (weighted) velo = scaled_weights<SCOTCH_Num>(vertex_weight, weight_total);

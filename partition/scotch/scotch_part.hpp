@@ -25,10 +25,13 @@ std::vector<int32_t> partition_graph(const std::vector<int64_t>& offsets,
 
 // PT-Scotch k-way of g's blocks over the MPI communicator `mpi_comm` (an MPI_Comm*); collective.
 // `weighted`: whether any rank has vertex weights (then every rank has one per vertex of its
-// block); `weight_total`: their sum over all ranks.
+// block); `weight_total`: their sum over all ranks. `release`: g itself (non-null only where the
+// caller needs none of g's symmetrised rows afterwards): each of adj and adj_weight is freed
+// as soon as its narrowed copy is made, before Scotch runs (16 bytes an arc at its peak).
 std::vector<int32_t> partition_dgraph(const DistGraph& g, const PartitionOptions& opt,
                                       void* mpi_comm, const std::vector<int64_t>& vertex_weight,
-                                      bool weighted, int64_t weight_total);
+                                      bool weighted, int64_t weight_total,
+                                      DistGraph* release = nullptr);
 
 // Shared by both (scotch_part.cpp): OptionError unless the library's SCOTCH_Num has the size of
 // the header's; Error naming a failed Scotch call.
