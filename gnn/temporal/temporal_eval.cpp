@@ -256,7 +256,7 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
         f.score_list(slot(u), as_rows(vs, score.size(), buf), int64_t(score.size()), score.data(),
                      scratch);
         const float* neg = score.data() + count;
-        if (!RankCounter::add(neg, count * k, parts[t])) {
+        if (!counter.add(neg, count * k, parts[t])) {
           ++bad[2 * t];
           return;
         }

@@ -300,15 +300,15 @@ class LinkPredictionTrainer : private TrainingTask {
     std::vector<float> logits;              // per positive: its score
     std::vector<double> loss, rr;           // per positive, with its negatives
     std::vector<double> group;              // per source with positives (ascending): its MRR value
-    std::vector<RankCounter::Part> parts;   // per thread: its candidates for RankCounter
+    std::vector<RankCounter::Part> parts;   // per thread: its candidates' counts (RankCounter)
   };
   void add_eval_step(EvalSums& acc, const Var& logits, const Batch& local);
   // Link prediction with sampled negatives on the CPU: step `step` scored from every vertex's
   // rows `h` as visit_link_sources draws it (the pairs batch_for would list), source by source
   // on all threads: first the positives alone, whose scores every rank needs, then each
   // positive with its negatives through the factored scorer, the source's MRR group, the TGB
-  // ranks and the loss at once, the negatives kept as 4-byte keys that RankCounter radix-sorts
-  // per thread after the visit (AUC, AP). This rank visits the sources `mine` accepts (all when
+  // ranks and the loss at once, the negatives counted where they fall among the positives
+  // (RankCounter, per thread; AUC, AP), not kept. This rank visits the sources `mine` accepts (all when
   // empty); the per-positive and per-source values and the tallies are summed over `comm`
   // (collective there), and every rank adds the step's metrics to acc as one process would
   // (the same bits). No batch and no list of the step's pair scores is built.

@@ -369,60 +369,56 @@ RankCounter::RankCounter(const float* pos, size_t p, double tie) {
   std::merge(lo.begin(), lo.end(), hi.begin(), hi.end(), ends_.begin());
   for (double& e : ends_) e += 0.0;  // -0 as +0 (equal; unique() then keeps one)
   ends_.erase(std::unique(ends_.begin(), ends_.end()), ends_.end());
+  // A candidate x and an end e compare as their keys do: e < x exactly when the largest float
+  // at or below e is below x, and x == e only when e is a float. (add() keys -0 as +0, and the
+  // ends are never -0, so the keys' order is the values' order.) The floor keys rise with the
+  // ends, so the ends with given top 16 bits are one run.
+  const size_t m = ends_.size();
+  floor_key_.resize(m);
+  exact_.resize(m);
+  for (size_t j = 0; j < m; ++j) {
+    float f = float(ends_[j]);
+    if (double(f) > ends_[j]) f = std::nextafter(f, -std::numeric_limits<float>::infinity());
+    floor_key_[j] = order_key(f + 0.f);
+    exact_[j] = double(f) == ends_[j];
+  }
+  first_end_.assign(size_t(1) << 16 | 1, uint32_t(m));
+  for (size_t j = m; j-- > 0;) first_end_[floor_key_[j] >> 16] = uint32_t(j);
+  for (size_t b = first_end_.size() - 1; b-- > 0;)
+    first_end_[b] = std::min(first_end_[b], first_end_[b + 1]);
 }
 
-bool RankCounter::add(const float* x, size_t n, Part& part) {
+bool RankCounter::add(const float* x, size_t n, Part& part) const {
   for (size_t i = 0; i < n; ++i)
     if (std::isnan(x[i])) return false;
-  const size_t at = part.keys.size();
-  part.keys.resize(at + n);
-  static_assert(radix_passes(0, 32) == 4);
-  part.hist.resize(4 * (size_t(kRadixMask) + 1), 0);
-  uint32_t* h = part.hist.data();
+  const size_t m = ends_.size();
+  if (part.at.empty()) part.at.assign(2 * m + 1, 0);
+  DGNN_CHECK(part.at.size() == 2 * m + 1, ShapeError,
+             "RankCounter::add: a part of another counter (clear() it first)");
+  DGNN_CHECK(part.added + n <= std::numeric_limits<uint32_t>::max(), Error,
+             "RankCounter::add: more than 2^32 - 1 candidates in one part (use more parts)");
+  part.added += n;
+  const uint32_t* fk = floor_key_.data();
   for (size_t i = 0; i < n; ++i) {
     const uint32_t k = order_key(x[i] + 0.f);  // -0 as +0: equal values, one key
-    part.keys[at + i] = k;
-    ++h[k & kRadixMask];
-    ++h[(kRadixMask + 1) + ((k >> kRadixBits) & kRadixMask)];
-    ++h[2 * (kRadixMask + 1) + ((k >> (2 * kRadixBits)) & kRadixMask)];
-    ++h[3 * (kRadixMask + 1) + (k >> (3 * kRadixBits))];
+    // The first end whose floor key is k or more: among those sharing k's top bits, else the
+    // first of the next run.
+    const uint32_t* at = std::lower_bound(fk + first_end_[k >> 16], fk + first_end_[(k >> 16) + 1], k);
+    const size_t j = size_t(at - fk);
+    ++part.at[2 * j + size_t(j < m && exact_[j] && fk[j] == k)];
   }
   return true;
 }
 
 std::vector<int64_t> RankCounter::tally(std::vector<Part>& parts) const {
-  const size_t m = ends_.size();
-  // Per end j: the candidates strictly between ends j - 1 and j (at[2j]; at[2m]: above the last)
-  // and those at it (at[2j + 1]). Each part is sorted and merged with the ends on a thread of its
-  // own.
-  std::vector<std::vector<int64_t>> at(parts.size(), std::vector<int64_t>(2 * m + 1, 0));
-  // The merge compares keys, not doubles: for a float x and an end e, e < x exactly when the
-  // largest float <= e is below x, and x == e only when e is a float. (add() keys -0 as +0, and
-  // the ends are never -0, so the keys' order is the values' order.)
-  std::vector<uint32_t> floor_key(m);
-  std::vector<uint8_t> exact(m);
-  for (size_t j = 0; j < m; ++j) {
-    float f = float(ends_[j]);
-    if (double(f) > ends_[j]) f = std::nextafter(f, -std::numeric_limits<float>::infinity());
-    floor_key[j] = order_key(f + 0.f);
-    exact[j] = double(f) == ends_[j];
+  std::vector<int64_t> all(2 * ends_.size() + 1, 0);
+  for (Part& part : parts) {
+    if (part.at.empty()) continue;
+    DGNN_CHECK(part.at.size() == all.size(), ShapeError,
+               "RankCounter::tally: a part of another counter");
+    for (size_t j = 0; j < all.size(); ++j) all[j] += part.at[j];
+    part.clear();
   }
-  auto merge = [&](const uint32_t* k, size_t n, int64_t* a) {
-    size_t j = 0;  // the first end at or above the current candidate
-    for (size_t i = 0; i < n; ++i) {
-      while (j < m && floor_key[j] < k[i]) ++j;
-      ++a[2 * j + size_t(j < m && exact[j] && floor_key[j] == k[i])];
-    }
-  };
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t r = 0; r < int64_t(parts.size()); ++r) {
-    Part& part = parts[size_t(r)];
-    radix_sort_bits(part.keys, part.tmp, 0, 32, part.hist.empty() ? nullptr : part.hist.data());
-    merge(part.keys.data(), part.keys.size(), at[size_t(r)].data());
-  }
-  std::vector<int64_t> all(2 * m + 1, 0);
-  for (const auto& a : at)
-    for (size_t j = 0; j < all.size(); ++j) all[j] += a[j];
   return all;
 }
 

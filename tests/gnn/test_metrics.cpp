@@ -329,6 +329,37 @@ TEST_CASE("RankCounter and group_reciprocal_rank stream what roc_auc, average_pr
   const RankCounter c(&one, 1, 0.0);
   RankCounter::Part part;
   CHECK_FALSE(c.add(&nan, 1, part));
+  // Scores over every magnitude and sign, the largest floats and zeros of both signs: each is
+  // found among the ends by its key's top bits, across runs of empty buckets.
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<float> s, pos, neg;
+    std::vector<uint8_t> y;
+    for (int i = 0; i < 400; ++i) {
+      const double mag = std::pow(10.0, rng.uniform() * 60 - 30);
+      float v = float(rng.below(2) ? mag : -mag);
+      if (i % 97 == 0) v = i % 2 ? 3e38f : -3e38f;
+      if (i % 89 == 0) v = i % 2 ? 0.f : -0.f;
+      if (i % 13 == 0 && !s.empty()) v = s[rng.below(s.size())];  // ties
+      s.push_back(v);
+      y.push_back(uint8_t(rng.below(4) == 0));
+      (y.back() ? pos : neg).push_back(v);
+    }
+    for (double tie : {0.0, kLogitTie}) {
+      const RankCounter counter(pos.data(), pos.size(), tie);
+      std::vector<RankCounter::Part> parts(2);
+      REQUIRE(counter.add(neg.data(), neg.size() / 2, parts[0]));
+      REQUIRE(counter.add(neg.data() + neg.size() / 2, neg.size() - neg.size() / 2, parts[1]));
+      const auto [auc, map] = counter.finish(counter.tally(parts));
+      CHECK(same(auc, roc_auc(s, y, tie)));
+      CHECK(same(map, average_precision(s, y, tie)));
+      CHECK(parts[0].at.empty());  // tally() cleared them
+    }
+  }
+  // A part filled by one counter is refused by another of a different size.
+  const std::vector<float> two{0.5f, 2.f};
+  const RankCounter c2(two.data(), two.size(), 0.0);
+  REQUIRE(c.add(&one, 1, part));
+  CHECK_THROWS_AS(c2.add(&one, 1, part), ShapeError);
 }
 
 TEST_CASE("one_vs_many_reciprocal_rank: TGB's mean of optimistic and pessimistic ranks",
