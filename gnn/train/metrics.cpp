@@ -371,8 +371,7 @@ RankCounter::RankCounter(const float* pos, size_t p, double tie) {
   ends_.erase(std::unique(ends_.begin(), ends_.end()), ends_.end());
   // A candidate x and an end e compare as their keys do: e < x exactly when the largest float
   // at or below e is below x, and x == e only when e is a float. (add() keys -0 as +0, and the
-  // ends are never -0, so the keys' order is the values' order.) The floor keys rise with the
-  // ends, so the ends with given top 16 bits are one run.
+  // ends are never -0, so the keys' order is the values' order.)
   const size_t m = ends_.size();
   floor_key_.resize(m);
   exact_.resize(m);
@@ -382,10 +381,6 @@ RankCounter::RankCounter(const float* pos, size_t p, double tie) {
     floor_key_[j] = order_key(f + 0.f);
     exact_[j] = double(f) == ends_[j];
   }
-  first_end_.assign(size_t(1) << 16 | 1, uint32_t(m));
-  for (size_t j = m; j-- > 0;) first_end_[floor_key_[j] >> 16] = uint32_t(j);
-  for (size_t b = first_end_.size() - 1; b-- > 0;)
-    first_end_[b] = std::min(first_end_[b], first_end_[b + 1]);
 }
 
 bool RankCounter::add(const float* x, size_t n, Part& part) const {
@@ -398,25 +393,51 @@ bool RankCounter::add(const float* x, size_t n, Part& part) const {
   DGNN_CHECK(part.added + n <= std::numeric_limits<uint32_t>::max(), Error,
              "RankCounter::add: more than 2^32 - 1 candidates in one part (use more parts)");
   part.added += n;
-  const uint32_t* fk = floor_key_.data();
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t k = order_key(x[i] + 0.f);  // -0 as +0: equal values, one key
-    // The first end whose floor key is k or more: among those sharing k's top bits, else the
-    // first of the next run.
-    const uint32_t* at = std::lower_bound(fk + first_end_[k >> 16], fk + first_end_[(k >> 16) + 1], k);
-    const size_t j = size_t(at - fk);
-    ++part.at[2 * j + size_t(j < m && exact_[j] && fk[j] == k)];
+  // Each merge walks every end once: buffer at least twice as many keys as there are ends.
+  const size_t chunk = std::max(kChunk, 2 * m);
+  static_assert(radix_passes(0, 32) == 4);
+  for (size_t done = 0; done < n;) {
+    const size_t len = std::min(n - done, chunk - std::min(chunk, part.keys.size()));
+    const size_t at = part.keys.size();
+    part.keys.resize(at + len);
+    part.hist.resize(4 * (size_t(kRadixMask) + 1), 0);
+    uint32_t* h = part.hist.data();
+    for (size_t i = 0; i < len; ++i) {
+      const uint32_t k = order_key(x[done + i] + 0.f);  // -0 as +0: equal values, one key
+      part.keys[at + i] = k;
+      ++h[k & kRadixMask];
+      ++h[(kRadixMask + 1) + ((k >> kRadixBits) & kRadixMask)];
+      ++h[2 * (kRadixMask + 1) + ((k >> (2 * kRadixBits)) & kRadixMask)];
+      ++h[3 * (kRadixMask + 1) + (k >> (3 * kRadixBits))];
+    }
+    done += len;
+    if (part.keys.size() >= chunk) flush(part);
   }
   return true;
 }
 
+void RankCounter::flush(Part& part) const {
+  if (part.keys.empty()) return;
+  radix_sort_bits(part.keys, part.tmp, 0, 32, part.hist.data());
+  const size_t m = ends_.size();
+  size_t j = 0;  // the first end at or above the current candidate
+  for (uint32_t k : part.keys) {
+    while (j < m && floor_key_[j] < k) ++j;
+    ++part.at[2 * j + size_t(j < m && exact_[j] && floor_key_[j] == k)];
+  }
+  part.keys.clear();
+  part.hist.clear();
+}
+
 std::vector<int64_t> RankCounter::tally(std::vector<Part>& parts) const {
   std::vector<int64_t> all(2 * ends_.size() + 1, 0);
-  for (Part& part : parts) {
-    if (part.at.empty()) continue;
-    DGNN_CHECK(part.at.size() == all.size(), ShapeError,
+  for (const Part& part : parts)
+    DGNN_CHECK(part.at.empty() || part.at.size() == all.size(), ShapeError,
                "RankCounter::tally: a part of another counter");
-    for (size_t j = 0; j < all.size(); ++j) all[j] += part.at[j];
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t r = 0; r < int64_t(parts.size()); ++r) flush(parts[size_t(r)]);
+  for (Part& part : parts) {
+    for (size_t j = 0; j < part.at.size(); ++j) all[j] += part.at[j];
     part.clear();
   }
   return all;

@@ -103,33 +103,36 @@ double group_reciprocal_rank(float* pos, size_t k, const float* neg, size_t m, d
 // candidate is then added once, from any thread, each thread into a Part of its own.
 // finish(tally(parts)) gives {roc_auc, average_precision} of the positives and the parts as one
 // list, as rank_metrics computes them: the same counts, summed over the positives in order. A
-// candidate is counted where it falls among the positives' tie-interval ends at once (a lookup
-// by its order key's top 16 bits, then a search among the few ends there), so nothing of it is
-// kept: a Part is one count per end and gap (16 bytes a positive), whatever the candidates'
-// number. NaN where undefined (no positive; AUC with no negative).
+// part buffers its candidates' 4-byte order keys up to a bound (kChunk, or twice the ends when
+// more), then radix-sorts them and merges them with the positives' tie-interval ends into one
+// count per end and gap: its memory is that bound and 16 bytes a positive, whatever the number
+// of candidates. NaN where undefined (no positive; AUC with no negative).
 class RankCounter {
  public:
   RankCounter(const float* pos, size_t p, double tie);  // Error when a positive is NaN
+  static constexpr size_t kChunk = size_t(1) << 20;
   struct Part {
-    std::vector<uint32_t> at;  // empty until the first add(); see tally()
-    uint64_t added = 0;        // at most 2^32 - 1 candidates a part
-    void clear() { at.clear(), added = 0; }
+    std::vector<uint32_t> keys, tmp, hist;  // buffered keys; the radix sort's scratch and counts
+    std::vector<uint32_t> at;               // the counts so far (see tally()); empty until used
+    uint64_t added = 0;                     // at most 2^32 - 1 candidates a part
+    void clear() { keys.clear(), hist.clear(), at.clear(), added = 0; }
   };
   // False when a score is NaN (nothing of x is counted then).
   bool add(const float* x, size_t n, Part& part) const;
   // Where the parts' candidates fall among the ends: at[2j], strictly between ends j - 1 and j
-  // (at[2m]: above the last end); at[2j + 1], at end j. Clears the parts. Tallies of one counter
-  // add up: the sum of the tallies of every rank of a job is the tally of all their candidates.
-  // finish() adds the positives.
+  // (at[2m]: above the last end); at[2j + 1], at end j. Clears the parts (each on a thread of
+  // its own). Tallies of one counter add up: the sum of the tallies of every rank of a job is
+  // the tally of all their candidates. finish() adds the positives.
   std::vector<int64_t> tally(std::vector<Part>& parts) const;
   std::pair<double, double> finish(const std::vector<int64_t>& tally) const;
 
  private:
+  void flush(Part& part) const;  // sorts the buffered keys and adds them to the counts
   std::vector<double> lo_, hi_, ends_, pos_sorted_;
   std::vector<uint32_t> order_;  // the positives by ascending score
   // Per end: the order key of the largest float at or below it, and whether the end is that
-  // float; per value of a key's top 16 bits, the first end whose floor key has them or more.
-  std::vector<uint32_t> floor_key_, first_end_;
+  // float.
+  std::vector<uint32_t> floor_key_;
   std::vector<uint8_t> exact_;
 };
 

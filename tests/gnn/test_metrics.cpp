@@ -355,6 +355,26 @@ TEST_CASE("RankCounter and group_reciprocal_rank stream what roc_auc, average_pr
       CHECK(parts[0].at.empty());  // tally() cleared them
     }
   }
+  // More candidates than a part buffers (RankCounter::kChunk): they are counted chunk by chunk.
+  {
+    std::vector<float> s, pos, neg;
+    std::vector<uint8_t> y;
+    const size_t n = RankCounter::kChunk * 5 / 2;
+    for (size_t i = 0; i < n; ++i) {
+      const bool positive = i % 1000 == 0;
+      const float v = float(rng.uniform() * 8 - 4) + (positive ? 0.5f : 0.f);
+      s.push_back(v);
+      y.push_back(positive);
+      (positive ? pos : neg).push_back(v);
+    }
+    const RankCounter counter(pos.data(), pos.size(), kLogitTie);
+    std::vector<RankCounter::Part> parts(1);
+    for (size_t at = 0; at < neg.size(); at += 300000)
+      REQUIRE(counter.add(neg.data() + at, std::min<size_t>(300000, neg.size() - at), parts[0]));
+    const auto [auc, map] = counter.finish(counter.tally(parts));
+    CHECK(same(auc, roc_auc(s, y, kLogitTie)));
+    CHECK(same(map, average_precision(s, y, kLogitTie)));
+  }
   // A part filled by one counter is refused by another of a different size.
   const std::vector<float> two{0.5f, 2.f};
   const RankCounter c2(two.data(), two.size(), 0.0);
