@@ -91,7 +91,6 @@ std::vector<MemoryRow> temporal_memory_rows(const TemporalGraph& g,
     in.bptt = std::max(in.bptt, t.steps.windows[i + 1] - t.steps.windows[i]);
   in.snapshots = g.num_snapshots();
   in.weighted = g.weighted;
-  in.stored_bytes = g.diff_bytes();
   in.largest_entries = *std::max_element(t.nnz.begin(), t.nnz.end());
   in.step_pairs = t.most_pairs;
   for (const SnapshotEvents& e : g.events) in.events += e.total_events();
@@ -159,9 +158,6 @@ std::vector<MemoryRow> size_memory_rows(PlanArgs& a, const std::vector<int>& ran
     in.snapshots = T;
     const int64_t per_snap = (stored + T - 1) / T;
     in.largest_entries = per_snap;
-    // Each snapshot stored whole (as dgnn does when a step's difference is larger: snapshots of
-    // disjoint events), 8 bytes per row and 4 per entry: the upper bound of base + differences.
-    in.stored_bytes = int64_t(T) * (8 * (n + 1) + 4 * per_snap);
     in.step_pairs = (m + T - 1) / T * (1 + a.neg_train);  // each event, and its negatives
     in.events = m;
     in.neg_eval = a.neg_eval;

@@ -121,7 +121,8 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
                  ? int64_t(std::ceil(double(in.events) * std::min(1.0, 2.0 * share) * 12))
                  : in.events * 8;
   // The halo: a plan per snapshot; and the rows a rank fetches from their owners: the ends of the
-  // pairs it scores (a window's steps stay in the tape: at most every other vertex's row) and,
+  // pairs one step scores (each step's scores are back-propagated at once: at most every other
+  // vertex's row) and,
   // to evaluate, the embedding and the scorer's two projections of every vertex its candidates
   // may name: each positive names 1 + neg_eval; a rank whose candidates are more than a quarter
   // of the vertices fetches every vertex's (LinkPredictionTrainer::fetch_candidates).
@@ -132,7 +133,7 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
     const int64_t named = part(step_positives) * (1 + int64_t(std::max(0, in.neg_eval)));
     const int64_t eval_rows = named * 4 <= vertices ? named : vertices;
     m.halo = snapshots * halo_plan_bytes(c) +
-             window * std::min(others, part(in.step_pairs)) * in.hidden * kF +
+             std::min(others, part(in.step_pairs)) * in.hidden * kF +
              eval_rows * (in.hidden + 2 * in.shape.scorer_hidden) * kF;
   }
   m.features = c.rows * in.features * kF;
@@ -151,14 +152,20 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
   // weights (in the model's shape), nothing per vertex.
   const int64_t per_row = in.shape.model == TModel::gcrn ? 2 : in.shape.model == TModel::tgcn ? 1 : 0;
   m.state = per_row * c.rows * in.hidden * kF;
-  // Pairs of a window: both ends and a label (int32, int32, float), and what the fused scorer
-  // keeps for its backward: its hidden layer and the logit. (The ends' embeddings are read in
-  // place; under the vertex strategy a rank fetches the remote ones, counted in the halo.)
-  m.pairs = window * part(in.step_pairs) * (3 * kF + (in.shape.scorer_hidden + 1) * kF);
-  // Evaluating a step: its sources' negatives as 4-byte keys and the radix sort's buffer (AUC and
-  // AP place them among the positives), and the step's positives' scores and tie intervals on
-  // every rank (RankCounter: about 56 bytes each).
-  m.pairs += part(step_positives) * int64_t(std::max(1, in.neg_eval)) * 8 + step_positives * 56;
+  // Pairs of one step (its scores are back-propagated before the next step): both ends and a
+  // label (int32, int32, float), and what the fused scorer keeps for its backward: its hidden
+  // layer and the logit. (The ends' embeddings are read in place; under the vertex strategy a
+  // rank fetches the remote ones, counted in the halo.) Each step of a window then keeps the
+  // gradient of its embeddings for the window's backward.
+  m.pairs = part(in.step_pairs) * (3 * kF + (in.shape.scorer_hidden + 1) * kF) +
+            window * c.rows * in.hidden * kF;
+  // Evaluating a step: its sources' negatives as 4-byte keys and the radix sort's buffer, in
+  // chunks of at most max(2^20, 4 x positives) keys (AUC and AP count them among the
+  // positives), and the step's positives' scores, tie intervals and counts on every rank
+  // (RankCounter and its tally: about 150 bytes each).
+  const int64_t negatives = part(step_positives) * int64_t(std::max(1, in.neg_eval));
+  m.pairs += std::min(negatives, std::max<int64_t>(int64_t(1) << 20, 4 * step_positives)) * 8 +
+             step_positives * 150;
   return m;
 }
 

@@ -70,11 +70,9 @@ struct TemporalMemoryInput {
   int snapshots = 1;  // a halo plan each
   bool weighted = false;
   int ranks = 1;
-  // Of the whole graph: the bytes of every snapshot as base + differences
-  // (TemporalGraph::diff_bytes: the base CSR, then each step's difference or the snapshot whole,
-  // whichever is smaller; dropped once the views are made, so not in the peak); the largest
-  // snapshot's entries; the most pairs a training step scores.
-  int64_t stored_bytes = 0, largest_entries = 0, step_pairs = 0;
+  // Of the whole graph: the largest snapshot's entries; the most pairs a training step scores.
+  // (The snapshots' base + differences are dropped once the views are made: not in the peak.)
+  int64_t largest_entries = 0, step_pairs = 0;
   // Every event of every snapshot (their shares are held), and the sampled non-edges per
   // positive an evaluation step scores (--neg-eval).
   int64_t events = 0;

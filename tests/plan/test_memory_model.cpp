@@ -136,7 +136,7 @@ TEST_CASE("memory model: shares fall as 1 / P, the model does not", "[memory]") 
   TemporalMemoryInput t;
   t.shape = temporal_shape(TModel::gcrn, {16, 16, 16}, 16);
   t.features = 16, t.hidden = 16, t.bptt = 5, t.snapshots = 30;
-  t.stored_bytes = 72'000'000, t.largest_entries = 400'000, t.step_pairs = 1'200'000;
+  t.largest_entries = 400'000, t.step_pairs = 1'200'000;
   t.events = 6'000'000, t.neg_eval = 100;
   const MemoryBreakdown t1 = temporal_rank_memory(t, balanced_share(100'000, 400'000, 1), 100'000);
   t.ranks = 4;
@@ -147,12 +147,15 @@ TEST_CASE("memory model: shares fall as 1 / P, the model does not", "[memory]") 
   CHECK(t1.state == 2 * 100'000 * 16 * 4);  // the LSTM's h and c
   CHECK(t4.features * 4 == t1.features);
   CHECK(t4.model == t1.model);
-  // What does not fall with the ranks: evaluation's positives of a step (56 bytes each, 200k) on
-  // every rank, and the rows a rank fetches (a window of pairs' ends, every vertex to evaluate).
-  const int64_t step_positives = 6'000'000 / 30;
-  CHECK((t4.pairs - step_positives * 56) * 4 == t1.pairs - step_positives * 56);
+  // What does not fall with the ranks: evaluation's positives of a step (150 bytes each, 200k)
+  // on every rank, the chunk of negatives' keys it counts at a time (one process: 2^20 of its
+  // 20M; 4 ranks: 2^20 of 5M), and the rows a rank fetches (a step's pairs' ends, every vertex
+  // to evaluate).
+  const int64_t step_positives = 6'000'000 / 30, chunk = int64_t(1) << 20;
+  CHECK((t4.pairs - step_positives * 150 - chunk * 8) * 4 ==
+        t1.pairs - step_positives * 150 - chunk * 8);
   CHECK(t1.halo == 0);
-  CHECK(t4.halo == 30 * 0 + 5 * 75'000 * 16 * 4 + 100'000 * (16 + 2 * 16) * 4);
+  CHECK(t4.halo == 30 * 0 + 75'000 * 16 * 4 + 100'000 * (16 + 2 * 16) * 4);
   // Events: one process 8 bytes each; a rank those with an end it owns (twice its share), 12.
   CHECK(t1.graph - 30 * local_graph_bytes(balanced_share(100'000, 400'000, 1), false, true, true) ==
         6'000'000 * 8);
