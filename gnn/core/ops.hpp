@@ -48,12 +48,12 @@ Var mean(const Var& x);
 // but x stays reachable (its collective ops still run on this rank).
 Var gradient_from(const Var& x, Tensor g);
 // Back-propagates `loss_of(leaf)` (a 1 x 1 loss of x's value held by a fresh leaf) times
-// `scale` at once, into every parameter it reaches, and returns the gradient term for x
+// `factor` at once, into every parameter it reaches, and returns the gradient term for x
 // (gradient_from(x, d loss / d x)): the loss's own tape is freed here instead of living until the
 // whole loss's backward. `value` gets the loss's value. The same gradient as adding the loss to
 // a loss that is back-propagated later (summed in another order).
 template <class LossOf>
-Var backward_to(const Var& x, float scale_by_value, double& value, LossOf&& loss_of);
+Var backward_to(const Var& x, float factor, double& value, LossOf&& loss_of);
 
 // Inverted dropout with a mask keyed by (key, row_ids[r], column); identity when !training
 // or p == 0. row_ids (may be null = row index) must outlive the backward pass.
@@ -94,12 +94,12 @@ Var pair_mlp(const PairEnd& u, const PairEnd& v, const Var& w1, const Var& b1, c
 std::vector<int32_t> topk_rows(const Tensor& scores, int64_t k);
 
 template <class LossOf>
-Var backward_to(const Var& x, float s, double& value, LossOf&& loss_of) {
+Var backward_to(const Var& x, float factor, double& value, LossOf&& loss_of) {
   Var leaf(x.value().clone(), true);  // one step's rows, freed on return
   {
     Var l = loss_of(leaf);
     value = double(l.value().item());
-    Var seeded = s == 1.f ? l : scale(l, s);
+    Var seeded = factor == 1.f ? l : scale(l, factor);
     seeded.backward();
   }
   return gradient_from(x, std::move(leaf.grad()));
