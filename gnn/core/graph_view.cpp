@@ -193,6 +193,39 @@ Csr mean_adjacency(const Csr& in) {
   return out;
 }
 
+// A rank's part (rectangular: never `symmetric`) whose owned columns are symmetric: the
+// transpose's owned rows equal the forward rows' owned entries, entry for entry, so only its
+// halo rows are kept (Adjacency::owned_symmetric). Left whole when any owned row differs.
+void keep_halo_rows_if_owned_symmetric(GraphView::Adjacency& a, int64_t n_owned) {
+  const Csr& f = a.forward;
+  const Csr& t = a.transposed;
+  if (f.values.empty() != t.values.empty()) return;
+  std::vector<int32_t> end(size_t(f.rows));
+  for (int64_t r = 0; r < f.rows; ++r) {
+    const int64_t b = f.offsets[size_t(r)], e = f.offsets[size_t(r) + 1];
+    const auto first = f.indices.begin() + b;
+    const int64_t k = std::lower_bound(first, f.indices.begin() + e, int32_t(n_owned)) - first;
+    const int64_t tb = t.offsets[size_t(r)];
+    if (t.offsets[size_t(r) + 1] - tb != k || !std::equal(first, first + k, t.indices.begin() + tb))
+      return;
+    if (!f.values.empty() &&
+        !std::equal(f.values.begin() + b, f.values.begin() + b + k, t.values.begin() + tb))
+      return;
+    end[size_t(r)] = int32_t(k);
+  }
+  Csr h;
+  h.rows = t.rows - n_owned;
+  h.cols = t.cols;
+  const int64_t base = t.offsets[size_t(n_owned)];
+  h.offsets.assign(t.offsets.begin() + n_owned, t.offsets.end());
+  for (int64_t& o : h.offsets) o -= base;
+  h.indices.assign(t.indices.begin() + base, t.indices.end());
+  if (!t.values.empty()) h.values.assign(t.values.begin() + base, t.values.end());
+  a.transposed = std::move(h);
+  a.owned_end = std::move(end);
+  a.owned_symmetric = true;
+}
+
 }  // namespace
 
 const GraphView::Adjacency& GraphView::adjacency(Norm norm) const {
@@ -224,7 +257,12 @@ const GraphView::Adjacency& GraphView::adjacency(Norm norm) const {
     const Csr& t = a->transposed;
     a->symmetric = f.rows == t.rows && f.offsets == t.offsets && f.indices == t.indices &&
                    f.values == t.values;
-    if (a->symmetric) a->transposed = Csr{};
+    if (a->symmetric)
+      a->transposed = Csr{};
+    else if (!bipartite_ && n_halo_ > 0 && norm != Norm::mean)
+      keep_halo_rows_if_owned_symmetric(*a, n_owned_);
+    // A rank's part reads the halo degrees only here (bipartite blocks keep theirs: sum).
+    if (norm == Norm::gcn && !bipartite_) std::vector<int64_t>().swap(halo_in_degree_);
     slot = std::move(a);
   }
   return *slot;
@@ -244,6 +282,13 @@ const int64_t* GraphView::global_ids_on(Device dev) const {
   return ids_on_device_.as<const int64_t>();
 }
 
+const Csr& GraphView::Adjacency::backward() const {
+  DGNN_CHECK(!owned_symmetric, Error,
+             "GraphView::Adjacency::backward: an owned-symmetric adjacency keeps only the "
+             "transpose's halo rows (owned_end and transposed say the rest)");
+  return symmetric ? forward : transposed;
+}
+
 const kernels::DeviceCsr& GraphView::Adjacency::on(Device dev, bool backward_dir) const {
   if (symmetric) backward_dir = false;  // one copy serves both directions
   std::lock_guard<std::mutex> lock(mutex_);
@@ -251,15 +296,22 @@ const kernels::DeviceCsr& GraphView::Adjacency::on(Device dev, bool backward_dir
   if (!slot && device_only_)
     throw DeviceError(std::string("GraphView: a device block's adjacency is not on ") +
                       device_name(dev));
+  if (!slot && backward_dir && owned_symmetric) {
+    // The CPU reads the split form (aggregate); a GPU gets the whole transpose, uploaded from a
+    // host copy that is not kept.
+    DGNN_CHECK(dev != Device::cpu, Error,
+               "GraphView::Adjacency::backward_on(cpu): an owned-symmetric adjacency has no "
+               "whole transpose on the host");
+    const Csr whole = forward.transpose();
+    slot = std::make_unique<kernels::DeviceCsr>(dev, whole.view());
+  }
   if (!slot)
     slot = std::make_unique<kernels::DeviceCsr>(dev, (backward_dir ? backward() : forward).view());
   return *slot;
 }
 
-const GraphView::Adjacency::ColumnSpans& GraphView::Adjacency::column_spans(
+GraphView::Adjacency::ColumnSpans GraphView::Adjacency::column_spans(
     const std::vector<std::pair<int64_t, int64_t>>& pieces, int64_t n_owned) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!spans_.bounds.empty() && spans_for_ == pieces) return spans_;
   DGNN_CHECK(!device_only_, ShapeError, "column_spans: a device block has no host matrix");
   const Csr& a = forward;
   // The boundaries in column order: n_owned, then every piece's first column after the first.
@@ -290,9 +342,7 @@ const GraphView::Adjacency::ColumnSpans& GraphView::Adjacency::column_spans(
       s.bounds[j][size_t(r)] = int32_t(e - e0);
     }
   }
-  spans_ = std::move(s);
-  spans_for_ = pieces;
-  return spans_;
+  return s;
 }
 
 void GraphView::Adjacency::adopt_forward(Device dev,
@@ -397,6 +447,29 @@ void backward_rows(const GraphView* gp, const kernels::DeviceCsr& bwd, Node& in,
   kernels::axpby(d, gx.numel(), 1.f, full.data(), 1.f, gx.data());
 }
 
+// backward_rows through an owned-symmetric adjacency on the CPU (Adjacency::owned_symmetric):
+// the halo rows from the transpose's kept halo rows, sent to their owners while the owned rows
+// are summed from the forward rows' owned entries (the same entries in the same order as the
+// transpose's owned rows, so the same bits).
+void backward_owned_symmetric(const GraphView* gp, const GraphView::Adjacency& adj, Node& in,
+                              ConstMatView gy) {
+  Tensor& gx = in.grad_buffer();
+  const int64_t owned = gp->n_owned(), all = gp->n_owned() + gp->n_halo();
+  Tensor full = Tensor::uninitialized(all, gy.cols, Device::cpu);
+  kernels::spmm(Device::cpu, adj.transposed.view(), gy, rows_of(full.view(), owned, all));
+  const auto owned_rows = [&] {
+    const MatView mine = rows_of(full.view(), 0, owned);
+    kernels::fill(Device::cpu, mine.data, owned * gy.cols, 0.f);
+    kernels::spmm_span(Device::cpu, adj.forward.view(), nullptr, adj.owned_end.data(), 0, gy,
+                       mine);
+  };
+  if (!gp->overlap()) owned_rows();
+  gp->halo()->backward_begin(full.view());
+  if (gp->overlap()) owned_rows();
+  gp->halo()->backward_end(full.view());
+  kernels::axpby(Device::cpu, gx.numel(), 1.f, full.data(), 1.f, gx.data());
+}
+
 }  // namespace
 
 namespace {
@@ -413,7 +486,7 @@ bool streams(const GraphView& g, Device dev) {
 Var aggregate_streamed(const GraphView& g, const Var& x, Norm norm) {
   const GraphView::Adjacency& adj = g.adjacency(norm);
   HaloExchange& halo = *g.halo();
-  const GraphView::Adjacency::ColumnSpans& spans = adj.column_spans(halo.pieces(), g.n_owned());
+  const GraphView::Adjacency::ColumnSpans spans = adj.column_spans(halo.pieces(), g.n_owned());
   const CsrView a = adj.forward.view();
   Tensor out = Tensor::uninitialized(g.n_owned(), x.cols(), Device::cpu);
   const ConstMatView xv(x.value().view());
@@ -434,12 +507,21 @@ Var aggregate_streamed(const GraphView& g, const Var& x, Norm norm) {
   return make_op(
       std::move(out), {x},
       [gp, norm](Node& self) {
-        const Csr& bwd = gp->adjacency(norm).backward();
+        const GraphView::Adjacency& adj = gp->adjacency(norm);
+        // An owned-symmetric adjacency: the owned rows are the forward rows' owned entries and
+        // the transpose kept is its halo rows only (Adjacency::owned_symmetric).
+        const bool split = adj.owned_symmetric;
+        const Csr& bwd = split ? adj.transposed : adj.backward();
         HaloExchange& h = *gp->halo();
         const ConstMatView gy(self.grad.view());
         const MatView gx = self.inputs[0]->grad_buffer().view();
         const int64_t owned = gp->n_owned();
         const std::function<void()> owned_rows = [&] {
+          if (split) {
+            kernels::spmm_span(Device::cpu, adj.forward.view(), nullptr, adj.owned_end.data(), 0,
+                               gy, gx);
+            return;
+          }
           CsrView at = bwd.view();
           at.rows = owned;
           kernels::spmm(Device::cpu, at, gy, gx, true);
@@ -448,7 +530,7 @@ Var aggregate_streamed(const GraphView& g, const Var& x, Norm norm) {
             [&](size_t p, MatView rows) {
               const auto [first, end] = h.pieces()[p];
               CsrView at = bwd.view();
-              at.offsets += first;
+              at.offsets += split ? first - owned : first;
               at.rows = end - first;
               kernels::spmm(Device::cpu, at, gy, rows);
             },
@@ -474,7 +556,12 @@ Var aggregate(const GraphView& g, const Var& x, Norm norm) {
       [gp, norm](Node& self) {
         const Device d = self.value.device();
         const ConstMatView gy(self.grad.view());
-        backward_rows(gp, gp->adjacency(norm).backward_on(d), *self.inputs[0], self.grad.cols(), d,
+        const GraphView::Adjacency& adj = gp->adjacency(norm);
+        if (d == Device::cpu && adj.owned_symmetric) {
+          backward_owned_symmetric(gp, adj, *self.inputs[0], gy);
+          return;
+        }
+        backward_rows(gp, adj.backward_on(d), *self.inputs[0], self.grad.cols(), d,
                       [d, gy](const CsrView& at, MatView gx, int64_t, bool acc) {
                         kernels::spmm(d, at, gy, gx, acc);
                       });

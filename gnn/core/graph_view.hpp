@@ -75,10 +75,20 @@ class GraphView {
   struct Adjacency {
     Csr forward;  // n_owned x (n_owned + n_halo)
     // (n_owned + n_halo) x n_owned; the forward matrix itself when that is symmetric (GCN and
-    // sum weights on an undirected graph), which saves a copy of the graph.
-    const Csr& backward() const { return symmetric ? forward : transposed; }
+    // sum weights on an undirected graph), which saves a copy of the graph. Not on a rank whose
+    // owned block is symmetric (owned_symmetric): see there.
+    const Csr& backward() const;
     Csr transposed;
     bool symmetric = false;
+    // A rank's part of an undirected graph (GCN or sum weights): the owned columns of the
+    // forward matrix are symmetric, so the transpose's owned rows are the forward rows' owned
+    // entries (their first owned_end[r] entries, columns being sorted) and only its halo rows
+    // are kept: `transposed` is then n_halo x n_owned, halo row h being row n_owned + h of the
+    // whole transpose. Saves the copy of every owned entry that a rectangular matrix (never
+    // `symmetric`) would otherwise keep. The CPU backward reads this form; a GPU gets the whole
+    // transpose, built on the host when first asked for and not kept there.
+    bool owned_symmetric = false;
+    std::vector<int32_t> owned_end;
     // The matrices as the kernels of `dev` take them: the host CSRs on the CPU, device copies
     // (made on first use, kept with the graph) on a GPU.
     const kernels::DeviceCsr& forward_on(Device dev) const { return on(dev, false); }
@@ -108,14 +118,14 @@ class GraphView {
       }
       const int32_t* owned_end() const { return bounds[0].data(); }
     };
-    const ColumnSpans& column_spans(const std::vector<std::pair<int64_t, int64_t>>& pieces,
-                                    int64_t n_owned) const;
+    // Computed at each call, not kept: one pass over the entries, beside an aggregation's
+    // SpMM over them, and (pieces + 1) x rows int32 a snapshot would otherwise hold for the run.
+    ColumnSpans column_spans(const std::vector<std::pair<int64_t, int64_t>>& pieces,
+                             int64_t n_owned) const;
 
    private:
     const kernels::DeviceCsr& on(Device dev, bool backward) const;
     mutable std::unique_ptr<kernels::DeviceCsr> copies_[2][2];  // [backward][device]
-    mutable ColumnSpans spans_;
-    mutable std::vector<std::pair<int64_t, int64_t>> spans_for_;
     mutable bool device_only_ = false;
     mutable std::mutex mutex_;
   };
@@ -153,7 +163,9 @@ class GraphView {
   bool overlap_ = true;
   bool bipartite_ = false;
   std::vector<int64_t> global_ids_;
-  std::vector<int64_t> halo_in_degree_;  // a block: the degree of every source
+  // A block: the degree of every source. A rank's part: dropped once the GCN adjacency, its
+  // only reader there, is built.
+  mutable std::vector<int64_t> halo_in_degree_;
   HaloExchange* halo_ = nullptr;
   Device dev_ = Device::cpu;
   std::unique_ptr<kernels::DeviceBlock> block_;  // a device block: everything lives here

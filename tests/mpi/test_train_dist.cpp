@@ -55,6 +55,16 @@ Curve train_on(Communicator& comm, Partitioner method, ModelKind kind, int epoch
     }
   }
   c.test_acc = trainer.run([&](const EpochRecord& s) { c.losses.push_back(s.loss); }).test_acc;
+  // An undirected graph's GCN weights are symmetric on the owned columns: a rank keeps only the
+  // halo rows of the transpose, and its backward (checked above against one process) reads the
+  // forward rows for the rest.
+  const GraphView& g = *setup->graph;
+  if (kind == ModelKind::gcn && g.n_halo() > 0) {
+    const GraphView::Adjacency& a = g.adjacency(Norm::gcn);
+    CHECK(a.owned_symmetric);
+    CHECK(a.transposed.rows == g.n_halo());
+    CHECK(int64_t(a.owned_end.size()) == g.n_owned());
+  }
   return c;
 }
 
