@@ -77,12 +77,17 @@ Var fetch_rows(Communicator& comm, const RowDirectory& dir, const Var& h,
   const Device dev = h.device();
   const int64_t n_served = int64_t(req_recv.size()), n_got = int64_t(req_send.size());
   auto served_idx = indices_on(dev, req_recv);
-  Tensor served = Tensor::uninitialized(n_served, f, dev);
-  kernels::gather_rows(dev, h.value().view(), served_idx->as<const int32_t>(), n_served,
-                       served.view());
   Tensor got = Tensor::uninitialized(n_got, f, dev);
-  Layout ds(recv_rows, f * 4), dr(send_rows, f * 4);
-  alltoallv_on(comm, dev, served.data(), ds.counts, ds.displs, got.data(), dr.counts, dr.displs);
+  {
+    // Freed once sent: evaluation asks every rank for its rows (P copies of them served), and
+    // they would otherwise sit beside the output.
+    Tensor served = Tensor::uninitialized(n_served, f, dev);
+    kernels::gather_rows(dev, h.value().view(), served_idx->as<const int32_t>(), n_served,
+                         served.view());
+    Layout ds(recv_rows, f * 4), dr(send_rows, f * 4);
+    alltoallv_on(comm, dev, served.data(), ds.counts, ds.displs, got.data(), dr.counts,
+                 dr.displs);
+  }
   std::vector<int32_t> order;
   for (auto& s : slot) order.insert(order.end(), s.begin(), s.end());
   auto order_idx = indices_on(dev, order);

@@ -309,7 +309,7 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
   double l = 0;
   for (size_t j = 0; j < kept; ++j) l += loss[j];
   acc.m.loss += double(float(l));  // bce_with_logits returns a float
-  const auto [auc, map] = counter.finish(tally);
+  const auto [auc, map] = counter.finish(std::move(tally));
   acc.m.auc += auc;
   acc.m.map += map;
   double mrr = 0;

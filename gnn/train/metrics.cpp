@@ -438,37 +438,34 @@ std::vector<int64_t> RankCounter::tally(std::vector<Part>& parts) const {
   for (int64_t r = 0; r < int64_t(parts.size()); ++r) flush(parts[size_t(r)]);
   for (Part& part : parts) {
     for (size_t j = 0; j < part.at.size(); ++j) all[j] += part.at[j];
-    part.clear();
+    part = Part{};  // its buffers freed, not only emptied: finish() runs beside the tally
   }
   return all;
 }
 
-std::pair<double, double> RankCounter::finish(const std::vector<int64_t>& tally) const {
+std::pair<double, double> RankCounter::finish(std::vector<int64_t> tally) const {
   const size_t m = ends_.size(), p = lo_.size();
   DGNN_CHECK(tally.size() == 2 * m + 1, ShapeError,
              "RankCounter::finish: a tally of another counter");
   if (p == 0) return {kNaN, kNaN};
+  // The tally is counted in place (no copy per end: this runs on every rank beside the whole
+  // step's positives). tally[2j]: candidates strictly between ends j - 1 and j, then, once
+  // below is made, those strictly below end j; tally[2j + 1]: those at end j.
   // The positives are candidates too: each at the end its interval's middle equals (its own
   // score, exactly at the end when tie is 0) or in the gap holding it.
-  std::vector<int64_t> e_all(m), g_all(m + 1);
-  for (size_t j = 0; j < m; ++j) g_all[j] = tally[2 * j], e_all[j] = tally[2 * j + 1];
-  g_all[m] = tally[2 * m];
   for (size_t r = 0, j = 0; r < p; ++r) {
     const double x = pos_sorted_[r];
     while (j < m && ends_[j] < x) ++j;
-    if (j < m && ends_[j] == x)
-      ++e_all[j];
-    else
-      ++g_all[j];
+    ++tally[2 * j + size_t(j < m && ends_[j] == x)];
   }
-  // below[j]: candidates (positives included) strictly below end j.
-  std::vector<int64_t> below(m + 1, 0);
   int64_t acc = 0;
   for (size_t j = 0; j < m; ++j) {
-    below[j] = acc + g_all[j];
-    acc = below[j] + e_all[j];
+    tally[2 * j] += acc;
+    acc = tally[2 * j] + tally[2 * j + 1];
   }
-  const int64_t total = acc + g_all[m];
+  const int64_t total = acc + tally[2 * m];
+  const auto below = [&tally](size_t j) { return tally[2 * j]; };
+  const auto at_end = [&tally](size_t j) { return tally[2 * j + 1]; };
   // Each positive's counts, found in score order by pointers that move with it (and back, should
   // rounding make an end fall where the score rose); its terms are then summed in index order.
   const double np = double(p), neg = double(total) - np;
@@ -485,7 +482,7 @@ std::pair<double, double> RankCounter::finish(const std::vector<int64_t>& tally)
     seek(ends_, h, [hi](double e) { return e < hi; });        // h: the end equal to hi
     seek(pos_sorted_, pb, [lo](double x) { return x < lo; });  // positives below lo
     seek(pos_sorted_, pa, [hi](double x) { return x <= hi; }); // positives at most hi
-    const double c_below = double(below[l]), c_at_most = double(below[h] + e_all[h]);
+    const double c_below = double(below(l)), c_at_most = double(below(h) + at_end(h));
     const double bl = c_below - double(pb), am = c_at_most - double(pa);  // negatives
     win_term[i] = bl + 0.5 * (am - bl);
     ap_term[i] = (np - double(pb)) / (double(total) - c_below);

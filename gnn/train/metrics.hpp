@@ -124,7 +124,7 @@ class RankCounter {
   // its own). Tallies of one counter add up: the sum of the tallies of every rank of a job is
   // the tally of all their candidates. finish() adds the positives.
   std::vector<int64_t> tally(std::vector<Part>& parts) const;
-  std::pair<double, double> finish(const std::vector<int64_t>& tally) const;
+  std::pair<double, double> finish(std::vector<int64_t> tally) const;  // move it in
 
  private:
   void flush(Part& part) const;  // sorts the buffered keys and adds them to the counts

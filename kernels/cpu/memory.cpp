@@ -2,6 +2,9 @@
 #include "dgnn/common/memory.hpp"
 
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <atomic>
 #include <cstdlib>
@@ -143,6 +146,11 @@ void release_cached() noexcept {
     for (void* b : blocks) std::free(b);
   hp.free_blocks.clear();
   hp.cached = 0;
+#ifdef __GLIBC__
+  // The blocks freed here, and whatever the program freed before, may sit in malloc's heap
+  // below blocks still in use, where free() alone never returns their pages: hand them back.
+  malloc_trim(0);
+#endif
 }
 
 void copy(void* dst, const void* src, size_t bytes) {
