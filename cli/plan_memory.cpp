@@ -91,6 +91,7 @@ std::vector<MemoryRow> temporal_memory_rows(const TemporalGraph& g,
     in.bptt = std::max(in.bptt, t.steps.windows[i + 1] - t.steps.windows[i]);
   in.snapshots = g.num_snapshots();
   in.weighted = g.weighted;
+  in.directed = g.directed;
   in.largest_entries = *std::max_element(t.nnz.begin(), t.nnz.end());
   in.step_pairs = t.most_pairs;
   for (const SnapshotEvents& e : g.events) in.events += e.total_events();

@@ -27,12 +27,18 @@ int64_t model_bytes(int64_t parameters, int64_t tensors) {
   return 5 * parameters * kF + (parameters + tensors + 1) * kF;
 }
 
-int64_t local_graph_bytes(const PartCounts& c, bool weighted, bool self_loops, bool symmetric) {
+int64_t local_graph_bytes(const PartCounts& c, bool weighted, bool self_loops, bool undirected) {
   const int64_t cols = c.rows + c.halo_rows;
   const int64_t adj = c.edges + (self_loops ? c.rows : 0);
   int64_t b = csr_size(c.rows, c.edges, weighted);  // the structure, as loaded
   b += csr_size(c.rows, adj, true);                 // the normalised adjacency
-  if (!symmetric) b += csr_size(cols, adj, true);   // its transpose, for the backward
+  // Its transpose, for the backward: none when the matrix is symmetric (undirected, no halo);
+  // a rank's part of an undirected graph keeps only its halo rows and, per owned row, where the
+  // row's owned entries end (GraphView::Adjacency::owned_symmetric); a directed graph all of it.
+  if (!undirected)
+    b += csr_size(cols, adj, true);
+  else if (c.halo_rows > 0)
+    b += csr_size(c.halo_rows, c.cut_edges, true) + c.rows * kF;
   return b + cols * kI + c.rows * kI;  // global ids of owned and halo rows, input ids of owned
 }
 
@@ -84,8 +90,7 @@ MemoryBreakdown static_rank_memory(const StaticMemoryInput& in, const PartCounts
     tape += c.rows * tape_floats_per_row(l) + halo_held * l.agg_width;
     if (l.heads > 0) tape += 3 * (c.edges + c.rows) * l.heads;  // scores, softmax, dropout
   }
-  const bool symmetric = in.ranks == 1 && !in.directed;
-  m.graph = local_graph_bytes(c, in.weighted, self_loops, symmetric);
+  m.graph = local_graph_bytes(c, in.weighted, self_loops, !in.directed);
   m.halo = in.ranks > 1 ? halo_plan_bytes(c) : 0;
   m.features = c.rows * in.features * kF;
   m.labels = 2 * c.rows * kF;  // the label, and the row in its split's id list
@@ -113,8 +118,10 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
   // cut from are dropped once they are made (TemporalRun), so they are not at the peak.
   PartCounts snap = c;
   snap.edges = part(in.largest_entries);
-  const bool symmetric = in.ranks == 1;
-  m.graph = snapshots * local_graph_bytes(snap, in.weighted, true, symmetric);
+  // The entries from halo columns, as the union graph's share of them.
+  if (c.edges > 0)
+    snap.cut_edges = int64_t(std::ceil(double(c.cut_edges) * double(snap.edges) / double(c.edges)));
+  m.graph = snapshots * local_graph_bytes(snap, in.weighted, true, !in.directed);
   // The rank's share of the events: those with an end it owns (an event has two; src, dst and
   // its ordinal, 12 bytes), all of them on one process (8 bytes).
   m.graph += in.ranks > 1

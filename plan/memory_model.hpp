@@ -44,9 +44,9 @@ int64_t model_bytes(int64_t parameters, int64_t tensors);
 // The local graph of a rank with `c.rows` owned vertices, `c.edges` in-edges and `c.halo_rows`
 // halo vertices: the structure (int64 offsets, int32 columns, float32 values when `weighted`),
 // the normalised adjacency (one self loop per row when `self_loops`) and its transpose (none
-// when `symmetric`: one process, undirected), the int64 global ids of owned and halo rows and
-// the input-file ids of owned rows.
-int64_t local_graph_bytes(const PartCounts& c, bool weighted, bool self_loops, bool symmetric);
+// on one process of an `undirected` graph; a rank's part of one keeps the halo rows only), the
+// int64 global ids of owned and halo rows and the input-file ids of owned rows.
+int64_t local_graph_bytes(const PartCounts& c, bool weighted, bool self_loops, bool undirected);
 // The halo plan: int32 local ids of the rows sent and received; the halo rows' int64 degrees.
 int64_t halo_plan_bytes(const PartCounts& c);
 
@@ -68,7 +68,7 @@ struct TemporalMemoryInput {
   int64_t hidden = 0;
   int bptt = 1;       // steps per BPTT window (the tape holds one window)
   int snapshots = 1;  // a halo plan each
-  bool weighted = false;
+  bool weighted = false, directed = false;
   int ranks = 1;
   // Of the whole graph: the largest snapshot's entries; the most pairs a training step scores.
   // (The snapshots' base + differences are dropped once the views are made: not in the peak.)
