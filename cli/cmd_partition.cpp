@@ -14,6 +14,7 @@
 #include "dgnn/partition/dist_load.hpp"
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/graph/temporal.hpp"
+#include "dgnn/gnn/temporal/temporal_run.hpp"
 #include "dgnn/partition/dist_graph.hpp"
 #include "dgnn/partition/partition.hpp"
 
@@ -115,19 +116,56 @@ std::vector<int32_t> partition_over_ranks(const Csr& g, PartitionOptions opt,
   return allgather_parts(block, mine, comm);
 }
 
-// A temporal graph: the vertex strategy's partition, and how evenly it spreads each snapshot.
+// Under mpirun with --out and one part per rank: the temporal graph read in shards and its
+// union partitioned on the blocks, as `train --parts P` does when it starts (the same parts for
+// the same options), then written by rank 0 for `train --partition DIR`.
+void run_temporal_sharded(PartitionArgs& a, Communicator& comm) {
+  Timer timer;
+  TemporalPartitionInfo info;
+  const std::vector<int32_t> part = partition_temporal_sharded(
+      a.dataset.graph, a.dataset.edges, a.snapshots, comm, a.opt, &info);
+  const double part_s = timer.ms() / 1000;
+  a.opt.snapshot_groups = snapshot_group_count(info.snapshots, a.opt);
+  const std::string hash = temporal_source_hash(a.dataset, &comm);  // each rank its 1/P
+  const double peak = double(peak_resident_bytes());
+  double most = peak;
+  comm.allreduce_max(&most, 1);
+  if (comm.rank() != 0) return;
+  timer.reset();
+  write_temporal_partition_dir(a.out, part, a.opt, hash, info);
+  std::vector<int64_t> sizes(size_t(a.opt.parts), 0);
+  for (int32_t p : part) ++sizes[size_t(p)];
+  std::printf("%-14s %s: %lld vertices, %d snapshots, %lld edges in their union (read in shards "
+              "by %d ranks)\n",
+              "graph", a.dataset.graph.c_str(), (long long)info.vertices, info.snapshots,
+              (long long)info.union_edges, comm.size());
+  std::printf("%-14s %s (%.2f s with the read)\n", "partitioner",
+              describe(a, true, comm.size()).c_str(), part_s);
+  std::printf("%-14s peak %s on the largest rank (rank 0: %s)\n", "memory",
+              memory_str(most).c_str(), memory_str(peak).c_str());
+  std::printf("%-14s %lld of the union's %lld edges (%.2f%%); halo %lld vertices\n", "edge cut",
+              (long long)info.edge_cut, (long long)info.union_edges,
+              percent(info.edge_cut, info.union_edges), (long long)info.halo_vertices);
+  std::printf("%6s %12s\n", "rank", "vertices");
+  for (size_t r = 0; r < sizes.size(); ++r)
+    std::printf("%6zu %12lld\n", r, (long long)sizes[r]);
+  std::printf("%-14s %s (manifest.json + parts.bin) in %.2f s\n", "wrote", a.out.c_str(),
+              timer.ms() / 1000);
+}
+
+// A temporal graph: the vertex strategy's partition, and how evenly it spreads each snapshot;
+// with --out, written for `train --partition DIR`.
 void run_temporal(PartitionArgs& a) {
-  if (!a.dry_run)
-    throw OptionError("--graph " + a.dataset.graph +
-                      " is temporal: dgnn partition writes parts of static graphs only (temporal "
-                      "training partitions its snapshots when it starts); --dry-run prints how "
-                      "evenly each snapshot is spread");
   for (auto [given, name] : {std::pair{a.opt.balance_edges, "--balance-edges"},
                              std::pair{a.opt.balance_train, "--balance-train"}})
     if (given)
       throw OptionError(std::string(name) +
                         " is for static graphs (a temporal graph balances groups of snapshots: "
                         "--snapshot-groups)");
+  Communicator& comm = world();
+  if (!a.dry_run && comm.size() > 1 && a.opt.parts == comm.size() &&
+      can_load_temporal_sharded(a.dataset.graph, a.dataset.edges))
+    return run_temporal_sharded(a, comm);
   Timer timer;
   const TemporalGraph g = load_temporal(a.dataset.graph, a.dataset.edges, a.snapshots);
   const double load_s = timer.ms() / 1000;
@@ -136,7 +174,6 @@ void run_temporal(PartitionArgs& a) {
                       std::to_string(g.num_vertices) + " vertices of " + a.dataset.graph);
   if (a.opt.snapshot_groups < 0) a.opt.snapshot_groups = auto_snapshot_groups(g.num_snapshots());
   a.opt.snapshot_groups = std::min(a.opt.snapshot_groups, g.num_snapshots());
-  Communicator& comm = world();
   std::string memory;
   timer.reset();
   const Csr u = temporal_union(g);
@@ -153,6 +190,7 @@ void run_temporal(PartitionArgs& a) {
                                 comm, &memory);
   }
   const double part_s = timer.ms() / 1000;
+  const std::string hash = a.dry_run ? "" : temporal_source_hash(a.dataset, &comm);
   if (comm.rank() != 0) return;
   const PartitionQuality q = partition_quality(u, part, a.opt.parts);
   const TemporalBalance b = temporal_balance(g, part, a.opt.parts);
@@ -182,6 +220,18 @@ void run_temporal(PartitionArgs& a) {
                 r.edge_balance, (long long)r.active, r.vertex_balance, (long long)r.events,
                 r.event_balance);
   }
+  if (a.dry_run) return;
+  timer.reset();
+  TemporalPartitionInfo info;
+  info.vertices = g.num_vertices;
+  info.union_edges = u.nnz();
+  info.snapshots = g.num_snapshots();
+  info.directed = g.directed;
+  info.edge_cut = q.edge_cut;
+  info.halo_vertices = q.halo_vertices;
+  write_temporal_partition_dir(a.out, part, a.opt, hash, info);
+  std::printf("%-14s %s (manifest.json + parts.bin) in %.2f s\n", "wrote", a.out.c_str(),
+              timer.ms() / 1000);
 }
 
 // Under mpirun with --out and one part per rank: every rank reads its share of the dataset,

@@ -96,8 +96,11 @@ nlohmann::json temporal_settings(const TrainArgs& a, const std::string& model,
           {"ranks", ranks},
           {"strategy", a.strategy},
           {"device", a.device},
-          {"partitioner", a.strategy == "snapshot" ? "none" : a.partitioner},
+          {"partitioner", a.strategy == "snapshot"        ? "none"
+                          : !a.partition_dir.empty() ? "dir"
+                                                     : a.partitioner},
           {"threads", omp_get_max_threads()}};
+  if (!a.partition_dir.empty()) s["partition"] = a.partition_dir;
   if (a.train.clip_norm > 0) s["clip_norm"] = a.train.clip_norm;
   return s;
 }

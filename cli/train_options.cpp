@@ -199,16 +199,21 @@ void register_train(CLI::App& app) {
         throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
                           ": mini-batch training is for static graphs (this input has a time "
                           "column)");
-      refuse({"--dropout", "--partition", "--no-overlap", "--halo-memory", "--replace",
+      refuse({"--dropout", "--no-overlap", "--halo-memory", "--replace",
               "--no-prefetch", "--train-ids", "--val-ids", "--test-ids", "--generate-features",
               "--feature-dim"},
              "not used by temporal training (this input has a time column)");
       // --parts and --partitioner mean what they mean for static graphs: the vertex partition
       // (one part per rank), which the snapshot strategy does not make.
       if (a->strategy == "snapshot")
-        refuse({"--parts", "--partitioner", "--snapshot-groups", "--overpartition"},
+        refuse({"--parts", "--partitioner", "--snapshot-groups", "--overpartition",
+                "--partition"},
                "the snapshot strategy gives each rank whole snapshots and partitions no "
                "vertices (--strategy vertex does)");
+      if (!a->partition_dir.empty())
+        refuse({"--partitioner", "--snapshot-groups", "--overpartition"},
+               "the parts are read from --partition " + a->partition_dir +
+                   " (give these to dgnn partition)");
       if (a->partitioner != "metis" && a->partitioner != "ptscotch")
         refuse({"--snapshot-groups"},
                "balances groups of snapshots with METIS or PT-Scotch (this run uses "

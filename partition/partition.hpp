@@ -40,6 +40,10 @@ struct PartitionOptions {
   // deal the pieces to the parts so that every quantity is balanced (Scotch balances one
   // weight only). 1: off.
   int overpartition = 1;
+  // Temporal graphs: read the parts from a directory `dgnn partition` wrote
+  // (write_temporal_partition_dir) instead of computing them; `from_dir_hash`: the source hash
+  // it must carry (empty: not checked).
+  std::string from_dir, from_dir_hash;
 };
 
 // part[v] in [0, parts) for every vertex of g (g's structure is symmetrised for METIS and
@@ -197,5 +201,36 @@ struct TemporalBalance {
 };
 TemporalBalance temporal_balance(const TemporalGraph& g, const std::vector<int32_t>& part,
                                  int parts);
+
+// A temporal graph's vertex partition written once (`dgnn partition --out DIR`), read by every
+// run of `dgnn train --partition DIR` instead of partitioning again: manifest.json (format
+// "dgnn-temporal-partition") and parts.bin, every vertex's part as int32 in dense id order
+// (ascending input ids, as every loader numbers them). Written atomically by the caller's rank
+// (one file: the parts are what every rank of a run holds anyway).
+struct TemporalPartitionInfo {
+  int64_t vertices = 0, union_edges = 0;  // the union graph's stored (symmetrised) edges
+  int snapshots = 0;
+  bool directed = false;
+  int64_t edge_cut = 0, halo_vertices = 0;  // of the union graph (-1: not computed)
+};
+void write_temporal_partition_dir(const std::string& dir, const std::vector<int32_t>& part,
+                                  const PartitionOptions& opt, const std::string& source_hash,
+                                  const TemporalPartitionInfo& info);
+// Every vertex's part. With `comm` (collective) each rank reads 1/P of parts.bin and the pieces
+// are gathered; without it the whole file is read. OptionError when the directory was made for
+// another rank count (`parts`), another vertex count or, given `expected_source_hash`, another
+// graph; InputError for a damaged file (size, a part outside [0, parts), or a content hash
+// other than the manifest's); IoError when missing.
+class Communicator;
+std::vector<int32_t> read_temporal_partition(const std::string& dir, int64_t vertices, int parts,
+                                             const std::string& expected_source_hash,
+                                             Communicator* comm);
+// The source hash a temporal partition carries: dataset_source_hash of the edge input and its
+// parse options (EdgeListOptions) alone: a run's seed, split and features do not change which
+// vertices there are. Collective with `comm`, as dataset_source_hash.
+std::string temporal_source_hash(const DatasetOptions& opt, Communicator* comm);
+// Whether `dir` holds a temporal partition (its manifest says so): `train --partition DIR`
+// picks the reader by it.
+bool is_temporal_partition_dir(const std::string& dir);
 
 }  // namespace dgnn

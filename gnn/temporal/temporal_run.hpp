@@ -78,6 +78,13 @@ LoadedTemporal load_temporal_vertex_shares(const std::function<TemporalGraph()>&
 LoadedTemporal load_temporal_sharded(const std::string& path, const EdgeListOptions& opt,
                                      const SnapshotOptions& snap, Communicator& comm,
                                      const PartitionOptions& popt);
+// load_temporal_sharded's partition alone, for `dgnn partition` on the ranks of a job: the
+// same reading and partitioner, every vertex's part on every rank, and in `info` (when given)
+// the graph's counts and the union graph's cut and halo rows. popt.from_dir is not read.
+std::vector<int32_t> partition_temporal_sharded(const std::string& path, const EdgeListOptions& opt,
+                                                const SnapshotOptions& snap, Communicator& comm,
+                                                const PartitionOptions& popt,
+                                                TemporalPartitionInfo* info = nullptr);
 // Whether load_temporal_sharded may read `path`; otherwise *why says what sends it to rank 0's
 // whole read (DGNN_TEMPORAL_READ=rank0 in the environment, to compare the two).
 bool can_load_temporal_sharded(const std::string& path, const EdgeListOptions& opt,

@@ -165,7 +165,10 @@ BlockWork block_work(const ReadShard& r, const TemporalInput& in, bool weighted,
 // partition_temporal's partition, computed on the blocks: the union graph with, for metis and
 // ptscotch, one balance column per group of snapshots (snapshot_group_work's, summed per block
 // vertex). Every vertex's part on every rank.
-std::vector<int32_t> partition_shards(BlockWork& b, PartitionOptions popt, Communicator& comm) {
+// `info` (dgnn partition): the union graph's rows are kept for its cut and halo, measured on the
+// blocks once the parts are known.
+std::vector<int32_t> partition_shards(BlockWork& b, PartitionOptions popt, Communicator& comm,
+                                      TemporalPartitionInfo* info = nullptr) {
   popt.parts = comm.size();
   const int t = int(b.work.size());
   const int groups = snapshot_group_count(t, popt);
@@ -186,14 +189,42 @@ std::vector<int32_t> partition_shards(BlockWork& b, PartitionOptions popt, Commu
   std::vector<std::vector<int32_t>>().swap(b.work);
   // The partitioners cut the symmetrised rows; the in-edges they were made from are only read
   // to balance in-edges. Freed before PT-Scotch copies the rows (its peak is the load's).
-  if (!popt.balance_edges) {
+  if (!popt.balance_edges && !info) {
     DistGraph& u = b.union_graph;
     std::vector<int64_t>().swap(u.in_offsets);
     std::vector<int64_t>().swap(u.in_src);
     std::vector<float>().swap(u.in_weight);
   }
-  const std::vector<int32_t> mine = partition_blocks_releasing(b.union_graph, popt, comm, columns);
-  return allgather_parts(b.union_graph, mine, comm);
+  if (!info) {
+    const std::vector<int32_t> mine =
+        partition_blocks_releasing(b.union_graph, popt, comm, columns);
+    return allgather_parts(b.union_graph, mine, comm);
+  }
+  const DistGraph& u = b.union_graph;
+  std::vector<int32_t> part = allgather_parts(u, partition_blocks(u, popt, comm, columns), comm);
+  // The union's stored edges (each pair's adj_weight: 1 or 2 stored directions) cut, counted at
+  // both ends; halo rows: per vertex, the other parts among its neighbours (the parts that
+  // receive its row: in-neighbours of an undirected graph; either direction of a directed one).
+  int64_t sums[3] = {0, 0, 0};  // stored edges, cut (twice), halo rows
+  std::vector<int32_t> seen;
+  for (int64_t i = 0; i < u.block_size(); ++i) {
+    const int32_t mine = part[size_t(u.begin() + i)];
+    seen.clear();
+    for (int64_t k = u.adj_offsets[size_t(i)]; k < u.adj_offsets[size_t(i) + 1]; ++k) {
+      const int32_t q = part[size_t(u.adj[size_t(k)])];
+      sums[0] += u.adj_weight[size_t(k)];
+      if (q == mine) continue;
+      sums[1] += u.adj_weight[size_t(k)];
+      seen.push_back(q);
+    }
+    std::sort(seen.begin(), seen.end());
+    sums[2] += std::unique(seen.begin(), seen.end()) - seen.begin();
+  }
+  comm.allreduce_sum(sums, 3);
+  info->union_edges = sums[0] / 2;
+  info->edge_cut = sums[1] / 2;
+  info->halo_vertices = sums[2];
+  return part;
 }
 
 }  // namespace
@@ -207,6 +238,25 @@ bool can_load_temporal_sharded(const std::string& path, const EdgeListOptions& o
     return false;
   }
   return true;
+}
+
+std::vector<int32_t> partition_temporal_sharded(const std::string& path, const EdgeListOptions& opt,
+                                                const SnapshotOptions& snap, Communicator& comm,
+                                                const PartitionOptions& popt,
+                                                TemporalPartitionInfo* info) {
+  const TemporalInput in = resolve_temporal_input(path, opt, snap);
+  ReadShard r = read_shard(in, comm);
+  if (comm.size() > r.ids.n)
+    throw OptionError("--parts " + std::to_string(comm.size()) + " exceeds the " +
+                      std::to_string(r.ids.n) + " vertices");
+  TemporalPartitionInfo own;
+  TemporalPartitionInfo& i = info ? *info : own;
+  i.vertices = r.ids.n;
+  i.snapshots = int(r.cut.count);
+  i.directed = in.opt.directed;
+  BlockWork b = block_work(r, in, in.opt.weight_col >= 0, comm);
+  r = ReadShard{};
+  return partition_shards(b, popt, comm, &i);
 }
 
 LoadedTemporal load_temporal_sharded(const std::string& path, const EdgeListOptions& opt,
@@ -226,10 +276,14 @@ LoadedTemporal load_temporal_sharded(const std::string& path, const EdgeListOpti
   out.sharded = true;
   out.text_bytes = r.text_bytes;
   out.max_text_bytes = global_max(comm, r.text_bytes);
-  BlockWork b = block_work(r, in, weighted, comm);
-  out.part = partition_shards(b, popt, comm);
+  if (!popt.from_dir.empty()) {
+    // Parts written once by `dgnn partition`: no union graph, no partitioner.
+    out.part = read_temporal_partition(popt.from_dir, n, comm.size(), popt.from_dir_hash, &comm);
+  } else {
+    BlockWork b = block_work(r, in, weighted, comm);
+    out.part = partition_shards(b, popt, comm);
+  }
   TemporalGraph& g = out.g;
-  b = BlockWork{};
   g.num_vertices = n;
   g.directed = in.opt.directed;
   g.weighted = weighted;

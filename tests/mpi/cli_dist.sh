@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The dgnn executable under mpiexec, as a user runs it:
 #  1. `train --parts 2` and `train --partition DIR` on 2 ranks log the 1-rank loss every epoch;
-#  2. temporal training, vertex and snapshot strategies, on 2 ranks does too;
+#  2. temporal training, vertex and snapshot strategies, on 2 ranks does too, and with a
+#     temporal partition written once by `dgnn partition` on 2 ranks;
 #  3. a missing part file on one rank brings the job down with that rank's message, no hang.
 set -euo pipefail
 dgnn="$1"
@@ -89,6 +90,64 @@ sr = final["sharded_read"]
 assert 0 < sr["text_bytes"] <= sr["max_text_bytes"], sr
 print("temporal link prediction on 2 ranks matches one process")
 PY
+
+# A temporal partition made once on the ranks of a job (PT-Scotch over the shards) and read by
+# training with --partition DIR: the parts that `--parts 2 --partitioner ptscotch` computes when
+# it starts (the same loss, bit for bit), the 1-rank loss; the manifest names the graph; a
+# partition for another rank count, a damaged parts file and a static partition are one line.
+run "$dgnn" partition --graph "$work/evo" --parts 2 --partitioner ptscotch --seed 1 \
+  --out "$work/tparts" >"$work/tparts.out"
+grep -q "read in shards by 2 ranks" "$work/tparts.out"
+run "$dgnn" train --graph "$work/evo" --model gcrn --hidden 8 --epochs 4 --bptt 3 --quiet \
+  --seed 1 --partition "$work/tparts" --log-json "$work/tdir.jsonl" >/dev/null
+run "$dgnn" train --graph "$work/evo" --model gcrn --hidden 8 --epochs 4 --bptt 3 --quiet \
+  --seed 1 --partitioner ptscotch --log-json "$work/tfly.jsonl" >/dev/null
+"$dgnn" train --graph "$work/evo" --model gcrn --hidden 8 --epochs 4 --bptt 3 --quiet \
+  --seed 1 --log-json "$work/tone.jsonl" >/dev/null
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+def run(name):
+    rows = [json.loads(l) for l in open(f"{work}/{name}.jsonl")]
+    return [r["loss"] for r in rows if not r.get("final")], rows[-1]
+d, fd = run("tdir")
+f, ff = run("tfly")
+o, _ = run("tone")
+assert d == f, (d, f)
+assert fd["test_auc"] == ff["test_auc"], (fd["test_auc"], ff["test_auc"])
+for e, (a, b) in enumerate(zip(d, o), 1):
+    assert abs(a - b) <= 1e-4 * abs(b), f"--partition DIR: epoch {e}: {a} vs {b}"
+s = fd["settings"]
+assert s["partitioner"] == "dir" and s["partition"].endswith("tparts"), s
+m = json.load(open(f"{work}/tparts/manifest.json"))
+assert m["format"] == "dgnn-temporal-partition" and m["parts"] == 2, m
+assert m["vertices"] == 300 and sum(r["vertices"] for r in m["ranks"]) == 300, m
+assert 0 < m["edge_cut"] < m["union_edges"] and m["halo_vertices"] > 0, m
+print("a temporal partition directory written on 2 ranks trains as --parts 2 does")
+PY
+expect_error() {  # expect_error PATTERN COMMAND...: a non-zero exit with PATTERN on one line
+  local pattern="$1"; shift
+  set +e
+  local out
+  out=$(timeout 60 "$@" 2>&1)
+  local code=$?
+  set -e
+  [ "$code" -ne 0 ] && [ "$code" -ne 124 ] || { echo "exit code $code: $*"; exit 1; }
+  echo "$out" | grep -q -- "$pattern" || { echo "no '$pattern' in: $out"; exit 1; }
+}
+t=(train --graph "$work/evo" --model gcrn --hidden 8 --epochs 1 --quiet)
+expect_error "partitioned for 2 ranks, this job has 3" \
+  mpiexec -n 3 --oversubscribe "$dgnn" "${t[@]}" --partition "$work/tparts"
+expect_error "partitioned for 2 ranks, this job has 1" "$dgnn" "${t[@]}" --partition "$work/tparts"
+expect_error "the parts are read from --partition" \
+  mpiexec -n 2 --oversubscribe "$dgnn" "${t[@]}" --partition "$work/tparts" --partitioner metis
+expect_error "holds a partition of a static graph" \
+  mpiexec -n 2 --oversubscribe "$dgnn" "${t[@]}" --partition "$work/parts"
+cp -r "$work/tparts" "$work/tbad"
+printf 'x' >>"$work/tbad/parts.bin"
+expect_error "tbad/parts.bin: .* damaged or truncated" \
+  mpiexec -n 2 --oversubscribe "$dgnn" "${t[@]}" --partition "$work/tbad"
+echo "temporal --partition errors: one line each"
 
 # Mini-batch training on 2 ranks: neighbours and features of the other rank's vertices come from
 # it; prefetch on and off give the same numbers, and it learns.
