@@ -10,6 +10,9 @@
 #   bench/bench_scaleout.sh [build-dir] [ranks] [temporal VxT] [static VxExF] [workloads] [args]
 # defaults: build, 1,2,4,8, 100000x30, 1000000x10000000x128, temporal,static; `args` go to the
 # runs on more than one rank (e.g. "--partitioner ptscotch", "--halo-memory whole").
+# Workload temporal-dir: the temporal runs with the parts made once beforehand by
+# `dgnn partition --out DIR` on P ranks (`args` go to it), then `train --partition DIR`; a
+# second table gives the partition job's own peaks (against the one-process training run).
 # Quick run: bench/bench_scaleout.sh build 1,2,4 10000x30 50000x500000x32
 #
 # Peak memory: the `rank_peak_bytes` of the --log-json final record where the binary writes it,
@@ -79,13 +82,16 @@ def mb(b):
     return f"{b / 1e6:.0f} MB"
 
 
-def run(name, p, args):
+def run(name, p, args, sub="train", parts_args=True):
     out = os.path.join(work, f"{name}-{p}")
     os.makedirs(out)
     log = os.path.join(out, "log.jsonl")
-    cmd = [dgnn, "train"] + args + ["--threads", "1", "--quiet", "--log-json", log]
-    if p > 1:
+    cmd = [dgnn, sub] + args + ["--threads", "1", "--quiet", "--log-json", log]
+    if sub == "partition":
+        cmd = [dgnn, sub] + args + ["--parts", str(p)] + extra
+    elif p > 1 and parts_args:
         cmd += ["--parts", str(p)] + extra
+    if p > 1:
         mpi = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(p),
                "-x", "OMP_NUM_THREADS=1", "-x", "DGNN_CACHE_DIR"]
         if root:
@@ -101,8 +107,8 @@ def run(name, p, args):
         sys.exit(f"bench_scaleout: {name} on {p} ranks failed:\n{r.stderr[-2000:]}")
     per = sorted((json.load(open(os.path.join(out, f))) for f in os.listdir(out)
                   if f.startswith("rank-")), key=lambda d: d["rank"])
-    final = [json.loads(l) for l in open(log) if l.strip()]
-    final = [x for x in final if x.get("final")][-1]
+    final = [json.loads(l) for l in open(log) if l.strip()] if os.path.exists(log) else []
+    final = ([x for x in final if x.get("final")] or [{}])[-1]
     peak = final.get("rank_peak_bytes")
     read = final.get("rank_read_bytes")
     src = "json" if peak is not None else "wait4/rchar"
@@ -131,7 +137,7 @@ def table(title, rows):
 
 
 results = []
-if "temporal" in workloads:
+if "temporal" in workloads.split(","):
     n, t = (int(x) for x in tsize.lower().split("x"))
     g = os.path.join(work, "evolving")
     subprocess.run([dgnn, "generate", "evolving-sbm", "--vertices", str(n), "--snapshots", str(t),
@@ -142,7 +148,31 @@ if "temporal" in workloads:
     rows = [run("temporal", p, args) for p in ranks]
     results.append((f"temporal: evolving SBM {n} vertices x {t} snapshots ({2 * n * t} events), "
                     f"16 features, GCRN --bptt 5, 1 epoch, vertex strategy", rows))
-if "static" in workloads:
+if "temporal-dir" in workloads.split(","):
+    # The same temporal runs, the partition made once beforehand: `dgnn partition --out DIR` on
+    # P ranks (its peak is the partitioner's), then `train --partition DIR` (no partitioner).
+    n, t = (int(x) for x in tsize.lower().split("x"))
+    g = os.path.join(work, "evolving")
+    if not os.path.exists(g):
+        subprocess.run([dgnn, "generate", "evolving-sbm", "--vertices", str(n), "--snapshots",
+                        str(t), "--features", "16", "--seed", "1", "--out", g], check=True,
+                       stdout=subprocess.DEVNULL)
+    base = ["--graph", g, "--model", "gcrn", "--bptt", "5", "--epochs", "1", "--strategy", "vertex"]
+    parts_rows, train_rows = [], []
+    for p in ranks:
+        if p == 1:
+            train_rows.append(run("temporal-dir", p, base))
+            continue
+        d = os.path.join(work, f"tparts-{p}")
+        parts_rows.append(run("tpartition", p, ["--graph", g, "--out", d], sub="partition"))
+        train_rows.append(run("temporal-dir", p, base + ["--partition", d], parts_args=False))
+    results.append((f"temporal, parts read from a folder: `dgnn partition --out DIR` on P ranks "
+                    f"({' '.join(extra) or 'METIS'}), then `train --partition DIR`: the training run",
+                    train_rows))
+    if parts_rows:
+        results.append(("temporal: the `dgnn partition` job itself (peak: wait4 of each rank)",
+                        [train_rows[0]] + parts_rows if train_rows[0]["p"] == 1 else parts_rows))
+if "static" in workloads.split(","):
     n, e, f = (int(x) for x in ssize.lower().split("x"))
     g = os.path.join(work, "sbm")
     subprocess.run([dgnn, "generate", "sbm", "--vertices", str(n), "--avg-degree", str(2 * e / n),

@@ -126,13 +126,12 @@ void run_temporal_sharded(PartitionArgs& a, Communicator& comm) {
       a.dataset.graph, a.dataset.edges, a.snapshots, comm, a.opt, &info);
   const double part_s = timer.ms() / 1000;
   a.opt.snapshot_groups = snapshot_group_count(info.snapshots, a.opt);
-  const std::string hash = temporal_source_hash(a.dataset, &comm);  // each rank its 1/P
   const double peak = double(peak_resident_bytes());
   double most = peak;
   comm.allreduce_max(&most, 1);
   if (comm.rank() != 0) return;
   timer.reset();
-  write_temporal_partition_dir(a.out, part, a.opt, hash, info);
+  write_temporal_partition_dir(a.out, part, a.opt, info);
   std::vector<int64_t> sizes(size_t(a.opt.parts), 0);
   for (int32_t p : part) ++sizes[size_t(p)];
   std::printf("%-14s %s: %lld vertices, %d snapshots, %lld edges in their union (read in shards "
@@ -190,7 +189,6 @@ void run_temporal(PartitionArgs& a) {
                                 comm, &memory);
   }
   const double part_s = timer.ms() / 1000;
-  const std::string hash = a.dry_run ? "" : temporal_source_hash(a.dataset, &comm);
   if (comm.rank() != 0) return;
   const PartitionQuality q = partition_quality(u, part, a.opt.parts);
   const TemporalBalance b = temporal_balance(g, part, a.opt.parts);
@@ -229,7 +227,8 @@ void run_temporal(PartitionArgs& a) {
   info.directed = g.directed;
   info.edge_cut = q.edge_cut;
   info.halo_vertices = q.halo_vertices;
-  write_temporal_partition_dir(a.out, part, a.opt, hash, info);
+  info.vertex_ids = temporal_vertex_ids_hash(g.original_ids, g.num_vertices);
+  write_temporal_partition_dir(a.out, part, a.opt, info);
   std::printf("%-14s %s (manifest.json + parts.bin) in %.2f s\n", "wrote", a.out.c_str(),
               timer.ms() / 1000);
 }

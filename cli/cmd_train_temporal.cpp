@@ -50,12 +50,8 @@ PartitionOptions temporal_partition_options(const TrainArgs& a) {
   popt.seed = a.train.seed;
   popt.snapshot_groups = a.snapshot_groups;
   popt.overpartition = a.overpartition;
-  if (!a.partition_dir.empty()) {
-    // Written once by dgnn partition; the graph it was made from is checked by its hash (each
-    // rank hashes its share of the input; collective).
-    popt.from_dir = a.partition_dir;
-    popt.from_dir_hash = temporal_source_hash(a.data, &world());
-  }
+  // Written once by dgnn partition; made for this graph's vertices (checked by their ids).
+  popt.from_dir = a.partition_dir;
   return popt;
 }
 

@@ -41,9 +41,8 @@ struct PartitionOptions {
   // weight only). 1: off.
   int overpartition = 1;
   // Temporal graphs: read the parts from a directory `dgnn partition` wrote
-  // (write_temporal_partition_dir) instead of computing them; `from_dir_hash`: the source hash
-  // it must carry (empty: not checked).
-  std::string from_dir, from_dir_hash;
+  // (write_temporal_partition_dir) instead of computing them.
+  std::string from_dir;
 };
 
 // part[v] in [0, parts) for every vertex of g (g's structure is symmetrised for METIS and
@@ -211,24 +210,25 @@ struct TemporalPartitionInfo {
   int64_t vertices = 0, union_edges = 0;  // the union graph's stored (symmetrised) edges
   int snapshots = 0;
   bool directed = false;
-  int64_t edge_cut = 0, halo_vertices = 0;  // of the union graph (-1: not computed)
+  int64_t edge_cut = 0, halo_vertices = 0;  // of the union graph
+  uint64_t vertex_ids = 0;                  // temporal_vertex_ids_hash of the graph
 };
+// What names a graph's vertex set: a hash of every vertex's input id in dense order (ascending;
+// TemporalGraph::original_ids, empty meaning 0..vertices-1). Parts are valid for any graph with
+// the same vertices (other edges, times or snapshot options only change how good they are).
+uint64_t temporal_vertex_ids_hash(const std::vector<int64_t>& original_ids, int64_t vertices);
 void write_temporal_partition_dir(const std::string& dir, const std::vector<int32_t>& part,
-                                  const PartitionOptions& opt, const std::string& source_hash,
-                                  const TemporalPartitionInfo& info);
-// Every vertex's part. With `comm` (collective) each rank reads 1/P of parts.bin and the pieces
-// are gathered; without it the whole file is read. OptionError when the directory was made for
-// another rank count (`parts`), another vertex count or, given `expected_source_hash`, another
-// graph; InputError for a damaged file (size, a part outside [0, parts), or a content hash
-// other than the manifest's); IoError when missing.
+                                  const PartitionOptions& opt, const TemporalPartitionInfo& info);
+// Every vertex's part for a graph of `vertices` vertices named by `original_ids` (as
+// temporal_vertex_ids_hash takes them). With `comm` (collective) each rank reads 1/P of
+// parts.bin and the pieces are gathered; without it the whole file is read. OptionError when the
+// directory was made for another rank count (`parts`) or another vertex set; InputError for a
+// damaged file (size, a part outside [0, parts), or parts whose hash is not the manifest's);
+// IoError when missing.
 class Communicator;
-std::vector<int32_t> read_temporal_partition(const std::string& dir, int64_t vertices, int parts,
-                                             const std::string& expected_source_hash,
+std::vector<int32_t> read_temporal_partition(const std::string& dir, int64_t vertices,
+                                             const std::vector<int64_t>& original_ids, int parts,
                                              Communicator* comm);
-// The source hash a temporal partition carries: dataset_source_hash of the edge input and its
-// parse options (EdgeListOptions) alone: a run's seed, split and features do not change which
-// vertices there are. Collective with `comm`, as dataset_source_hash.
-std::string temporal_source_hash(const DatasetOptions& opt, Communicator* comm);
 // Whether `dir` holds a temporal partition (its manifest says so): `train --partition DIR`
 // picks the reader by it.
 bool is_temporal_partition_dir(const std::string& dir);

@@ -93,11 +93,15 @@ json read_manifest(const std::string& dir) {
 
 }  // namespace
 
-std::string temporal_source_hash(const DatasetOptions& opt, Communicator* comm) {
-  DatasetOptions edges_only;
-  edges_only.graph = opt.graph;
-  edges_only.edges = opt.edges;
-  return dataset_source_hash(edges_only, comm);
+uint64_t temporal_vertex_ids_hash(const std::vector<int64_t>& original_ids, int64_t vertices) {
+  ContentHash h(0x7465'6d70'6964'7331ULL);
+  h.update(&vertices, sizeof vertices);
+  if (!original_ids.empty()) {
+    DGNN_CHECK(int64_t(original_ids.size()) == vertices, ShapeError,
+               "temporal_vertex_ids_hash: one id per vertex, or none");
+    h.update(original_ids.data(), original_ids.size() * sizeof(int64_t));
+  }
+  return h.digest();
 }
 
 bool is_temporal_partition_dir(const std::string& dir) {
@@ -113,8 +117,7 @@ bool is_temporal_partition_dir(const std::string& dir) {
 }
 
 void write_temporal_partition_dir(const std::string& dir, const std::vector<int32_t>& part,
-                                  const PartitionOptions& opt, const std::string& source_hash,
-                                  const TemporalPartitionInfo& info) {
+                                  const PartitionOptions& opt, const TemporalPartitionInfo& info) {
   DGNN_CHECK(int64_t(part.size()) == info.vertices, ShapeError,
              "write_temporal_partition_dir: need one part per vertex");
   std::vector<int64_t> sizes(size_t(opt.parts), 0);
@@ -136,7 +139,7 @@ void write_temporal_partition_dir(const std::string& dir, const std::vector<int3
   for (int r = 0; r < opt.parts; ++r) ranks.push_back({{"rank", r}, {"vertices", sizes[size_t(r)]}});
   const json manifest = {{"format", kFormat},
                          {"version", kVersion},
-                         {"source_hash", source_hash},
+                         {"vertex_ids_hash", hex(info.vertex_ids)},
                          {"partition_id", hex(assignment_id(part, opt.parts))},
                          {"parts", opt.parts},
                          {"partitioner", partitioner_name(opt.method)},
@@ -161,19 +164,19 @@ void write_temporal_partition_dir(const std::string& dir, const std::vector<int3
       "manifest.json");
 }
 
-std::vector<int32_t> read_temporal_partition(const std::string& dir, int64_t vertices, int parts,
-                                             const std::string& expected_source_hash,
+std::vector<int32_t> read_temporal_partition(const std::string& dir, int64_t vertices,
+                                             const std::vector<int64_t>& original_ids, int parts,
                                              Communicator* comm) {
   const std::string mpath = (fs::path(dir) / "manifest.json").string();
   const json m = read_manifest(dir);
-  std::string format, source_hash, id;
+  std::string format, ids_hash, id;
   int version = 0, made_for = 0;
   int64_t made_vertices = 0;
   try {
     format = m.at("format").get<std::string>();
     if (format == kFormat) {
       version = m.at("version").get<int>();
-      source_hash = m.at("source_hash").get<std::string>();
+      ids_hash = m.at("vertex_ids_hash").get<std::string>();
       id = m.at("partition_id").get<std::string>();
       made_for = m.at("parts").get<int>();
       made_vertices = m.at("vertices").get<int64_t>();
@@ -188,10 +191,6 @@ std::vector<int32_t> read_temporal_partition(const std::string& dir, int64_t ver
     throw InputError(mpath, 0,
                      "version " + std::to_string(version) + ", this dgnn reads version " +
                          std::to_string(kVersion) + "; run dgnn partition again");
-  if (!expected_source_hash.empty() && source_hash != expected_source_hash)
-    throw OptionError("--partition " + dir + " was made from a different graph (hash " +
-                      source_hash + "; this job's graph and options hash to " +
-                      expected_source_hash + "): run dgnn partition again");
   if (made_for != parts)
     throw OptionError("--partition " + dir + " was partitioned for " + std::to_string(made_for) +
                       " ranks, this job has " + std::to_string(parts));
@@ -199,6 +198,11 @@ std::vector<int32_t> read_temporal_partition(const std::string& dir, int64_t ver
     throw OptionError("--partition " + dir + " assigns " + std::to_string(made_vertices) +
                       " vertices, this graph has " + std::to_string(vertices) +
                       ": run dgnn partition again");
+  if (const std::string mine = hex(temporal_vertex_ids_hash(original_ids, vertices));
+      mine != ids_hash)
+    throw OptionError("--partition " + dir + " was made for another graph's vertices (their ids " +
+                      "hash to " + ids_hash + ", this graph's to " + mine +
+                      "): run dgnn partition again");
 
   const fs::path path = fs::path(dir) / kParts;
   const std::string where = path.string();

@@ -112,7 +112,7 @@ std::vector<std::vector<int64_t>> snapshot_group_work(const TemporalGraph& g,
 
 std::vector<int32_t> partition_temporal(const TemporalGraph& g, const PartitionOptions& opt) {
   if (!opt.from_dir.empty())
-    return read_temporal_partition(opt.from_dir, g.num_vertices, opt.parts, opt.from_dir_hash,
+    return read_temporal_partition(opt.from_dir, g.num_vertices, g.original_ids, opt.parts,
                                    nullptr);
   const int groups = snapshot_group_count(g.num_snapshots(), opt);
   const Csr u = temporal_union(g);

@@ -109,8 +109,8 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
   // Parts read from a directory that this run does not cut by (one process): still the graph
   // and rank count it was made for, or the user hears so.
   if (!cfg_.partition.from_dir.empty() && !shares)
-    (void)read_temporal_partition(cfg_.partition.from_dir, g.num_vertices, comm.size(),
-                                  cfg_.partition.from_dir_hash, &comm);
+    (void)read_temporal_partition(cfg_.partition.from_dir, g.num_vertices, g.original_ids,
+                                  comm.size(), &comm);
   std::vector<float> static_features;
   const bool by_rows = shares && cfg_.feature_rows;  // each rank its own vertices' rows
   if (cfg_.features && !by_rows) static_features = cfg_.features(g, &static_dim_);

@@ -254,6 +254,7 @@ std::vector<int32_t> partition_temporal_sharded(const std::string& path, const E
   i.vertices = r.ids.n;
   i.snapshots = int(r.cut.count);
   i.directed = in.opt.directed;
+  i.vertex_ids = temporal_vertex_ids_hash(allgather_records(r.ids.mine, comm), r.ids.n);
   BlockWork b = block_work(r, in, in.opt.weight_col >= 0, comm);
   r = ReadShard{};
   return partition_shards(b, popt, comm, &i);
@@ -276,18 +277,19 @@ LoadedTemporal load_temporal_sharded(const std::string& path, const EdgeListOpti
   out.sharded = true;
   out.text_bytes = r.text_bytes;
   out.max_text_bytes = global_max(comm, r.text_bytes);
+  TemporalGraph& g = out.g;
   if (!popt.from_dir.empty()) {
     // Parts written once by `dgnn partition`: no union graph, no partitioner.
-    out.part = read_temporal_partition(popt.from_dir, n, comm.size(), popt.from_dir_hash, &comm);
+    g.original_ids = allgather_records(r.ids.mine, comm);
+    out.part = read_temporal_partition(popt.from_dir, n, g.original_ids, comm.size(), &comm);
   } else {
     BlockWork b = block_work(r, in, weighted, comm);
     out.part = partition_shards(b, popt, comm);
+    g.original_ids = allgather_records(r.ids.mine, comm);
   }
-  TemporalGraph& g = out.g;
   g.num_vertices = n;
   g.directed = in.opt.directed;
   g.weighted = weighted;
-  g.original_ids = allgather_records(r.ids.mine, comm);
   r.ids = dist_read::IdSpace{};
 
   // This rank's shares: the edges of its vertices (both ends) arrive, and their snapshots are

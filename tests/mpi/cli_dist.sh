@@ -143,6 +143,11 @@ expect_error "the parts are read from --partition" \
   mpiexec -n 2 --oversubscribe "$dgnn" "${t[@]}" --partition "$work/tparts" --partitioner metis
 expect_error "holds a partition of a static graph" \
   mpiexec -n 2 --oversubscribe "$dgnn" "${t[@]}" --partition "$work/parts"
+# Other vertex ids (the same edges, every id + 1000): made for another graph's vertices.
+awk '/^#/ { next } { $1 += 1000; $2 += 1000; print }' "$work/evo/edges.txt" >"$work/shifted.txt"
+expect_error "run dgnn partition again" mpiexec -n 2 --oversubscribe "$dgnn" train \
+  --graph "$work/shifted.txt" --time-col 2 --snapshot-seconds 1 --model gcrn --hidden 8 --epochs 1 \
+  --quiet --partition "$work/tparts"
 cp -r "$work/tparts" "$work/tbad"
 printf 'x' >>"$work/tbad/parts.bin"
 expect_error "tbad/parts.bin: .* damaged or truncated" \
