@@ -189,7 +189,7 @@ std::vector<int32_t> partition_shards(BlockWork& b, PartitionOptions popt, Commu
   std::vector<std::vector<int32_t>>().swap(b.work);
   // The partitioners cut the symmetrised rows; the in-edges they were made from are only read
   // to balance in-edges. Freed before PT-Scotch copies the rows (its peak is the load's).
-  if (!popt.balance_edges && !info) {
+  if (!popt.balance_edges) {
     DistGraph& u = b.union_graph;
     std::vector<int64_t>().swap(u.in_offsets);
     std::vector<int64_t>().swap(u.in_src);
@@ -200,21 +200,31 @@ std::vector<int32_t> partition_shards(BlockWork& b, PartitionOptions popt, Commu
         partition_blocks_releasing(b.union_graph, popt, comm, columns);
     return allgather_parts(b.union_graph, mine, comm);
   }
-  const DistGraph& u = b.union_graph;
-  std::vector<int32_t> part = allgather_parts(u, partition_blocks(u, popt, comm, columns), comm);
+  DistGraph& u = b.union_graph;
+  // The rows kept for the cut and halo below, packed (neighbour << 1 | two stored directions:
+  // adj_weight is 1 or 2; ids are below 2^31), 4 bytes an entry instead of 16, so that PT-Scotch
+  // may free the rows it copies as the training load lets it.
+  const std::vector<int64_t> offsets = u.adj_offsets;
+  std::vector<uint32_t> packed(u.adj.size());
+  for (size_t k = 0; k < packed.size(); ++k)
+    packed[k] = uint32_t(u.adj[k]) << 1 | uint32_t(u.adj_weight[k] > 1);
+  const int64_t begin = u.begin(), size = u.block_size();
+  std::vector<int32_t> part =
+      allgather_parts(u, partition_blocks_releasing(u, popt, comm, columns), comm);
   // The union's stored edges (each pair's adj_weight: 1 or 2 stored directions) cut, counted at
   // both ends; halo rows: per vertex, the other parts among its neighbours (the parts that
   // receive its row: in-neighbours of an undirected graph; either direction of a directed one).
   int64_t sums[3] = {0, 0, 0};  // stored edges, cut (twice), halo rows
   std::vector<int32_t> seen;
-  for (int64_t i = 0; i < u.block_size(); ++i) {
-    const int32_t mine = part[size_t(u.begin() + i)];
+  for (int64_t i = 0; i < size; ++i) {
+    const int32_t mine = part[size_t(begin + i)];
     seen.clear();
-    for (int64_t k = u.adj_offsets[size_t(i)]; k < u.adj_offsets[size_t(i) + 1]; ++k) {
-      const int32_t q = part[size_t(u.adj[size_t(k)])];
-      sums[0] += u.adj_weight[size_t(k)];
+    for (int64_t k = offsets[size_t(i)]; k < offsets[size_t(i) + 1]; ++k) {
+      const int32_t q = part[size_t(packed[size_t(k)] >> 1)];
+      const int64_t w = 1 + int64_t(packed[size_t(k)] & 1u);
+      sums[0] += w;
       if (q == mine) continue;
-      sums[1] += u.adj_weight[size_t(k)];
+      sums[1] += w;
       seen.push_back(q);
     }
     std::sort(seen.begin(), seen.end());
