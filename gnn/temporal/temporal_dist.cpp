@@ -93,6 +93,11 @@ LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int p
   s.local.rows = n_owned;
   s.local.cols = n_owned + int64_t(halo.size());
   s.local.offsets.assign(size_t(n_owned) + 1, 0);
+  // Every snapshot's view is kept for the run: sized exactly, not by push_back's doubling.
+  int64_t entries = 0;
+  for (int64_t v : owned) entries += a.offsets[v + 1] - a.offsets[v];
+  s.local.indices.reserve(size_t(entries));
+  if (!a.values.empty()) s.local.values.reserve(size_t(entries));
   std::vector<std::pair<int32_t, float>> row;  // reused: one allocation, not one per row
   for (int64_t r = 0; r < n_owned; ++r) {
     const int64_t v = owned[size_t(r)];
@@ -132,9 +137,10 @@ LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int p
     std::vector<int32_t> recv;
     for (size_t k = 0; k < halo.size(); ++k)
       if (part[size_t(halo[k])] == q) recv.push_back(int32_t(n_owned + int64_t(k)));
+    recv.shrink_to_fit();
     if (nq.empty() && recv.empty()) continue;
-    std::vector<int32_t> send;
-    for (int32_t u : nq) send.push_back(dir.local[size_t(u)]);
+    std::vector<int32_t> send(nq.size());
+    for (size_t k = 0; k < nq.size(); ++k) send[k] = dir.local[size_t(nq[k])];
     s.plan.peers.push_back(q);
     s.plan.send_rows.push_back(std::move(send));
     s.plan.recv_rows.push_back(std::move(recv));
