@@ -96,12 +96,13 @@ LinkPredictionTrainer::Batch LinkPredictionTrainer::local_batch(int step, int ne
   auto mine = [&](int32_t u) { return owner[size_t(u)] == me; };
   if (opt_.task != TemporalTask::link)
     return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt, mine);
-  if (positives_.empty()) positives_.resize(g_.events.size());
-  auto& known = positives_[size_t(step)];
-  if (!known) known = std::make_unique<const StepPositives>(step_positives(g_, step, mine));
+  // Found again at each use (one pass over the step's share of events): kept for every step,
+  // they were 8 bytes per positive of the run on every rank (10 MB a rank, 100k x 30 SBM, 4
+  // ranks), which one process never holds.
+  const StepPositives known = step_positives(g_, step, mine);
   if (history_ && salt == kEvalSalt)
-    return tgb_step_pairs(g_, step, negatives, opt_.seed, salt, *history_, mine, known.get());
-  return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt, mine, known.get());
+    return tgb_step_pairs(g_, step, negatives, opt_.seed, salt, *history_, mine, &known);
+  return step_pairs(g_, opt_.task, step, negatives, opt_.seed, salt, mine, &known);
 }
 
 Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch& local) {

@@ -362,8 +362,6 @@ class LinkPredictionTrainer : private TrainingTask {
   const SnapshotPlan* plan_ = nullptr;
   std::vector<uint8_t> has_targets_;  // per step: its batch is not empty
   RowDirectory dir_;
-  // local_batch(): per link step, this rank's distinct positives (found on first use).
-  mutable std::vector<std::unique_ptr<const StepPositives>> positives_;
   std::unique_ptr<const EdgeHistory> history_;  // the tgb protocol's training-span edges
   // add_fused_eval_step(): per link step, its plan_link_step (made on first use).
   std::vector<std::shared_ptr<const LinkStepPlan>> eval_plans_;
