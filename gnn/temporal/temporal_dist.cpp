@@ -153,7 +153,7 @@ LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int p
 std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
                                                  const std::vector<Var>& features,
                                                  const std::vector<int32_t>& part,
-                                                 Communicator& comm, Device dev) {
+                                                 Communicator& comm, Device dev, bool keep_plans) {
   const int parts = comm.size(), rank = comm.rank();
   DGNN_CHECK(int64_t(part.size()) == g.num_vertices, ShapeError,
              "the partition must assign every vertex");
@@ -185,17 +185,16 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
         cut_snapshot(cur.current(), part, parts, rank, tr->owned, tr->dir, !g.directed));
   while (cur.next());
   exchange_halo_degrees(snaps, comm);
-  tr->plans.reserve(snaps.size());  // the halo exchanges hold pointers into it
   // One exchange runs at a time: the snapshots share one set of buffers, the largest's.
   const std::shared_ptr<HaloBuffers> buffers = make_halo_buffers();
   for (LocalSnapshot& s : snaps) {
     tr->halo_rows += s.local.cols - s.local.rows;
-    tr->plans.push_back(std::move(s.plan));
-    tr->halos.push_back(make_halo_exchange(tr->plans.back(), comm, dev, buffers));
+    tr->halos.push_back(make_halo_exchange(s.plan, comm, dev, buffers));
     // A snapshot whose halo would outgrow the rank's own rows streams it in pieces (comm/halo.hpp;
     // collective: every rank cuts the same snapshots).
     agree_piece_rows(*tr->halos.back(), comm,
-                     halo_piece_rows(tr->plans.back(), int64_t(tr->owned.size()), 1, -1));
+                     halo_piece_rows(s.plan, int64_t(tr->owned.size()), 1, -1));
+    if (keep_plans) tr->plans.push_back(std::move(s.plan));
     tr->graphs.push_back(std::make_unique<GraphView>(
         std::move(s.local), int64_t(tr->owned.size()), std::move(s.global_ids),
         std::move(s.halo_in_degree), tr->halos.back().get()));

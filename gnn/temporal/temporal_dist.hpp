@@ -23,7 +23,9 @@ namespace dgnn {
 struct TemporalRank {
   RowDirectory dir;             // every vertex's owner and row there
   std::vector<int64_t> owned;   // this rank's vertices (global ids, ascending)
-  std::vector<HaloPlan> plans;  // per snapshot
+  // Per snapshot, only with make_temporal_rank's keep_plans (tests): each exchange holds its own
+  // copy of its plan, so the rank does not keep a second one for the run.
+  std::vector<HaloPlan> plans;
   std::vector<std::unique_ptr<HaloExchange>> halos;
   std::vector<std::unique_ptr<GraphView>> graphs;
   std::vector<Var> features;  // this rank's rows: one matrix, or one per snapshot
@@ -38,7 +40,8 @@ struct TemporalRank {
 std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
                                                  const std::vector<Var>& features,
                                                  const std::vector<int32_t>& part,
-                                                 Communicator& comm, Device dev = Device::cpu);
+                                                 Communicator& comm, Device dev = Device::cpu,
+                                                 bool keep_plans = false);
 
 // ---- moving snapshots from the rank that read them ---------------------------------------
 

@@ -166,8 +166,8 @@ TEST_CASE("each rank holds only its vertices' share of every snapshot", "[tmove]
       std::vector<float> x(size_t(ref.num_vertices) * 3);
       for (size_t i = 0; i < x.size(); ++i) x[i] = float(i % 7);
       const std::vector<Var> feats = snapshot_features(ref, x, 3, &dim);
-      auto from_whole = make_temporal_rank(ref, feats, part, comm);
-      auto from_share = make_temporal_rank(g, feats, part, comm);
+      auto from_whole = make_temporal_rank(ref, feats, part, comm, Device::cpu, true);
+      auto from_share = make_temporal_rank(g, feats, part, comm, Device::cpu, true);
       REQUIRE(from_whole->owned == from_share->owned);
       REQUIRE(from_whole->halo_rows == from_share->halo_rows);
       for (int t = 0; t < ref.num_snapshots(); ++t) {
