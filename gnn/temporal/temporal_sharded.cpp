@@ -165,8 +165,8 @@ BlockWork block_work(const ReadShard& r, const TemporalInput& in, bool weighted,
 // partition_temporal's partition, computed on the blocks: the union graph with, for metis and
 // ptscotch, one balance column per group of snapshots (snapshot_group_work's, summed per block
 // vertex). Every vertex's part on every rank.
-// `info` (dgnn partition): the union graph's rows are kept for its cut and halo, measured on the
-// blocks once the parts are known.
+// `info` (dgnn partition): the union graph's rows are kept, packed, for its cut and halo,
+// measured on the blocks once the parts are known.
 std::vector<int32_t> partition_shards(BlockWork& b, PartitionOptions popt, Communicator& comm,
                                       TemporalPartitionInfo* info = nullptr) {
   popt.parts = comm.size();
