@@ -391,7 +391,6 @@ TEST_CASE("cli temporal: partition --dry-run prints each snapshot's balance", "[
   CHECK(run(g + " --parts 2 --dry-run --snapshot-groups 0").out.find("the union graph only") !=
         std::string::npos);
   for (auto [opt, expect] : std::vector<std::pair<std::string, std::string>>{
-           {" --parts 2 --out x", "is temporal: dgnn partition writes parts of static graphs"},
            {" --parts 2 --dry-run --balance-edges", "--balance-edges is for static graphs"},
            {" --parts 9 --dry-run", "--parts 9 exceeds the 5 vertices"},
            {" --parts 2 --dry-run --partitioner range --snapshot-groups 2",
@@ -401,6 +400,13 @@ TEST_CASE("cli temporal: partition --dry-run prints each snapshot's balance", "[
     CHECK(e.code != 0);
     CHECK_THAT(e.out, Contains(expect));
   }
+  // --out writes the parts for `train --partition DIR` (tests/mpi/cli_dist.sh trains with them).
+  const fs::path out = scratch("tparts");
+  const Result w = run(g + " --parts 2 --out " + (out / "p").string());
+  INFO(w.out);
+  CHECK(w.code == 0);
+  CHECK_THAT(w.out, Contains("(manifest.json + parts.bin)"));
+  CHECK(fs::file_size(out / "p" / "parts.bin") == 32 + 5 * 4);  // header, one int32 a vertex
   const Result s = run("partition --graph " + kSmall + " --parts 2 --dry-run --snapshot-groups 2");
   CHECK(s.code != 0);
   CHECK_THAT(s.out, Contains("--snapshot-groups is for temporal graphs"));
