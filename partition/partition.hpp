@@ -201,6 +201,12 @@ struct TemporalBalance {
 TemporalBalance temporal_balance(const TemporalGraph& g, const std::vector<int32_t>& part,
                                  int parts);
 
+// What names an assignment in a partition folder's manifest: its part count and every vertex's
+// part, hashed (write_partition_dir's partition id, the temporal folder's), and the 16 hex
+// digits it is written as.
+uint64_t partition_assignment_id(const std::vector<int32_t>& part, int parts);
+std::string partition_id_hex(uint64_t id);
+
 // A temporal graph's vertex partition written once (`dgnn partition --out DIR`), read by every
 // run of `dgnn train --partition DIR` instead of partitioning again: manifest.json (format
 // "dgnn-temporal-partition") and parts.bin, every vertex's part as int32 in dense id order
@@ -229,8 +235,6 @@ class Communicator;
 std::vector<int32_t> read_temporal_partition(const std::string& dir, int64_t vertices,
                                              const std::vector<int64_t>& original_ids, int parts,
                                              Communicator* comm);
-// Whether `dir` holds a temporal partition (its manifest says so): `train --partition DIR`
-// picks the reader by it.
-bool is_temporal_partition_dir(const std::string& dir);
+
 
 }  // namespace dgnn

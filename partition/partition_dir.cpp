@@ -187,12 +187,6 @@ LocalPart decode(const std::string& bytes, const std::string& path) {
   return lp;
 }
 
-std::string hex(uint64_t x) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(x));
-  return buf;
-}
-
 // What a manifest says of the dataset.
 struct DatasetShape {
   int64_t vertices = 0, edges = 0, feature_dim = 0;
@@ -216,7 +210,7 @@ json manifest_of(const DatasetShape& d, const PartitionOptions& opt,
   return {{"format", kFormat},
           {"version", kManifestVersion},
           {"source_hash", source_hash},
-          {"partition_id", hex(partition_id)},
+          {"partition_id", partition_id_hex(partition_id)},
           {"parts", opt.parts},
           {"partitioner", partitioner_name(opt.method)},
           {"seed", opt.seed},
@@ -239,6 +233,20 @@ json manifest_of(const DatasetShape& d, const PartitionOptions& opt,
 
 }  // namespace
 
+uint64_t partition_assignment_id(const std::vector<int32_t>& part, int parts) {
+  ContentHash h;
+  const int64_t p = parts;
+  h.update(&p, sizeof p);
+  h.update(part.data(), part.size() * sizeof(int32_t));
+  return h.digest();
+}
+
+std::string partition_id_hex(uint64_t id) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
 std::string encode_part(const LocalPart& part) { return encode(part); }
 LocalPart decode_part(const std::string& bytes, const std::string& origin) {
   return decode(bytes, origin);
@@ -247,11 +255,7 @@ LocalPart decode_part(const std::string& bytes, const std::string& origin) {
 void write_partition_dir(const std::string& dir, const Dataset& d, const std::vector<int32_t>& part,
                          const PartitionOptions& opt, const std::string& source_hash) {
   const PartitionQuality q = partition_quality(d.graph.in, part, opt.parts, d.train);
-  ContentHash h;
-  const int64_t parts = opt.parts;
-  h.update(&parts, sizeof parts);
-  h.update(part.data(), part.size() * sizeof(int32_t));
-  const uint64_t id = h.digest();
+  const uint64_t id = partition_assignment_id(part, opt.parts);
   // Each file is also written atomically (AtomicFile) inside the temporary folder: redundant
   // there, but it is the one checked whole-file write, and costs a rename per part.
   write_dir_atomically(
@@ -421,9 +425,9 @@ LocalPart read_partition_part(const std::string& dir, int rank, int parts,
                          " (" + std::to_string(lp.global_vertices) +
                          " vertices), the manifest says rank " + std::to_string(rank) + " of " +
                          std::to_string(parts) + " (" + std::to_string(global_vertices) + ")");
-  if (hex(lp.partition_id) != partition_id)
+  if (partition_id_hex(lp.partition_id) != partition_id)
     throw InputError(path.string(), 0,
-                     "belongs to another partition (id " + hex(lp.partition_id) +
+                     "belongs to another partition (id " + partition_id_hex(lp.partition_id) +
                          ", the manifest's is " + partition_id +
                          "): the folder mixes files of two runs of dgnn partition; run it again");
   return lp;

@@ -16,6 +16,7 @@
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/io_stats.hpp"
 #include "dgnn/graph/atomic_write.hpp"
+#include "dgnn/graph/graph.hpp"
 #include "dgnn/graph/input_files.hpp"
 #include "dgnn/partition/partition.hpp"
 
@@ -42,21 +43,6 @@ struct Header {
 };
 static_assert(sizeof(Header) == 32);
 
-std::string hex(uint64_t x) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(x));
-  return buf;
-}
-
-// What names the assignment: its rank count and every vertex's part.
-uint64_t assignment_id(const std::vector<int32_t>& part, int parts) {
-  ContentHash h;
-  const int64_t p = parts;
-  h.update(&p, sizeof p);
-  h.update(part.data(), part.size() * sizeof(int32_t));
-  return h.digest();
-}
-
 bool is_ours(const std::string& name) { return name == "manifest.json" || name == kParts; }
 
 struct Fd {
@@ -70,22 +56,9 @@ json read_manifest(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw IoError(dir + ": no such partition directory");
   const fs::path path = fs::path(dir) / "manifest.json";
-  Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY);
-  if (f.fd < 0)
-    throw IoError(dir + ": not a partition directory (manifest.json: " + std::strerror(errno) +
-                  ")");
-  note_input(f.fd, path.string());
-  std::string text;
-  char buf[1 << 14];
-  ssize_t got;
-  while ((got = ::read(f.fd, buf, sizeof buf)) > 0) {
-    text.append(buf, size_t(got));
-    count_input_bytes(int64_t(got));
-  }
-  if (got < 0) throw IoError(path.string() + ": read error: " + std::strerror(errno));
+  if (!fs::exists(path, ec)) throw IoError(dir + ": not a partition directory (no manifest.json)");
   try {
-    return json::parse(text);
+    return json::parse(read_file(path.string()));  // noted and counted as input
   } catch (const json::exception& e) {
     throw InputError(path.string(), 0, std::string("not valid JSON: ") + e.what());
   }
@@ -102,18 +75,6 @@ uint64_t temporal_vertex_ids_hash(const std::vector<int64_t>& original_ids, int6
     h.update(original_ids.data(), original_ids.size() * sizeof(int64_t));
   }
   return h.digest();
-}
-
-bool is_temporal_partition_dir(const std::string& dir) {
-  std::error_code ec;
-  const fs::path path = fs::path(dir) / "manifest.json";
-  if (!fs::is_regular_file(path, ec)) return false;
-  try {
-    const json m = read_manifest(dir);
-    return m.is_object() && m.value("format", std::string()) == kFormat;
-  } catch (const Error&) {
-    return false;  // the reader that takes it says what is wrong
-  }
 }
 
 void write_temporal_partition_dir(const std::string& dir, const std::vector<int32_t>& part,
@@ -139,8 +100,9 @@ void write_temporal_partition_dir(const std::string& dir, const std::vector<int3
   for (int r = 0; r < opt.parts; ++r) ranks.push_back({{"rank", r}, {"vertices", sizes[size_t(r)]}});
   const json manifest = {{"format", kFormat},
                          {"version", kVersion},
-                         {"vertex_ids_hash", hex(info.vertex_ids)},
-                         {"partition_id", hex(assignment_id(part, opt.parts))},
+                         {"vertex_ids_hash", partition_id_hex(info.vertex_ids)},
+                         {"partition_id",
+                          partition_id_hex(partition_assignment_id(part, opt.parts))},
                          {"parts", opt.parts},
                          {"partitioner", partitioner_name(opt.method)},
                          {"seed", opt.seed},
@@ -198,7 +160,8 @@ std::vector<int32_t> read_temporal_partition(const std::string& dir, int64_t ver
     throw OptionError("--partition " + dir + " assigns " + std::to_string(made_vertices) +
                       " vertices, this graph has " + std::to_string(vertices) +
                       ": run dgnn partition again");
-  if (const std::string mine = hex(temporal_vertex_ids_hash(original_ids, vertices));
+  if (const std::string mine =
+          partition_id_hex(temporal_vertex_ids_hash(original_ids, vertices));
       mine != ids_hash)
     throw OptionError("--partition " + dir + " was made for another graph's vertices (their ids " +
                       "hash to " + ids_hash + ", this graph's to " + mine +
@@ -254,9 +217,9 @@ std::vector<int32_t> read_temporal_partition(const std::string& dir, int64_t ver
                        "vertex " + std::to_string(v) + " in part " +
                            std::to_string(part[size_t(v)]) + ", outside [0, " +
                            std::to_string(parts) + ")");
-  if (hex(assignment_id(part, parts)) != id)
+  if (const std::string got = partition_id_hex(partition_assignment_id(part, parts)); got != id)
     throw InputError(where, 0,
-                     "its parts hash to " + hex(assignment_id(part, parts)) +
+                     "its parts hash to " + got +
                          ", the manifest's are " + id + ": damaged, or from another run");
   return part;
 }
