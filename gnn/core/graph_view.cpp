@@ -426,48 +426,52 @@ Tensor forward_rows(const GraphView& g, const Var& x, const kernels::DeviceCsr& 
   return out;
 }
 
+// The halo path of a backward: halo(rows) writes the halo rows' gradient (sent to their owners
+// as soon as it is made), owned(rows) the owned rows' (while the halo's travel, unless
+// --no-overlap); what peers send back is added, then the whole is added into the input's grad.
+template <class Halo, class Owned>
+void backward_exchanged(const GraphView* gp, Node& in, int64_t f, Device d, Halo halo,
+                        Owned owned_rows) {
+  Tensor& gx = in.grad_buffer();
+  const int64_t owned = gp->n_owned(), all = gp->n_owned() + gp->n_halo();
+  Tensor full = Tensor::uninitialized(all, f, d);
+  halo(rows_of(full.view(), owned, all));
+  if (!gp->overlap()) owned_rows(rows_of(full.view(), 0, owned));
+  gp->halo()->backward_begin(full.view());
+  if (gp->overlap()) owned_rows(rows_of(full.view(), 0, owned));
+  gp->halo()->backward_end(full.view());
+  kernels::axpby(d, gx.numel(), 1.f, full.data(), 1.f, gx.data());
+}
+
 // The input gradient through the transposed adjacency `bwd` (input rows by output rows): on a
 // rank of a job, its halo rows' gradient rows are computed first and sent to their owners (added
 // there) while the owned rows compute. kernel(At's rows, out's rows, first row).
 template <class Kernel>
 void backward_rows(const GraphView* gp, const kernels::DeviceCsr& bwd, Node& in, int64_t f,
                    Device d, Kernel kernel) {
-  Tensor& gx = in.grad_buffer();
   const int64_t owned = gp->n_owned(), all = gp->n_owned() + gp->n_halo();
   if (!gp->halo() || gp->bipartite()) {  // as in forward_rows: peers may send gradients back
-    kernel(bwd.view(), gx.view(), int64_t(0), true);
+    kernel(bwd.view(), in.grad_buffer().view(), int64_t(0), true);
     return;
   }
-  Tensor full = Tensor::uninitialized(all, f, d);
-  kernel(row_slice(bwd, owned, all), rows_of(full.view(), owned, all), owned, false);
-  if (!gp->overlap()) kernel(row_slice(bwd, 0, owned), rows_of(full.view(), 0, owned), 0, false);
-  gp->halo()->backward_begin(full.view());
-  if (gp->overlap()) kernel(row_slice(bwd, 0, owned), rows_of(full.view(), 0, owned), 0, false);
-  gp->halo()->backward_end(full.view());
-  kernels::axpby(d, gx.numel(), 1.f, full.data(), 1.f, gx.data());
+  backward_exchanged(
+      gp, in, f, d, [&](MatView rows) { kernel(row_slice(bwd, owned, all), rows, owned, false); },
+      [&](MatView rows) { kernel(row_slice(bwd, 0, owned), rows, 0, false); });
 }
 
 // backward_rows through an owned-symmetric adjacency on the CPU (Adjacency::owned_symmetric):
-// the halo rows from the transpose's kept halo rows, sent to their owners while the owned rows
-// are summed from the forward rows' owned entries (the same entries in the same order as the
-// transpose's owned rows, so the same bits).
+// the halo rows from the transpose's kept halo rows, the owned rows from the forward rows' owned
+// entries (the same entries in the same order as the transpose's owned rows, so the same bits).
 void backward_owned_symmetric(const GraphView* gp, const GraphView::Adjacency& adj, Node& in,
                               ConstMatView gy) {
-  Tensor& gx = in.grad_buffer();
-  const int64_t owned = gp->n_owned(), all = gp->n_owned() + gp->n_halo();
-  Tensor full = Tensor::uninitialized(all, gy.cols, Device::cpu);
-  kernels::spmm(Device::cpu, adj.transposed.view(), gy, rows_of(full.view(), owned, all));
-  const auto owned_rows = [&] {
-    const MatView mine = rows_of(full.view(), 0, owned);
-    kernels::fill(Device::cpu, mine.data, owned * gy.cols, 0.f);
-    kernels::spmm_span(Device::cpu, adj.forward.view(), nullptr, adj.owned_end.data(), 0, gy,
-                       mine);
-  };
-  if (!gp->overlap()) owned_rows();
-  gp->halo()->backward_begin(full.view());
-  if (gp->overlap()) owned_rows();
-  gp->halo()->backward_end(full.view());
-  kernels::axpby(Device::cpu, gx.numel(), 1.f, full.data(), 1.f, gx.data());
+  backward_exchanged(
+      gp, in, gy.cols, Device::cpu,
+      [&](MatView rows) { kernels::spmm(Device::cpu, adj.transposed.view(), gy, rows); },
+      [&](MatView rows) {
+        kernels::fill(Device::cpu, rows.data, rows.rows * rows.cols, 0.f);
+        kernels::spmm_span(Device::cpu, adj.forward.view(), nullptr, adj.owned_end.data(), 0, gy,
+                           rows);
+      });
 }
 
 }  // namespace
