@@ -21,6 +21,8 @@ namespace {
 // widths) stay in L1 / L2 between the steps that use them. Fixed, so that the per-block
 // partial sums, and therefore the results, do not depend on the thread count.
 constexpr int64_t kBlock = 256;
+// Blocks per chunk of the backward (16384 pairs): what it stages at once.
+constexpr int64_t kChunk = 64;
 
 ConstMatView w1_block(ConstMatView w1, int64_t k, int64_t d) {
   return {w1.data + k * d * w1.ld, d, w1.cols, w1.ld};
@@ -131,16 +133,18 @@ struct EndGrad {
       for (int64_t k = 0; k < d; ++k) o[h + k] = gp[k] * y[k];
     }
   }
-  // The staged rows of all pairs into the table rows [lo, hi), in pair order.
-  void add_staged(ConstMatView staged, int64_t pairs, int64_t lo, int64_t hi, int64_t h,
-                  int64_t d) const {
+  // The staged rows of pairs [base, base + n) (staged row i - base) into the table rows
+  // [lo, hi), in pair order.
+  void add_staged(ConstMatView staged, int64_t base, int64_t n, int64_t lo, int64_t hi,
+                  int64_t h, int64_t d) const {
     const MatView s = sum.view();
-    for (int64_t i = 0; i < pairs; ++i) {
-      if (i + kAhead < pairs && idx[i + kAhead] >= lo && idx[i + kAhead] < hi)
+    const int64_t end = base + n;
+    for (int64_t i = base; i < end; ++i) {
+      if (i + kAhead < end && idx[i + kAhead] >= lo && idx[i + kAhead] < hi)
         prefetch_row(s.row(idx[i + kAhead]), s.cols, true);
       const int64_t t = idx[i];
       if (t < lo || t >= hi) continue;
-      const float* g = staged.row(i);
+      const float* g = staged.row(i - base);
       put(i, s.row(t), g, g + h, h, d, true);
     }
   }
@@ -181,79 +185,92 @@ void pair_mlp_backward(const PairMlp& m, ConstMatView dlogits, MatView dhu, MatV
   EndGrad gu{m.u, m.hv, m.v, Scratch(ends ? m.hu.rows : 0, width, m.u != nullptr)};
   EndGrad gv{m.v, m.hu, m.u, Scratch(ends ? m.hv.rows : 0, width, m.v != nullptr)};
   const bool staged = ends && threads > 1 && (m.u || m.v);
-  Scratch stage(staged ? pairs : 0, width, false);
+  // The pairs go in chunks of kChunk blocks: the staged rows and the weights' per-block partial
+  // sums are a chunk's, not the step's (staging all of a GCRN step's pairs on evolving SBM 100k
+  // took 168 MB, the largest single allocation of a two-thread run, at its peak). Chunks in order, pairs in
+  // order within each: every table row and every weight sum gets the same additions in the
+  // same order as without chunks.
+  const int64_t chunk_pairs = kChunk * kBlock;
+  Scratch stage(staged ? std::min(pairs, chunk_pairs) : 0, width, false);
   // Per-block partial sums of the weights' gradients, added up in block order afterwards:
   // dW1c (D x H), db1 (H), dW2 (H x C), db2 (C).
   const int64_t stride = d * h + h + h * c + c;
-  std::vector<float> part(size_t(blocks * stride));
-#pragma omp parallel if (blocks > 1)
-  {
-    std::vector<float> hh(size_t(kBlock * d)), a(size_t(kBlock * h)), dz(size_t(kBlock * h)),
-        dhh(size_t(kBlock * d));
+  std::vector<float> part(size_t(std::min(blocks, kChunk) * stride));
+  std::vector<double> total(size_t(stride), 0.0);
+  std::vector<const EndGrad*> todo;
+  for (const EndGrad* e : {&gu, &gv})
+    if (e->idx) todo.push_back(e);
+  for (int64_t first = 0; first < blocks; first += kChunk) {
+    const int64_t last = std::min(blocks, first + kChunk);
+    const int64_t base = first * kBlock, chunk = std::min(pairs, last * kBlock) - base;
+    std::fill(part.begin(), part.end(), 0.f);
+#pragma omp parallel if (last - first > 1)
+    {
+      std::vector<float> hh(size_t(kBlock * d)), a(size_t(kBlock * h)), dz(size_t(kBlock * h)),
+          dhh(size_t(kBlock * d));
 #pragma omp for schedule(static)
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t begin = b * kBlock, n = std::min(kBlock, pairs - begin);
-      block_forward(m, t, begin, n, hh.data(), a.data());
-      const ConstMatView dl{dlogits.row(begin), n, c, dlogits.ld};
-      const MatView dzv{dz.data(), n, h, h};
-      // dz = dlogits W2^T where the unit was active (a > 0 exactly where its input was).
-      gemm(false, true, 1.f, dl, m.w2, 0.f, dzv);
-      for (int64_t i = 0; i < n * h; ++i) dz[size_t(i)] *= a[size_t(i)] > 0.f ? 1.f : 0.f;
-      float* pw1 = part.data() + b * stride;
-      float* pb1 = pw1 + d * h;
-      float* pw2 = pb1 + h;
-      float* pb2 = pw2 + h * c;
-      if (dw1.data)
-        gemm(true, false, 1.f, ConstMatView{hh.data(), n, d, d}, dzv, 0.f, {pw1, d, h, h});
-      if (dw2.data)
-        gemm(true, false, 1.f, ConstMatView{a.data(), n, h, h}, dl, 0.f, {pw2, h, c, c});
-      for (int64_t r = 0; r < n; ++r) {
-        for (int64_t j = 0; j < h; ++j) pb1[j] += dz[size_t(r * h + j)];
-        for (int64_t k = 0; k < c; ++k) pb2[k] += dl.row(r)[k];
-      }
-      if (!ends) continue;
-      // d(hu * hv) = dz W1c^T; hu's row gets it times hv, hv's times hu.
-      gemm(false, true, 1.f, ConstMatView{dzv}, w1_block(m.w1, 2, d), 0.f, {dhh.data(), n, d, d});
-      for (int64_t r = 0; r < n; ++r) {
-        const int64_t i = begin + r;
-        const float* gz = dz.data() + r * h;
-        const float* gp = dhh.data() + r * d;
-        if (staged) {
-          float* o = stage.view().row(i);
-          std::copy(gz, gz + h, o);
-          std::copy(gp, gp + d, o + h);
+      for (int64_t b = first; b < last; ++b) {
+        const int64_t begin = b * kBlock, n = std::min(kBlock, pairs - begin);
+        block_forward(m, t, begin, n, hh.data(), a.data());
+        const ConstMatView dl{dlogits.row(begin), n, c, dlogits.ld};
+        const MatView dzv{dz.data(), n, h, h};
+        // dz = dlogits W2^T where the unit was active (a > 0 exactly where its input was).
+        gemm(false, true, 1.f, dl, m.w2, 0.f, dzv);
+        for (int64_t i = 0; i < n * h; ++i) dz[size_t(i)] *= a[size_t(i)] > 0.f ? 1.f : 0.f;
+        float* pw1 = part.data() + (b - first) * stride;
+        float* pb1 = pw1 + d * h;
+        float* pw2 = pb1 + h;
+        float* pb2 = pw2 + h * c;
+        if (dw1.data)
+          gemm(true, false, 1.f, ConstMatView{hh.data(), n, d, d}, dzv, 0.f, {pw1, d, h, h});
+        if (dw2.data)
+          gemm(true, false, 1.f, ConstMatView{a.data(), n, h, h}, dl, 0.f, {pw2, h, c, c});
+        for (int64_t r = 0; r < n; ++r) {
+          for (int64_t j = 0; j < h; ++j) pb1[j] += dz[size_t(r * h + j)];
+          for (int64_t k = 0; k < c; ++k) pb2[k] += dl.row(r)[k];
         }
-        for (const EndGrad* e : {&gu, &gv}) {
-          const MatView sum = e->sum.view();
-          if (!e->idx) {
-            e->put(i, sum.row(i), gz, gp, h, d, false);
-          } else if (!staged) {
-            if (i + kAhead < pairs) prefetch_row(sum.row(e->idx[i + kAhead]), width, true);
-            e->put(i, sum.row(e->idx[i]), gz, gp, h, d, true);
+        if (!ends) continue;
+        // d(hu * hv) = dz W1c^T; hu's row gets it times hv, hv's times hu.
+        gemm(false, true, 1.f, ConstMatView{dzv}, w1_block(m.w1, 2, d), 0.f,
+             {dhh.data(), n, d, d});
+        for (int64_t r = 0; r < n; ++r) {
+          const int64_t i = begin + r;
+          const float* gz = dz.data() + r * h;
+          const float* gp = dhh.data() + r * d;
+          if (staged) {
+            float* o = stage.view().row(i - base);
+            std::copy(gz, gz + h, o);
+            std::copy(gp, gp + d, o + h);
+          }
+          for (const EndGrad* e : {&gu, &gv}) {
+            const MatView sum = e->sum.view();
+            if (!e->idx) {
+              e->put(i, sum.row(i), gz, gp, h, d, false);
+            } else if (!staged) {
+              if (i + kAhead < pairs) prefetch_row(sum.row(e->idx[i + kAhead]), width, true);
+              e->put(i, sum.row(e->idx[i]), gz, gp, h, d, true);
+            }
           }
         }
       }
     }
-  }
-  if (staged) {
-    // The indexed ends' table rows, split into as many ranges as there are threads.
-    std::vector<const EndGrad*> todo;
-    for (const EndGrad* e : {&gu, &gv})
-      if (e->idx) todo.push_back(e);
-    const int64_t ranges = std::max<int64_t>(1, threads / int64_t(todo.size()));
-    const int64_t tasks = int64_t(todo.size()) * ranges;
+    if (staged) {
+      // The indexed ends' table rows, split into as many ranges as there are threads.
+      const int64_t ranges = std::max<int64_t>(1, threads / int64_t(todo.size()));
+      const int64_t tasks = int64_t(todo.size()) * ranges;
 #pragma omp parallel for schedule(static, 1)
-    for (int64_t task = 0; task < tasks; ++task) {
-      const EndGrad& e = *todo[size_t(task / ranges)];
-      const int64_t rows = e.sum.view().rows, r = task % ranges;
-      e.add_staged(stage.view(), pairs, rows * r / ranges, rows * (r + 1) / ranges, h, d);
+      for (int64_t task = 0; task < tasks; ++task) {
+        const EndGrad& e = *todo[size_t(task / ranges)];
+        const int64_t rows = e.sum.view().rows, r = task % ranges;
+        e.add_staged(stage.view(), base, chunk, rows * r / ranges, rows * (r + 1) / ranges, h, d);
+      }
     }
+    // The weights: partial sums in block order, in double (walking the blocks' rows in memory
+    // order; each sum still adds its blocks first to last).
+    for (int64_t b = first; b < last; ++b)
+      for (int64_t e = 0; e < stride; ++e)
+        total[size_t(e)] += part[size_t((b - first) * stride + e)];
   }
-  // The weights: partial sums in block order, in double (walking the blocks' rows in memory
-  // order; each sum still adds its blocks first to last).
-  std::vector<double> total(size_t(stride), 0.0);
-  for (int64_t b = 0; b < blocks; ++b)
-    for (int64_t e = 0; e < stride; ++e) total[size_t(e)] += part[size_t(b * stride + e)];
   auto reduce = [&](int64_t offset, int64_t count, auto&& out) {
     for (int64_t e = 0; e < count; ++e) out(e, float(total[size_t(offset + e)]));
   };

@@ -188,6 +188,30 @@ TEST_CASE("pair_mlp gives the same bits on one thread and on several", "[kernels
   CHECK(one.db2 == three.db2);
 }
 
+TEST_CASE("pair_mlp's backward in chunks gives the same bits on one thread and on several",
+          "[kernels][pair_mlp]") {
+  // 40000 pairs: the backward's chunks of 16384 pairs, the last one short; the table rows each
+  // get additions from every chunk.
+  const Problem pr(11, 6, 5, 2, 40000, 97, true, true, false);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const Outputs one = run(pr, true);
+  omp_set_num_threads(2);
+  const Outputs two = run(pr, true);
+  omp_set_num_threads(saved);
+  const Outputs composed = run(pr, false);
+  CHECK(one.dhu == two.dhu);
+  CHECK(one.dhv == two.dhv);
+  CHECK(one.dw1 == two.dw1);
+  CHECK(one.db1 == two.db1);
+  CHECK(one.dw2 == two.dw2);
+  CHECK(one.db2 == two.db2);
+  check_close(two.dhu, composed.dhu, "dhu");
+  check_close(two.dhv, composed.dhv, "dhv");
+  check_close(two.dw1, composed.dw1, "dW1");
+  check_close(two.dw2, composed.dw2, "dW2");
+}
+
 TEST_CASE("pair_mlp rejects mismatched shapes", "[kernels][pair_mlp]") {
   const Problem pr(3, 4, 5, 1, 10, 6, true, true, false);
   kernels::PairMlp p = pr.mlp();
