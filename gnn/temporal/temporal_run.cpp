@@ -88,9 +88,9 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
   // One process: the whole snapshots. Several ranks: rank 0 reads the graph and sends each rank
   // what it needs (snapshot strategy: the whole snapshots of its own steps; vertex strategy:
   // after rank 0's partition, its share of every snapshot, as base + differences) -- except that
-  // the vertex strategy reads a file (cfg_.source) in shards, where no rank holds the whole
-  // graph. The snapshot strategy still reads on rank 0: its ranks need whole snapshots of their
-  // steps, which a read by vertices does not give (a separate task).
+  // a file (cfg_.source) is read in shards, where no rank holds the whole graph: by vertex
+  // (load_temporal_sharded) or, for the snapshot strategy, by step (load_temporal_steps_sharded:
+  // every rank then holds its own steps' whole snapshots and every step's events).
   std::optional<SnapshotPlan> plan;
   const bool shares = !by_snapshot && comm.size() > 1;
   if (shares && cfg_.source && can_load_temporal_sharded(cfg_.source->path, cfg_.source->edges))
@@ -98,13 +98,20 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
                                 comm, cfg_.partition);
   else if (shares)
     in_ = load_temporal_vertex_shares(read, comm, cfg_.partition);
-  else
-    in_ = load_temporal_on_ranks(read, comm, [&](const LoadedTemporal& m) {
+  else {
+    auto make_need = [&](const LoadedTemporal& m) {
       if (!by_snapshot) return std::function<bool(int, int)>([](int, int) { return true; });
       plan = snapshot_strategy_plan(m.g, m.nnz, opt, comm.size());
       return std::function<bool(int, int)>(
           [&p = *plan](int r, int s) { return s < p.num_steps() && p.owner[size_t(s)] == r; });
-    });
+    };
+    if (by_snapshot && comm.size() > 1 && cfg_.source &&
+        can_load_temporal_sharded(cfg_.source->path, cfg_.source->edges))
+      in_ = load_temporal_steps_sharded(cfg_.source->path, cfg_.source->edges,
+                                        cfg_.source->snapshots, comm, make_need);
+    else
+      in_ = load_temporal_on_ranks(read, comm, make_need);
+  }
   const TemporalGraph& g = in_.g;
   // Parts read from a directory that this run does not cut by (one process): still the graph
   // and rank count it was made for, or the user hears so.
@@ -116,8 +123,8 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
   if (cfg_.features && !by_rows) static_features = cfg_.features(g, &static_dim_);
   if (static_features.empty()) static_dim_ = 0;
   if (by_snapshot && plan) {
-    // Rank 0 keeps the whole graph; its own steps become `held` too.
-    if (comm.rank() == 0) in_.held = owned_snapshots(g, *plan, 0);
+    // Rank 0's read: rank 0 keeps the whole graph; its own steps become `held` too.
+    if (comm.rank() == 0 && !in_.sharded) in_.held = owned_snapshots(g, *plan, 0);
     features_ = snapshot_features(g, in_.held, static_features, static_dim_, &feature_dim_);
     snap_data_ = make_snapshot_rank(std::move(*plan), in_.held, features_, comm.rank());
     std::vector<Csr>().swap(in_.held);  // the views hold their own copies

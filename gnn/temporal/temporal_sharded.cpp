@@ -32,18 +32,14 @@ struct EdgeRec {
   float w;
 };
 
-// Sends each edge to the ranks `to` names for its source and destination (once when they are
-// the same rank), and builds the snapshots of what arrived, in file order.
-template <class To>
-TemporalGraph build_routed(const std::vector<EdgeRec>& edges, To&& to, int64_t n,
-                           const SnapshotCut& cut, const TemporalInput& in, bool weighted,
-                           Communicator& comm) {
+// Sends each edge to the ranks `send` puts it for (send(e, out) pushes it to out[rank], at most
+// once per rank), and builds the snapshots of what arrived, in file order.
+template <class Send>
+TemporalGraph build_sent(const std::vector<EdgeRec>& edges, Send&& send, int64_t n,
+                         const SnapshotCut& cut, const TemporalInput& in, bool weighted,
+                         Communicator& comm) {
   std::vector<std::vector<EdgeRec>> out(static_cast<size_t>(comm.size()));
-  for (const EdgeRec& e : edges) {
-    const int a = to(e.src), b = to(e.dst);
-    out[size_t(a)].push_back(e);
-    if (b != a) out[size_t(b)].push_back(e);
-  }
+  for (const EdgeRec& e : edges) send(e, out);
   std::vector<EdgeRec> got = route(comm, out);
   std::vector<std::vector<EdgeRec>>().swap(out);
   std::sort(got.begin(), got.end(),
@@ -58,6 +54,22 @@ TemporalGraph build_routed(const std::vector<EdgeRec>& edges, To&& to, int64_t n
   TemporalGraph g = build_snapshots(n, src, dst, bucket, w, cut, in.opt, in.snap);
   g.weighted = weighted;  // a rank that got no edge knows it from the options
   return g;
+}
+
+// Sends each edge to the ranks `to` names for its source and destination (once when they are
+// the same rank), and builds the snapshots of what arrived, in file order.
+template <class To>
+TemporalGraph build_routed(const std::vector<EdgeRec>& edges, To&& to, int64_t n,
+                           const SnapshotCut& cut, const TemporalInput& in, bool weighted,
+                           Communicator& comm) {
+  return build_sent(
+      edges,
+      [&](const EdgeRec& e, std::vector<std::vector<EdgeRec>>& out) {
+        const int a = to(e.src), b = to(e.dst);
+        out[size_t(a)].push_back(e);
+        if (b != a) out[size_t(b)].push_back(e);
+      },
+      n, cut, in, weighted, comm);
 }
 
 // This rank's edges with dense ids and buckets, the ids' numbering, and the cut.
@@ -329,6 +341,132 @@ LoadedTemporal load_temporal_sharded(const std::string& path, const EdgeListOpti
   g.events = std::move(lg.events);
   lg = TemporalGraph{};
   shard_events(g, part, comm);
+  out.ms = timer.ms();
+  return out;
+}
+
+// An event on its way to every rank: its step, pair and weight.
+struct EventRec {
+  int32_t step, src, dst;
+  float w;
+};
+
+LoadedTemporal load_temporal_steps_sharded(
+    const std::string& path, const EdgeListOptions& opt, const SnapshotOptions& snap,
+    Communicator& comm,
+    const std::function<std::function<bool(int, int)>(const LoadedTemporal&)>& make_need) {
+  Timer timer;
+  const int p = comm.size(), me = comm.rank();
+  const TemporalInput in = resolve_temporal_input(path, opt, snap);
+  const bool weighted = in.opt.weight_col >= 0;
+  ReadShard r = read_shard(in, comm);
+  const int64_t n = r.ids.n;
+
+  LoadedTemporal out;
+  out.sharded = true;
+  out.text_bytes = r.text_bytes;
+  out.max_text_bytes = global_max(comm, r.text_bytes);
+  TemporalGraph& g = out.g;
+  g.num_vertices = n;
+  g.directed = in.opt.directed;
+  g.weighted = weighted;
+  g.original_ids = allgather_records(r.ids.mine, comm);
+  const dist_read::IdSpace ids = std::move(r.ids);
+  r.ids = dist_read::IdSpace{};
+
+  // Each pair's edges (and its reverse's) on one rank: the snapshots' entries there are the
+  // pair's entries of the whole graph's (build_snapshots: a pair depends on nothing else), so
+  // the entry counts add up, and the events there are the whole step's events of those pairs.
+  const int t = int(r.cut.count);
+  out.nnz.assign(size_t(t), 0);
+  std::vector<EventRec> mine;
+  {
+    TemporalGraph lg = build_sent(
+        r.edges,
+        [&](const EdgeRec& e, std::vector<std::vector<EdgeRec>>& to) {
+          to[size_t(ids.owner_of_dense(std::min(e.src, e.dst)))].push_back(e);
+        },
+        n, r.cut, in, weighted, comm);
+    SnapshotCursor cur(lg);
+    do out.nnz[size_t(cur.index())] = cur.current().nnz();
+    while (cur.next());
+    g.events.resize(size_t(t));
+    for (int s = 0; s < t; ++s) {
+      const SnapshotEvents& ev = lg.events[size_t(s)];
+      g.events[size_t(s)].start_time = ev.start_time;
+      g.events[size_t(s)].end_time = ev.end_time;
+      for (size_t i = 0; i < ev.src.size(); ++i)
+        mine.push_back({s, ev.src[i], ev.dst[i], weighted ? ev.weight[i] : 1.0f});
+    }
+  }
+  comm.allreduce_sum(out.nnz.data(), t);
+  // Every step's events on every rank, as rank 0's read sends them: sorted by (src, dst).
+  // Gathered a batch of steps at a time (about kBatch events), not all at once: the records are
+  // twice the bytes of the events they become.
+  {
+    constexpr int64_t kBatch = int64_t(1) << 20;
+    std::vector<int64_t> first(size_t(t) + 1, 0), count(size_t(t), 0);
+    for (const EventRec& e : mine) ++count[size_t(e.step)];
+    for (int s = 0; s < t; ++s) first[size_t(s) + 1] = first[size_t(s)] + count[size_t(s)];
+    comm.allreduce_sum(count.data(), t);
+    for (int a = 0; a < t;) {
+      int b = a;
+      int64_t events = 0;
+      do events += count[size_t(b++)];
+      while (b < t && events + count[size_t(b)] <= kBatch);
+      std::vector<EventRec> all = allgather_records(
+          std::vector<EventRec>(mine.begin() + first[size_t(a)], mine.begin() + first[size_t(b)]),
+          comm);
+      std::sort(all.begin(), all.end(), [](const EventRec& x, const EventRec& y) {
+        return std::tie(x.step, x.src, x.dst) < std::tie(y.step, y.src, y.dst);
+      });
+      for (int s = a; s < b; ++s) {
+        SnapshotEvents& ev = g.events[size_t(s)];
+        ev.src.reserve(size_t(count[size_t(s)]));
+        ev.dst.reserve(size_t(count[size_t(s)]));
+        if (weighted) ev.weight.reserve(size_t(count[size_t(s)]));
+      }
+      for (const EventRec& e : all) {
+        SnapshotEvents& ev = g.events[size_t(e.step)];
+        ev.src.push_back(e.src);
+        ev.dst.push_back(e.dst);
+        if (weighted) ev.weight.push_back(e.w);
+      }
+      a = b;
+    }
+    std::vector<EventRec>().swap(mine);
+  }
+  Csr empty;
+  empty.rows = 0;  // a snapshot asked of g fails loudly (broadcast_temporal_meta's convention)
+  g.base = std::move(empty);
+
+  // The steps each rank needs, and so the buckets whose edges it needs: snapshot s holds bucket
+  // s (window), buckets s-k+1..s (sliding) or every bucket up to s (cumulative).
+  const std::function<bool(int, int)> need = make_need(out);
+  std::vector<std::vector<char>> wants(size_t(t), std::vector<char>(size_t(p), 0));
+  const bool cumulative = in.snap.mode == SnapshotMode::cumulative;
+  const int k = in.snap.mode == SnapshotMode::sliding ? std::max(1, in.snap.window) : 1;
+  for (int s = t - 1; s >= 0; --s)
+    for (int q = 0; q < p; ++q) {
+      bool w = need(q, s);
+      if (cumulative && s + 1 < t) w = w || wants[size_t(s) + 1][size_t(q)];
+      for (int u = s + 1; !cumulative && u < std::min(t, s + k); ++u) w = w || need(q, u);
+      wants[size_t(s)][size_t(q)] = w;
+    }
+  TemporalGraph lg = build_sent(
+      r.edges,
+      [&](const EdgeRec& e, std::vector<std::vector<EdgeRec>>& to) {
+        const std::vector<char>& w = wants[size_t(e.bucket)];
+        for (int q = 0; q < p; ++q)
+          if (w[size_t(q)]) to[size_t(q)].push_back(e);
+      },
+      n, r.cut, in, weighted, comm);
+  r = ReadShard{};
+  out.held.assign(size_t(t), Csr{});
+  SnapshotCursor cur(lg);
+  do
+    if (need(me, cur.index())) out.held[size_t(cur.index())] = cur.current();
+  while (cur.next());
   out.ms = timer.ms();
   return out;
 }

@@ -1,6 +1,7 @@
 // Reading a temporal edge list in shards equals rank 0's whole read: on every rank,
 // load_temporal_sharded gives exactly what load_temporal_vertex_shares gives from load_temporal
-// on rank 0 (the same part, ids, events, shares as base + differences, snapshot entry counts), on
+// on rank 0, and load_temporal_steps_sharded (the snapshot strategy's read) what
+// load_temporal_on_ranks gives (every step's events, the needed steps' whole snapshots) (the same part, ids, events, shares as base + differences, snapshot entry counts), on
 // the shipped bitcoin-alpha and CollegeMsg (gzipped: dealt by rank 0 in chunks; and plain: byte
 // ranges) and on an awkward generated file: empty buckets, a vertex with no edge (a folder's
 // vertex count), comments, CRLF, duplicates, self loops, sparse ids, tiny chunks, and ranks whose
@@ -85,6 +86,51 @@ LoadedTemporal rank0_shares_for(const std::function<TemporalGraph()>& read,
 
 int64_t cases = 0;
 
+// The snapshot strategy's read by steps (load_temporal_steps_sharded) against rank 0's read and
+// moves (load_temporal_on_ranks) for the same need: step s to rank s % P, and the first and last
+// steps to the last rank too (a step several ranks hold, and a rank holding steps far apart).
+void check_steps_against_rank0(const std::string& path, const EdgeListOptions& eo,
+                               const SnapshotOptions& snap, Communicator& comm) {
+  const int p = comm.size();
+  int steps = -1;
+  const auto make_need = [&](const LoadedTemporal& m) {
+    steps = m.g.num_snapshots();
+    return std::function<bool(int, int)>([p, t = steps](int r, int s) {
+      return s % p == r || ((s == 0 || s == t - 1) && r == p - 1);
+    });
+  };
+  const LoadedTemporal mine = load_temporal_steps_sharded(path, eo, snap, comm, make_need);
+  CHECK(mine.sharded);
+  CHECK(mine.g.base.rows == 0);  // no rank holds the graph's own snapshots
+  CHECK(mine.g.diffs.empty());
+  const LoadedTemporal want =
+      load_temporal_on_ranks([&] { return load_temporal(path, eo, snap); }, comm, make_need);
+  CHECK(mine.nnz == want.nnz);
+  const TemporalGraph &x = mine.g, &y = want.g;
+  REQUIRE(x.num_vertices == y.num_vertices);
+  CHECK(x.directed == y.directed);
+  CHECK(x.weighted == y.weighted);
+  CHECK(x.original_ids == y.original_ids);
+  REQUIRE(x.num_snapshots() == y.num_snapshots());
+  for (int t = 0; t < x.num_snapshots(); ++t) {
+    INFO("step " << t);
+    const SnapshotEvents &a = x.events[size_t(t)], &b = y.events[size_t(t)];
+    CHECK(a.src == b.src);
+    CHECK(a.dst == b.dst);
+    CHECK(a.weight == b.weight);
+    CHECK(a.start_time == b.start_time);
+    CHECK(a.end_time == b.end_time);
+    REQUIRE(mine.held.size() == size_t(x.num_snapshots()));
+    const bool needed = t % p == comm.rank() || ((t == 0 || t == steps - 1) && comm.rank() == p - 1);
+    if (!needed) {
+      CHECK(mine.held[size_t(t)].rows == 0);
+      continue;
+    }
+    // Rank 0's read keeps its whole graph there and returns no `held`.
+    check_csr(mine.held[size_t(t)], comm.rank() == 0 ? y.snapshot(t) : want.held[size_t(t)]);
+  }
+}
+
 void check_against_rank0(const std::string& path, const EdgeListOptions& eo,
                          const SnapshotOptions& snap, Partitioner method, Communicator& comm) {
   PartitionOptions popt;
@@ -99,6 +145,9 @@ void check_against_rank0(const std::string& path, const EdgeListOptions& eo,
     check_same(mine, load_temporal_vertex_shares(read, comm, popt));
   }
   ++cases;
+  // The read by steps does not partition: once per input (METIS's call, or the chunked ones).
+  if (method == Partitioner::metis || std::getenv("DGNN_CHUNK_BYTES"))
+    check_steps_against_rank0(path, eo, snap, comm);
 }
 
 // A scratch folder every rank sees, written by rank 0.
