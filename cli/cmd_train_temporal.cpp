@@ -40,6 +40,15 @@ std::vector<float> read_static_features(const TrainArgs& a, const TemporalGraph&
   return read_vertex_features(*file, g.original_ids, dim);
 }
 
+std::vector<float> read_static_feature_rows(const TrainArgs& a, const TemporalGraph& g,
+                                            const std::vector<int64_t>& rows, int64_t* dim,
+                                            std::string* file) {
+  *file = static_features_file(a);
+  *dim = 0;
+  if (file->empty()) return {};
+  return read_vertex_feature_rows(*file, g.original_ids, rows, dim);
+}
+
 TemporalGraph read_temporal(const TrainArgs& a) {
   return load_temporal(a.data.graph, a.data.edges, a.snapshots);
 }
@@ -110,10 +119,7 @@ void run_train_temporal(TrainArgs& a) {
   opt.eval_protocol = parse_eval_protocol(a.eval_protocol);
   std::string feature_file;
   cfg.feature_rows = [&](const TemporalGraph& g, const std::vector<int64_t>& rows, int64_t* dim) {
-    feature_file = static_features_file(a);
-    *dim = 0;
-    if (feature_file.empty()) return std::vector<float>();
-    return read_vertex_feature_rows(feature_file, g.original_ids, rows, dim);
+    return read_static_feature_rows(a, g, rows, dim, &feature_file);
   };
   cfg.features = [&](const TemporalGraph& g, int64_t* dim) {
     return read_static_features(a, g, dim, &feature_file);

@@ -58,6 +58,10 @@ void run_train_temporal_node(TrainArgs& a) {
   cfg.features = [&](const TemporalGraph& g, int64_t* dim) {
     return read_static_features(a, g, dim, &feature_file);
   };
+  cfg.feature_rows = [&](const TemporalGraph& g, const std::vector<int64_t>& rows, int64_t* dim) {
+    return read_static_feature_rows(a, g, rows, dim, &feature_file);
+  };
+  cfg.source = TemporalRunConfig::Source{a.data.graph, a.data.edges, a.snapshots};
   nlohmann::json settings = temporal_settings(a, cfg.model, "node", comm.size());
   nlohmann::json meta = settings;
   if (const std::string id = checkpoint_data_id(a, comm, true); !id.empty()) meta["data"] = id;
@@ -73,7 +77,11 @@ void run_train_temporal_node(TrainArgs& a) {
         (long long)g.num_vertices, g.num_snapshots(), (long long)run.feature_dim(),
         label_file.c_str(), run.classes(), (long long)run.train_count(),
         (long long)run.val_count(), (long long)run.test_count(), run.load_ms());
-  if (!a.quiet && root && comm.size() > 1)
+  if (!a.quiet && root && comm.size() > 1 && run.sharded())
+    std::printf("edge list read in shards by %d ranks: %.2f MB of text on rank 0, at most %.2f MB "
+                "on any rank\n",
+                comm.size(), double(run.text_bytes()) / 1e6, double(run.max_text_bytes()) / 1e6);
+  else if (!a.quiet && root && comm.size() > 1)
     std::printf("%s\n", describe_moves(run.moves(), comm.size()).c_str());
 
   EpochPrinter printer(a, comm, run.epoch_format());

@@ -151,6 +151,11 @@ void run_train_temporal(TrainArgs& a);
 // dataset folder; row i = the vertex with id i), else empty with *dim = 0 (degree features).
 std::vector<float> read_static_features(const TrainArgs& a, const TemporalGraph& g, int64_t* dim,
                                         std::string* file);
+// The same features' rows of the vertices `rows` only (dense ids, ascending): what each rank of
+// the vertex strategy reads for its own vertices.
+std::vector<float> read_static_feature_rows(const TrainArgs& a, const TemporalGraph& g,
+                                            const std::vector<int64_t>& rows, int64_t* dim,
+                                            std::string* file);
 // The graph the options name, read by load_temporal (on rank 0 under MPI).
 TemporalGraph read_temporal(const TrainArgs& a);
 // The vertex strategy's partition options from --partitioner, --seed, --snapshot-groups.

@@ -29,9 +29,15 @@ NodeSequenceRun::NodeSequenceRun(const std::function<TemporalGraph()>& read,
   check(cfg_, comm.size());
   if (!cfg_.labels) throw OptionError("node classification needs vertex labels (--labels)");
   const Device dev = cfg_.device;
-  // Several ranks: rank 0 reads and partitions the graph and sends every rank its share of
-  // every snapshot, as base + differences.
-  in_ = load_temporal_vertex_shares(read, comm, cfg_.partition);
+  // Several ranks: a file is read in shards (no rank holds the whole graph); otherwise rank 0
+  // reads and partitions the graph and sends every rank its share of every snapshot, as base +
+  // differences. Either way each rank keeps its share.
+  const bool several = comm.size() > 1;
+  if (several && cfg_.source && can_load_temporal_sharded(cfg_.source->path, cfg_.source->edges))
+    in_ = load_temporal_sharded(cfg_.source->path, cfg_.source->edges, cfg_.source->snapshots,
+                                comm, cfg_.partition);
+  else
+    in_ = load_temporal_vertex_shares(read, comm, cfg_.partition);
   const TemporalGraph& g = in_.g;
   int32_t classes = 0;
   const std::vector<int32_t> labels = cfg_.labels(g, &classes);
@@ -39,7 +45,8 @@ NodeSequenceRun::NodeSequenceRun(const std::function<TemporalGraph()>& read,
              "NodeSequenceRunConfig::labels: one label (or -1) per vertex");
   int64_t static_dim = 0;
   std::vector<float> statics;
-  if (cfg_.features) statics = cfg_.features(g, &static_dim);
+  const bool by_rows = several && cfg_.feature_rows;  // each rank its own vertices' rows
+  if (cfg_.features && !by_rows) statics = cfg_.features(g, &static_dim);
   if (statics.empty()) static_dim = 0;
   if (comm.size() == 1) features_ = snapshot_features(g, statics, static_dim, &feature_dim_);
 
@@ -61,8 +68,8 @@ NodeSequenceRun::NodeSequenceRun(const std::function<TemporalGraph()>& read,
   } else {
     // Each rank makes its own vertices' rows only, from its shares (which hold their degrees).
     rank_data_ = make_temporal_rank(g, {}, in_.part, comm, dev);
-    for (Var& f : snapshot_features(g, rank_data_->owned, statics, static_dim, &feature_dim_))
-      rank_data_->features.push_back(dev == Device::cpu ? std::move(f) : Var(f.value().to(dev)));
+    add_rank_features(g, *rank_data_, by_rows ? cfg_.feature_rows : FeatureRowsFn{}, statics,
+                      &static_dim, comm, dev, &feature_dim_);
     owned = rank_data_->owned;
   }
   task_.num_classes = classes;

@@ -1,12 +1,13 @@
 #pragma once
 // A whole run of node classification over snapshots from a program (gnn/temporal/temporal_node.hpp
-// says what is learnt): the graph read on rank 0 and sent to the others, the vertex strategy's
-// share of it on each rank, the labels' split, the model and the trainer, in one object.
+// says what is learnt): the graph read in shards (a file, `source`) or on rank 0 and sent to the
+// others, the vertex strategy's share of it on each rank, the labels' split, the model and the trainer, in one object.
 // `dgnn train --task node` on a temporal graph is this plus parsing and printing:
 //
 //   dgnn::NodeSequenceRunConfig cfg;
 //   cfg.model = "gcrn";
 //   cfg.labels = [](const dgnn::TemporalGraph& g, int32_t* classes) { ...one per vertex... };
+//   cfg.source = dgnn::TemporalRunConfig::Source{path, edge_options, snapshot_options};  // optional
 //   dgnn::NodeSequenceRun run([] { return dgnn::load_temporal(...); }, cfg, comm);
 //   dgnn::NodeSequenceResult r = run.train();      // on 1 or P ranks: the same numbers
 //
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,12 @@ struct NodeSequenceRunConfig {
   // Static vertex features (row i = vertex of dense id i, *dim columns); unset or empty: one-hot
   // degree buckets per snapshot.
   std::function<std::vector<float>(const TemporalGraph& g, int64_t* dim)> features;
+  // The same for the vertices `rows` only: when set, each of several ranks reads its own
+  // vertices' rows with it instead of calling `features` (TemporalRunConfig::feature_rows).
+  FeatureRowsFn feature_rows;
+  // The file `read` loads with load_temporal, when it is one: on several ranks it is then read
+  // in shards (load_temporal_sharded) instead of by `read` on rank 0.
+  std::optional<TemporalRunConfig::Source> source;
 };
 
 class NodeSequenceRun {
@@ -69,6 +77,10 @@ class NodeSequenceRun {
   const std::vector<int64_t>& row_ids() const { return row_ids_; }
   const SnapshotMoves& moves() const { return in_.moves; }  // rank 0's count
   double load_ms() const { return in_.ms; }
+  // Whether the graph was read in shards, and the text bytes parsed (TemporalRun's).
+  bool sharded() const { return in_.sharded; }
+  int64_t text_bytes() const { return in_.text_bytes; }
+  int64_t max_text_bytes() const { return in_.max_text_bytes; }
 
  private:
   NodeSequenceRunConfig cfg_;

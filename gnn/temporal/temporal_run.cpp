@@ -66,6 +66,33 @@ std::unique_ptr<TemporalRank> vertex_partition_rank(const TemporalGraph& g,
   return make_temporal_rank(g, features, part, comm, dev);
 }
 
+void add_rank_features(const TemporalGraph& g, TemporalRank& rank, const FeatureRowsFn& rows,
+                       std::vector<float>& statics, int64_t* static_dim, Communicator& comm,
+                       Device dev, int64_t* feature_dim) {
+  const std::vector<int64_t>& owned = rank.owned;
+  std::vector<Var> own;
+  if (rows) {
+    dist_read::agreed(comm, [&] { statics = rows(g, owned, static_dim); });
+    // A rank with no vertex still read the width from the file.
+    if (statics.empty() && !owned.empty()) *static_dim = 0;
+    DGNN_CHECK(global_max(comm, *static_dim) == global_min(comm, *static_dim), Error,
+               "feature_rows gave the ranks different widths");
+    if (*static_dim > 0) {
+      DGNN_CHECK(statics.size() == owned.size() * size_t(*static_dim), ShapeError,
+                 "feature_rows: need rows.size() x dim features");
+      Tensor x = Tensor::uninitialized(int64_t(owned.size()), *static_dim);
+      std::copy(statics.begin(), statics.end(), x.data());
+      own.emplace_back(std::move(x));
+      *feature_dim = *static_dim;
+    }
+    std::vector<float>().swap(statics);
+  }
+  if (own.empty())  // static rows of the whole matrix, or degree buckets
+    own = snapshot_features(g, owned, statics, *static_dim, feature_dim);
+  for (Var& f : own)
+    rank.features.push_back(dev == Device::cpu ? std::move(f) : Var(f.value().to(dev)));
+}
+
 TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRunConfig cfg,
                          Communicator& comm)
     : cfg_(std::move(cfg)), comm_(comm) {
@@ -132,28 +159,8 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
   } else if (shares) {
     // Each rank makes its own vertices' rows only, from its shares (which hold their degrees).
     rank_data_ = make_temporal_rank(g, {}, in_.part, comm, dev);
-    const std::vector<int64_t>& owned = rank_data_->owned;
-    std::vector<Var> own;
-    if (by_rows) {
-      dist_read::agreed(comm, [&] { static_features = cfg_.feature_rows(g, owned, &static_dim_); });
-      // A rank with no vertex still read the width from the file.
-      if (static_features.empty() && !owned.empty()) static_dim_ = 0;
-      DGNN_CHECK(global_max(comm, static_dim_) == global_min(comm, static_dim_), Error,
-                 "TemporalRunConfig::feature_rows gave the ranks different widths");
-      if (static_dim_ > 0) {
-        DGNN_CHECK(static_features.size() == owned.size() * size_t(static_dim_), ShapeError,
-                   "TemporalRunConfig::feature_rows: need rows.size() x dim features");
-        Tensor x = Tensor::uninitialized(int64_t(owned.size()), static_dim_);
-        std::copy(static_features.begin(), static_features.end(), x.data());
-        own.emplace_back(std::move(x));
-        feature_dim_ = static_dim_;
-      }
-      std::vector<float>().swap(static_features);
-    }
-    if (own.empty())  // static rows of the whole matrix, or degree buckets
-      own = snapshot_features(g, owned, static_features, static_dim_, &feature_dim_);
-    for (Var& f : own)
-      rank_data_->features.push_back(dev == Device::cpu ? std::move(f) : Var(f.value().to(dev)));
+    add_rank_features(g, *rank_data_, by_rows ? cfg_.feature_rows : FeatureRowsFn{},
+                      static_features, &static_dim_, comm, dev, &feature_dim_);
   } else {
     features_ = snapshot_features(g, static_features, static_dim_, &feature_dim_);
     if (by_snapshot) {

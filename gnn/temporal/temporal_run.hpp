@@ -110,6 +110,20 @@ std::unique_ptr<TemporalRank> vertex_partition_rank(const TemporalGraph& g,
                                                     PartitionOptions popt, Communicator& comm,
                                                     Device dev);
 
+// A program's static vertex features for the vertices `rows` only (dense ids, ascending;
+// rows.size() x *dim, row i = vertex rows[i]), empty for none.
+using FeatureRowsFn = std::function<std::vector<float>(
+    const TemporalGraph& g, const std::vector<int64_t>& rows, int64_t* dim)>;
+
+// The vertex strategy's feature matrices of `rank`'s own vertices on several ranks, appended to
+// rank.features on `dev`: its rows read by `rows` when that is set (an error any rank throws is
+// the job's; *static_dim becomes the width, the same on every rank), else cut from `statics`
+// (every vertex's, *static_dim wide; emptied), else degree buckets from its shares.
+// *feature_dim: the matrices' width. Collective when `rows` is set.
+void add_rank_features(const TemporalGraph& g, TemporalRank& rank, const FeatureRowsFn& rows,
+                       std::vector<float>& statics, int64_t* static_dim, Communicator& comm,
+                       Device dev, int64_t* feature_dim);
+
 // ---- a run --------------------------------------------------------------------------------
 
 struct TemporalRunConfig {
@@ -132,9 +146,7 @@ struct TemporalRunConfig {
   // several ranks reads its own vertices' rows with it instead of calling `features` (which
   // makes every vertex's). Called on every such rank; an error any rank throws is one error of
   // the job.
-  std::function<std::vector<float>(const TemporalGraph& g, const std::vector<int64_t>& rows,
-                                   int64_t* dim)>
-      feature_rows;
+  FeatureRowsFn feature_rows;
   // The file `read` loads with load_temporal, when it is one: the vertex strategy on several
   // ranks then reads it in shards (load_temporal_sharded) instead of calling `read` on rank 0.
   struct Source {

@@ -181,6 +181,9 @@ for m in gcrn evolvegcn-h; do
   run "$dgnn" train --graph "$work/evo" --model $m --hidden 8 --epochs 4 --bptt 3 \
     --strategy snapshot --quiet --log-json "$work/s-$m.jsonl" >/dev/null
 done
+# Rank 0's read and moves, asked for: the same numbers.
+run -x DGNN_TEMPORAL_READ=rank0 "$dgnn" train --graph "$work/evo" --model gcrn --hidden 8 \
+  --epochs 4 --bptt 3 --strategy snapshot --quiet --log-json "$work/s0-gcrn.jsonl" >/dev/null
 python3 - "$work" <<'PY'
 import json, sys
 work = sys.argv[1]
@@ -197,9 +200,20 @@ for ref, got in (("t1", "s-gcrn"), ("h1", "s-evolvegcn-h")):
         assert a["comm_ms"] > 0 and "wait_ms" in a and a["compute_ms"] > 0, a
     s = final["settings"]
     assert s["ranks"] == 2 and s["strategy"] == "snapshot" and "test_auc" in final, final
-    # Rank 1 received only its own steps' snapshots, fewer than all of them.
+    # Read in shards: nothing moved from rank 0, and each rank parsed part of the file
+    # (tests/mpi/test_temporal_load.cpp checks the steps each rank then holds).
     mv = final["snapshot_moves"]
-    assert 0 < mv["snapshots"] < s["snapshots"] and 0 < mv["bytes"] <= mv["whole_bytes"], mv
+    assert mv["snapshots"] == 0 and mv["meta_bytes"] == 0, mv
+    sr = final["sharded_read"]
+    assert 0 < sr["text_bytes"] <= sr["max_text_bytes"], sr
+# Rank 0's read: rank 1 received only its own steps' snapshots, fewer than all of them, and
+# trained to the same bits.
+shard, _ = rows("s-gcrn")
+rank0, final = rows("s0-gcrn")
+assert [r["loss"] for r in shard] == [r["loss"] for r in rank0], (shard, rank0)
+mv, s = final["snapshot_moves"], final["settings"]
+assert 0 < mv["snapshots"] < s["snapshots"] and 0 < mv["bytes"] <= mv["whole_bytes"], mv
+assert "sharded_read" not in final, final
 print("temporal link prediction, snapshot strategy, on 2 ranks matches one process")
 PY
 # `dgnn plan` on the same temporal graph predicts the bytes those 2-rank runs sent: the snapshot
