@@ -14,6 +14,7 @@
 #include "dgnn/common/timer.hpp"
 #include "dgnn/gnn/temporal/temporal_run.hpp"
 #include "dgnn/graph/npy.hpp"
+#include "dgnn/partition/dist_read.hpp"
 
 namespace dgnn::cli {
 
@@ -46,7 +47,7 @@ std::vector<float> read_static_feature_rows(const TrainArgs& a, const TemporalGr
   *file = static_features_file(a);
   *dim = 0;
   if (file->empty()) return {};
-  return read_vertex_feature_rows(*file, g.original_ids, rows, dim);
+  return dist_read::vertex_feature_rows(*file, g.original_ids, rows, world(), dim);
 }
 
 TemporalGraph read_temporal(const TrainArgs& a) {

@@ -152,7 +152,8 @@ void run_train_temporal(TrainArgs& a);
 std::vector<float> read_static_features(const TrainArgs& a, const TemporalGraph& g, int64_t* dim,
                                         std::string* file);
 // The same features' rows of the vertices `rows` only (dense ids, ascending): what each rank of
-// the vertex strategy reads for its own vertices.
+// the vertex strategy reads for its own vertices (dist_read::vertex_feature_rows; collective
+// over world()).
 std::vector<float> read_static_feature_rows(const TrainArgs& a, const TemporalGraph& g,
                                             const std::vector<int64_t>& rows, int64_t* dim,
                                             std::string* file);

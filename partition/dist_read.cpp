@@ -16,6 +16,8 @@
 #include <numeric>
 
 #include "dgnn/common/io_stats.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "dgnn/graph/npy.hpp"
 #include "dgnn/graph/dataset_rows.hpp"
 #include "dgnn/graph/input_files.hpp"
 
@@ -419,6 +421,109 @@ EdgeList read_edges(const std::string& path, const EdgeListOptions& eo, Communic
     });
   }
   return edges;
+}
+
+std::vector<float> vertex_feature_rows(const std::string& path,
+                                       const std::vector<int64_t>& original_ids,
+                                       const std::vector<int64_t>& rows, Communicator& comm,
+                                       int64_t* dim) {
+  const int p = comm.size(), me = comm.rank();
+  const bool npy = is_npy_file(path);
+  if (npy && splittable(path, comm)) {
+    std::vector<float> out;
+    agreed(comm, [&] { out = read_vertex_feature_rows(path, original_ids, rows, dim); });
+    *dim = global_max(comm, *dim);  // a rank with no rows read the header all the same
+    return out;
+  }
+  const int64_t n = int64_t(original_ids.size());
+  // The rows this rank read: dense ids, lines (0: a .npy's), values.
+  std::vector<int64_t> dense, lines;
+  std::vector<float> values;
+  if (npy) {
+    // Gzipped (or a pipe): inflated and checked on rank 0, as one process reads it.
+    agreed(comm, [&] {
+      if (me == 0) values = read_vertex_features(path, original_ids, dim);
+    });
+    comm.broadcast(dim, 8, 0);
+    if (me == 0) {
+      dense.resize(size_t(n));
+      std::iota(dense.begin(), dense.end(), int64_t(0));
+      lines.assign(size_t(n), 0);
+    }
+  } else {
+    int64_t bytes = 0;
+    TextRows t = parse_text_features(path, my_chunks(path, comm, &bytes), comm);
+    *dim = t.dim;
+    agreed(comm, [&] {
+      for (size_t i = 0; i < t.ids.size(); ++i) {
+        const auto it = std::lower_bound(original_ids.begin(), original_ids.end(), t.ids[i]);
+        if (it == original_ids.end() || *it != t.ids[i])
+          throw InputError(path, t.lines[i],
+                           "vertex " + std::to_string(t.ids[i]) + " is in no edge of the graph");
+        dense.push_back(it - original_ids.begin());
+      }
+    });
+    lines = std::move(t.lines);
+    values = std::move(t.values);
+  }
+  const int64_t d = *dim;
+  auto block = [&](int64_t v) { return int(v * p / std::max<int64_t>(n, 1)); };
+  // The rows to the ranks numbering their blocks, with what asks for them.
+  std::vector<int64_t> got_head, got_vals_n;
+  std::vector<float> got_vals;
+  {
+    std::vector<std::vector<int64_t>> head(size_t(p), std::vector<int64_t>{});
+    std::vector<std::vector<float>> out(size_t(p), std::vector<float>{});
+    for (size_t i = 0; i < dense.size(); ++i) {
+      const size_t b = size_t(block(dense[i]));
+      head[b].insert(head[b].end(), {dense[i], lines[i]});
+      out[b].insert(out[b].end(), values.begin() + int64_t(i) * d,
+                    values.begin() + int64_t(i + 1) * d);
+    }
+    std::vector<int64_t>().swap(dense);
+    std::vector<int64_t>().swap(lines);
+    std::vector<float>().swap(values);
+    got_head = route(comm, head);
+    got_vals = route(comm, out);
+  }
+  std::vector<std::vector<int64_t>> ask(size_t(p), std::vector<int64_t>{});
+  for (int64_t v : rows) ask[size_t(block(v))].push_back(v);
+  std::vector<int64_t> asked_from;
+  const std::vector<int64_t> asked = route(comm, ask, &asked_from);
+  // The block's rows by dense id: a second row of a vertex is an error (at the later line), and
+  // so is a vertex asked for with none.
+  // block(v) == me exactly for v in [lo, hi): v * p / n >= me from v = ceil(me * n / p) on.
+  const int64_t lo = (me * n + p - 1) / p, hi = ((me + 1) * n + p - 1) / p;
+  std::vector<int64_t> at(size_t(hi - lo), -1), line_of(size_t(hi - lo), 0);
+  agreed(comm, [&] {
+    for (size_t k = 0; 2 * k < got_head.size(); ++k) {
+      const int64_t v = got_head[2 * k], line = got_head[2 * k + 1];
+      const size_t i = size_t(v - lo);
+      if (at[i] >= 0)
+        throw InputError(path, std::max(line, line_of[i]),
+                         "vertex " + std::to_string(original_ids[size_t(v)]) +
+                             " has a second feature row");
+      at[i] = int64_t(k), line_of[i] = line;
+    }
+  });
+  agreed(comm, [&] {
+    for (int64_t v : asked)
+      if (at[size_t(v - lo)] < 0)
+        throw InputError(path, 0,
+                         "no feature row for vertex " + std::to_string(original_ids[size_t(v)]) +
+                             ", which appears in the edges");
+  });
+  std::vector<std::vector<float>> reply(size_t(p), std::vector<float>{});
+  size_t k = 0;
+  for (int q = 0; q < p; ++q)
+    for (int64_t c = 0; c < asked_from[size_t(q)]; ++c, ++k) {
+      const int64_t i = at[size_t(asked[k] - lo)];
+      reply[size_t(q)].insert(reply[size_t(q)].end(), got_vals.begin() + i * d,
+                              got_vals.begin() + (i + 1) * d);
+    }
+  std::vector<float>().swap(got_vals);
+  // Blocks in rank order hold ascending ids, each asked in ascending order: `rows`' order.
+  return route(comm, reply);
 }
 
 }  // namespace dgnn::dist_read

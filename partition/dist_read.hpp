@@ -148,4 +148,17 @@ struct SplitRow {
 std::vector<SplitRow> parse_split(const std::string& path, const std::vector<TextChunk>& chunks,
                                   Communicator& comm);
 
+// Rows `rows` (dense ids, ascending; this rank's vertices) of a vertex feature file for the
+// vertices `original_ids` (every vertex's input id, ascending: dense id = position), as
+// rows.size() x *dim, with read_vertex_features' checks made for the whole job (one error):
+// a plain .npy's rows are read alone on each rank (read_vertex_feature_rows); a text file is
+// parsed in shares (my_chunks: 1/P of it on each rank) and a gzipped .npy is inflated on rank 0
+// alone, and each row then travels to the rank numbering its dense id's block, which hands it to
+// the rank that asked for it. No rank holds more than its share of the matrix besides rank 0's
+// inflated .npy.gz. Collective.
+std::vector<float> vertex_feature_rows(const std::string& path,
+                                       const std::vector<int64_t>& original_ids,
+                                       const std::vector<int64_t>& rows, Communicator& comm,
+                                       int64_t* dim);
+
 }  // namespace dgnn::dist_read

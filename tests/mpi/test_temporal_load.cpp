@@ -15,7 +15,10 @@
 
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/gnn/temporal/temporal_run.hpp"
+#include "dgnn/graph/dataset.hpp"
+#include "dgnn/graph/npy.hpp"
 #include "dgnn/partition/dist_graph.hpp"
+#include "dgnn/partition/dist_read.hpp"
 
 using namespace dgnn;
 namespace fs = std::filesystem;
@@ -306,4 +309,71 @@ TEST_CASE("a temporal read in shards equals rank 0's: awkward files", "[temporal
   check_against_rank0(dir + "/edges.txt", u, count, Partitioner::metis, comm);
   INFO("cases compared on this rank: " << cases);
   CHECK(cases > 80);
+}
+
+TEST_CASE("vertex feature rows in shards equal the whole file's, and its errors are the job's",
+          "[temporal_load]") {
+  Communicator& comm = world();
+  const int p = comm.size(), me = comm.rank();
+  const std::string dir = scratch(comm, "feature_rows");
+  // 50 vertices with sparse ids; rows in a shuffled order, a comment and a blank line.
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < 50; ++i) ids.push_back(4 * i + (i % 3));  // ascending, gaps
+  const int64_t dim = 3;
+  auto value = [](int64_t id, int64_t k) { return float(id) * 0.5f + float(k) * 0.25f - 7.0f; };
+  auto line_of = [&](int64_t id) {
+    std::string s = std::to_string(id);
+    for (int64_t k = 0; k < dim; ++k) s += " " + std::to_string(value(id, k));
+    return s + "\n";
+  };
+  std::vector<int64_t> order(ids);
+  for (size_t i = 0; i < order.size(); ++i) std::swap(order[i], order[(i * 17 + 5) % order.size()]);
+  std::string text = "# vertex f1 f2 f3\n\n";
+  for (int64_t id : order) text += line_of(id);
+  // The .npy: row i = vertex id i (every id up to the largest).
+  std::vector<float> npy(size_t((ids.back() + 1) * dim), 0.f);
+  for (int64_t id : ids)
+    for (int64_t k = 0; k < dim; ++k) npy[size_t(id * dim + k)] = value(id, k);
+  if (me == 0) {
+    write(dir + "/f.txt", text);
+    write_npy(dir + "/f.npy", npy.data(), ids.back() + 1, dim);
+    REQUIRE(std::system(("gzip -c " + dir + "/f.npy > " + dir + "/f.npy.gz").c_str()) == 0);
+    write(dir + "/dup.txt", text + line_of(ids[7]));
+    write(dir + "/unknown.txt", text + "2 1 2 3\n");
+    write(dir + "/missing.txt", text.substr(0, text.rfind('\n', text.size() - 2) + 1));
+  }
+  comm.barrier();
+  // This rank's vertices: every p-th dense id (not a block), and none at all on the last rank
+  // when there are more than two.
+  std::vector<int64_t> rows;
+  for (int64_t v = me; v < int64_t(ids.size()); v += p)
+    if (!(p > 2 && me == p - 1)) rows.push_back(v);
+  for (const char* name : {"f.txt", "f.npy", "f.npy.gz"}) {
+    INFO(name);
+    for (const char* chunk : {"", "40"}) {
+      std::unique_ptr<ChunkSize> small;
+      if (*chunk) small = std::make_unique<ChunkSize>(chunk);
+      int64_t got_dim = 0;
+      const std::vector<float> got =
+          dist_read::vertex_feature_rows(dir + "/" + name, ids, rows, comm, &got_dim);
+      CHECK(got_dim == dim);
+      REQUIRE(got.size() == rows.size() * size_t(dim));
+      for (size_t i = 0; i < rows.size(); ++i)
+        for (int64_t k = 0; k < dim; ++k)
+          CHECK(got[i * size_t(dim) + size_t(k)] == value(ids[size_t(rows[i])], k));
+    }
+  }
+  // The errors read_vertex_features gives one process, one line for the job.
+  const std::pair<const char*, const char*> bad[] = {
+      {"dup.txt", "has a second feature row"},
+      {"unknown.txt", "vertex 2 is in no edge of the graph"},
+      {"missing.txt", "no feature row for vertex"}};
+  for (const auto& [name, what] : bad) {
+    INFO(name);
+    int64_t d = 0;
+    CHECK_THROWS_WITH(dist_read::vertex_feature_rows(dir + "/" + name, ids, rows, comm, &d),
+                      Catch::Contains(what));
+    int64_t d1 = 0;
+    CHECK_THROWS_WITH(read_vertex_features(dir + "/" + name, ids, &d1), Catch::Contains(what));
+  }
 }
