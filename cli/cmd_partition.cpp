@@ -281,9 +281,7 @@ void run(PartitionArgs& a) {
 
   Timer timer;
   Communicator& comm = world();
-  if (comm.size() > 1 && !a.dry_run && a.opt.parts == comm.size() &&
-      can_load_sharded(a.dataset, nullptr))
-    return run_sharded(a, comm);
+  if (comm.size() > 1 && !a.dry_run && a.opt.parts == comm.size()) return run_sharded(a, comm);
   const Dataset d = load_dataset(a.dataset);
   const double load_s = timer.ms() / 1000;
   if (a.opt.parts > d.num_vertices())

@@ -220,6 +220,8 @@ std::string generate_features(Dataset& ds, const DatasetOptions& opt) {
       [&](int64_t v) { return g.in.degree(v); }, max_deg, &ds.features, &ds.feature_dim);
 }
 
+}  // namespace
+
 // OGB's num-node-list.csv: one number, the vertex count. It sizes the graph's arrays before any
 // edge is read, so a count beyond 32-bit ids, or beyond what this machine can hold (the graph
 // alone takes 16 bytes a vertex), is a damaged file: refused, naming the value.
@@ -251,6 +253,8 @@ int64_t read_vertex_count(const std::string& path) {
                          std::to_string(int64_t(have / 1000000)) + " MB");
   return count;
 }
+
+namespace {
 
 // A .npy's rows make ids 0..rows-1 vertices. Rows past every id that the edges and the labels
 // name would be vertices of the matrix alone: a matrix of another graph, or a flattened one, far

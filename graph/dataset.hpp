@@ -56,6 +56,10 @@ struct DatasetFiles {
   std::string vertex_count;
 };
 
+// OGB's num-node-list.csv (DatasetFiles::vertex_count): one number, the vertex count, checked
+// against 32-bit ids and this machine's memory. InputError naming the file and line otherwise.
+int64_t read_vertex_count(const std::string& path);
+
 // A folder's files: edges.txt / .csv (or .gz) with features.npy / .txt, labels.txt, train.txt,
 // val.txt, test.txt (each may be .gz), or the OGB layout (DatasetFiles::by_row); the options
 // replace any of them. OptionError without a graph; IoError for a folder without edges, or an

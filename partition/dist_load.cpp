@@ -34,6 +34,8 @@ using dist_read::my_chunks;
 using dist_read::number_ids;
 using dist_read::parse_chunks;
 using dist_read::parse_labels;
+using dist_read::parse_row_labels;
+using dist_read::parse_row_matrix;
 using dist_read::parse_split;
 using dist_read::parse_text_features;
 using dist_read::read_edges;
@@ -112,6 +114,59 @@ void check_npy_rows_named(const DatasetFiles& files, const NpyLayout& layout,
                          " (row i = vertex i) are vertices in no edge of " + files.edges +
                          " and no label line (a matrix of another graph?); a line 'ID -1' in "
                          "the labels keeps such a vertex");
+}
+
+// The OGB layout's checks, as load_dataset makes them: the vertex count (num-node-list.csv, read
+// by rank 0), the feature rows and the label rows one per vertex, every id below the count.
+// Returns the count (0: neither a count file nor features: ids numbered as met).
+int64_t check_ogb_rows(const DatasetFiles& files, const EdgeList& edges,
+                       const std::vector<LabelRow>& label_rows, const TextRows& text,
+                       Communicator& comm) {
+  int64_t count = 0;
+  if (!files.vertex_count.empty()) {
+    agreed(comm, [&] {
+      if (comm.rank() == 0) count = read_vertex_count(files.vertex_count);
+    });
+    comm.broadcast(&count, 8, 0);
+  }
+  const bool features = !files.features.empty();
+  const int64_t feature_rows = features ? global_sum(comm, int64_t(text.ids.size())) : 0;
+  const std::string shape = std::to_string(feature_rows) + " x " + std::to_string(text.dim);
+  if (features && count > 0 && feature_rows != count)
+    throw AgreedInputError(files.features, 0,
+                           "is " + shape + ", expected " + std::to_string(count) + " x " +
+                               std::to_string(text.dim) + ": one row per vertex, and " +
+                               files.vertex_count + " says " + std::to_string(count) +
+                               " vertices");
+  if (features && count == 0) {
+    // Rows only: a .npy's checks (every id below the rows, every row named somewhere).
+    NpyLayout l;
+    l.rows = feature_rows, l.cols = text.dim;
+    check_npy_rows_named(files, l, edges, label_rows, comm);
+    count = feature_rows;
+  }
+  const int64_t labels = files.labels.empty() ? 0 : global_sum(comm, int64_t(label_rows.size()));
+  if (!files.labels.empty() && count > 0 && labels != count)
+    throw AgreedInputError(files.labels, 0,
+                           "has " + std::to_string(labels) + " rows, expected one per vertex (" +
+                               std::to_string(count) + ", " +
+                               (features ? "the rows of " + files.features
+                                         : "the count in " + files.vertex_count) +
+                               ")");
+  if (count > 0 && !files.vertex_count.empty())
+    agreed(comm, [&] {
+      for (size_t i = 0; i < edges.src.size(); ++i) {
+        const int64_t hi = std::max(edges.src[i], edges.dst[i]);
+        if (hi >= count)
+          throw InputError(files.edges, edges.line[i],
+                           "expected vertex ids below " + std::to_string(count) + " (" +
+                               (features ? "the rows of " + files.features + ", which is " +
+                                               shape + "; row i = vertex i"
+                                         : "the vertex count in " + files.vertex_count) +
+                               "), found " + std::to_string(hi));
+      }
+    });
+  return count;
 }
 
 // ---- number: the dense ids of every id met ----------------------------------------------------
@@ -658,21 +713,10 @@ std::vector<int64_t> ordered_positions(const std::vector<int64_t>& ids, Communic
   return lookup(space, ids, comm);
 }
 
-bool can_load_sharded(const DatasetOptions& opt, std::string* why) {
-  const DatasetFiles p = dataset_files(opt);
-  if (p.by_row) {
-    if (why) *why = "the OGB layout (row-numbered gzipped tables) is read on rank 0";
-    return false;
-  }
-  return true;
-}
-
 LocalPart load_sharded_part(const DatasetOptions& opt, const PartitionOptions& popt_in,
                             Communicator& comm, ShardedLoad* info) {
   const int p = comm.size(), me = comm.rank();
   const DatasetFiles files = dataset_files(opt);
-  std::string why;
-  if (!can_load_sharded(opt, &why)) throw OptionError("sharded loading: " + why);
   const EdgeListOptions& eo = opt.edges;
   int64_t text_bytes = 0;
   std::string desc = "graph " + files.edges;
@@ -694,17 +738,25 @@ LocalPart load_sharded_part(const DatasetOptions& opt, const PartitionOptions& p
         (!files.train.empty() ? files.train : !files.val.empty() ? files.val : files.test) + ")");
   EdgeList edges = read_edges(files.edges, eo, comm, &text_bytes);
   std::vector<LabelRow> label_rows;
-  if (!files.labels.empty())
-    label_rows = parse_labels(files.labels, my_chunks(files.labels, comm, &text_bytes),
-                              opt.num_classes, comm);
+  if (!files.labels.empty()) {
+    const std::vector<TextChunk> chunks = my_chunks(files.labels, comm, &text_bytes);
+    label_rows = files.by_row ? parse_row_labels(files.labels, chunks, opt.num_classes, comm)
+                              : parse_labels(files.labels, chunks, opt.num_classes, comm);
+  }
   TextRows text;
-  if (!files.features.empty() && !npy)
-    text = parse_text_features(files.features, my_chunks(files.features, comm, &text_bytes), comm);
+  if (!files.features.empty() && !npy) {
+    const std::vector<TextChunk> chunks = my_chunks(files.features, comm, &text_bytes);
+    text = files.by_row ? parse_row_matrix(files.features, chunks, comm)
+                        : parse_text_features(files.features, chunks, comm);
+  }
   if (npy) check_npy_rows_named(files, npy->layout, edges, label_rows, comm);
+  // The OGB layout: ids 0..count-1 are the vertices (count: num-node-list.csv, else the feature
+  // rows), as a .npy's rows are.
+  const int64_t bound = files.by_row ? check_ogb_rows(files, edges, label_rows, text, comm) : npy_rows;
 
   // Number the ids, and build this rank's block: its in-edges, the symmetrised structure the
   // partitioner cuts, and its vertices' labels, features and split.
-  const IdSpace ids = number_inputs(edges, label_rows, text, npy_rows, comm);
+  const IdSpace ids = number_inputs(edges, label_rows, text, bound, comm);
   const int64_t n = ids.n;
   Block b = block_of(ids, me);
   build_in_edges(std::move(edges), eo, ids, b, comm);

@@ -32,10 +32,6 @@ struct ShardedLoad {
 std::vector<int64_t> ordered_positions(const std::vector<int64_t>& ids, Communicator& comm,
                                        int64_t* total);
 
-// Whether `opt` can be loaded in shards; otherwise *why names what cannot (the OGB layout's
-// row-numbered gzipped tables, for now), and the caller reads it on one rank.
-bool can_load_sharded(const DatasetOptions& opt, std::string* why);
-
 // This rank's part of the dataset `opt` names, partitioned by `popt` into comm.size() parts
 // (collective). The same vertices, edges, features, labels and splits as
 // extract_part(load_dataset(opt), partition, P, rank) for the partition `popt` gives on the

@@ -381,6 +381,101 @@ TextRows parse_text_features(const std::string& path, const std::vector<TextChun
   return t;
 }
 
+namespace {
+
+// The file-order number of each of this rank's data rows, from their lines (ascending, as
+// for_each_chunk_row gives them over `chunks`): the rows of every earlier chunk, on any rank,
+// come first. Collective.
+std::vector<int64_t> row_numbers(const std::vector<TextChunk>& chunks,
+                                 const std::vector<int64_t>& lines, Communicator& comm) {
+  struct Count {
+    int64_t index, rows;
+  };
+  std::vector<Count> mine;
+  for (const TextChunk& c : chunks) mine.push_back({c.index, 0});
+  std::vector<size_t> chunk_of(lines.size());
+  size_t c = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    // A chunk's rows have lines in (line0, next chunk's line0].
+    while (c + 1 < chunks.size() && lines[i] > chunks[c + 1].line0) ++c;
+    chunk_of[i] = c;
+    ++mine[c].rows;
+  }
+  std::vector<Count> all = allgather_records(mine, comm);
+  std::sort(all.begin(), all.end(), [](const Count& a, const Count& b) { return a.index < b.index; });
+  std::vector<int64_t> first(chunks.size(), 0);
+  int64_t before = 0;
+  size_t k = 0;
+  for (const Count& a : all) {
+    while (k < chunks.size() && chunks[k].index < a.index) ++k;
+    if (k < chunks.size() && chunks[k].index == a.index) first[k] = before;
+    before += a.rows;
+  }
+  std::vector<int64_t> out(lines.size());
+  std::vector<int64_t> seen(chunks.size(), 0);
+  for (size_t i = 0; i < lines.size(); ++i) out[i] = first[chunk_of[i]] + seen[chunk_of[i]]++;
+  return out;
+}
+
+}  // namespace
+
+TextRows parse_row_matrix(const std::string& path, const std::vector<TextChunk>& chunks,
+                          Communicator& comm) {
+  TextRows t;
+  int64_t dim = -1, first_line = 0;
+  for_each_chunk_row(path, chunks, comm, [&](int64_t line, const std::vector<std::string_view>& f) {
+    if (dim < 0) {
+      dim = int64_t(f.size());
+      first_line = line;
+    } else if (int64_t(f.size()) != dim) {
+      throw InputError(path, line,
+                       "expected " + std::to_string(dim) + " feature values (as on line " +
+                           std::to_string(first_line) + "), found " + std::to_string(f.size()));
+    }
+    t.lines.push_back(line);
+    for (std::string_view v : f) {
+      const float x = rows::parse_number<float>(v, path, line, "a number as feature value");
+      if (!std::isfinite(x))
+        throw InputError(path, line,
+                         "expected a finite feature value, found '" + std::string(v) + "'");
+      t.values.push_back(x);
+    }
+  });
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  const int64_t file_first = global_min(comm, dim >= 0 ? first_line : big);
+  if (file_first == big)
+    throw AgreedInputError(path, 0, "no feature rows found (one row per vertex)");
+  const std::vector<int64_t> dims = all_values(comm, first_line == file_first && dim >= 0 ? dim : 0);
+  t.dim = *std::max_element(dims.begin(), dims.end());
+  agreed(comm, [&] {
+    if (dim >= 0 && dim != t.dim)
+      throw InputError(path, first_line,
+                       "expected " + std::to_string(t.dim) + " feature values (as on line " +
+                           std::to_string(file_first) + "), found " + std::to_string(dim));
+  });
+  t.ids = row_numbers(chunks, t.lines, comm);
+  return t;
+}
+
+std::vector<LabelRow> parse_row_labels(const std::string& path, const std::vector<TextChunk>& chunks,
+                                       int32_t num_classes, Communicator& comm) {
+  std::vector<LabelRow> out;
+  std::vector<int64_t> lines;
+  for_each_chunk_row(path, chunks, comm, [&](int64_t line, const std::vector<std::string_view>& f) {
+    if (f.size() != 1)
+      throw InputError(path, line,
+                       "expected one label per line (row i = vertex i), found " +
+                           std::to_string(f.size()) + " columns");
+    out.push_back({0, line, rows::parse_label(f[0], path, line, num_classes, true)});
+    lines.push_back(line);
+  });
+  if (global_sum(comm, int64_t(out.size())) == 0)
+    throw AgreedInputError(path, 0, "no labels found (expected one per line, row i = vertex i)");
+  const std::vector<int64_t> ids = row_numbers(chunks, lines, comm);
+  for (size_t i = 0; i < out.size(); ++i) out[i].id = ids[i];
+  return out;
+}
+
 std::vector<SplitRow> parse_split(const std::string& path, const std::vector<TextChunk>& chunks,
                                   Communicator& comm) {
   std::vector<SplitRow> out;

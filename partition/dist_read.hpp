@@ -142,6 +142,15 @@ struct TextRows {
 TextRows parse_text_features(const std::string& path, const std::vector<TextChunk>& chunks,
                              Communicator& comm);
 
+// OGB's one-row-per-vertex tables (DatasetFiles::by_row), over this rank's chunks: the file's
+// data rows are numbered in file order across all ranks, row i being vertex i. A matrix without
+// an id column (node-feat.csv): ids = the rows' numbers, every row as wide as the file's first.
+TextRows parse_row_matrix(const std::string& path, const std::vector<TextChunk>& chunks,
+                          Communicator& comm);
+// One label a row (node-label.csv; "nan" = unlabelled, as in ogbn-papers100M).
+std::vector<LabelRow> parse_row_labels(const std::string& path, const std::vector<TextChunk>& chunks,
+                                       int32_t num_classes, Communicator& comm);
+
 struct SplitRow {
   int64_t id, line;
 };

@@ -40,7 +40,7 @@ LocalPart load_part(const std::function<Dataset()>& read, const StaticRunConfig&
     comm.broadcast(hash.data(), len, 0);
     return read_partition_part(cfg.partition_dir, comm.rank(), comm.size(), hash);
   }
-  if (comm.size() > 1 && cfg.shards && can_load_sharded(*cfg.shards, nullptr)) {
+  if (comm.size() > 1 && cfg.shards) {
     sharded.emplace();
     return load_sharded_part(*cfg.shards, cfg.partition, comm, &*sharded);
   }

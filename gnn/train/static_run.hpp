@@ -50,8 +50,8 @@ struct StaticRunConfig {
   std::function<std::string()> source_hash;
   // With several ranks and no partition folder: the dataset's files, read in shards by every
   // rank and partitioned on the blocks (partition/dist_load.hpp), so that no rank holds the
-  // whole graph; `read` is then not called. Unset (a generated graph, an OGB folder): rank 0
-  // reads with `read` and sends every rank its part.
+  // whole graph; `read` is then not called (an OGB folder too). Unset (a generated graph):
+  // rank 0 reads with `read` and sends every rank its part.
   std::optional<DatasetOptions> shards;
   bool overlap = true;  // halo exchange overlapped with the interior's aggregation
   // Bound on the halo buffers of an aggregation, in bytes (HaloExchange::set_piece_rows,

@@ -283,3 +283,78 @@ TEST_CASE("the source hash is the same on any rank count, each rank reading 1/P 
   comm.barrier();
   if (comm.rank() == 0) fs::remove_all(dir);
 }
+
+TEST_CASE("sharded loading equals one process: the OGB layout, gzipped", "[dist_load]") {
+  // OGB's node-property layout as ogbn-* unpack: comma-separated gzipped tables, features and
+  // labels one row per vertex without ids ("nan" unlabelled), the vertex count in its own file.
+  // Vertex 59 is in no edge (only its rows name it), 13 and 40 are unlabelled.
+  Communicator& comm = world();
+  const std::string dir = scratch(comm, "ogb");
+  std::string edges, feat, label, train, valid, test;
+  for (int v = 0; v < 59; ++v) {
+    edges += std::to_string(v) + "," + std::to_string((v + 1) % 59) + "\n";
+    edges += std::to_string(v) + "," + std::to_string((v * 7 + 3) % 59) + "\n";
+  }
+  for (int v = 0; v < 60; ++v) {
+    feat += std::to_string(v % 3) + ".5," + std::to_string(v % 2) + "," + std::to_string(v) + "\n";
+    label += (v == 13 || v == 40 ? std::string("nan") : std::to_string(v % 3)) + "\n";
+    if (v == 13 || v == 40) continue;
+    (v % 5 == 0 ? valid : v % 5 == 1 ? test : train) += std::to_string(v) + "\n";
+  }
+  auto gz = [&](const std::string& path, const std::string& text) {
+    write(path, text);
+    REQUIRE(std::system(("gzip -f " + path).c_str()) == 0);
+  };
+  if (comm.rank() == 0) {
+    for (const char* sub : {"/full", "/rows"}) {
+      fs::create_directories(dir + sub + "/raw");
+      fs::create_directories(dir + sub + "/split/random");
+      gz(dir + sub + "/raw/edge.csv", edges);
+      gz(dir + sub + "/raw/node-feat.csv", feat);
+      gz(dir + sub + "/raw/node-label.csv", label);
+      gz(dir + sub + "/split/random/train.csv", train);
+      gz(dir + sub + "/split/random/valid.csv", valid);
+      gz(dir + sub + "/split/random/test.csv", test);
+    }
+    gz(dir + "/full/raw/num-node-list.csv", "60\n");  // "rows": bounded by the feature rows
+  }
+  comm.barrier();
+  DatasetOptions opt;
+  opt.edges.use_cache = false;
+  for (const char* sub : {"/full", "/rows"})
+    for (const char* chunk : {"", "64"}) {
+      INFO(sub << " chunk '" << chunk << "'");
+      std::unique_ptr<ChunkSize> small;
+      if (*chunk) small = std::make_unique<ChunkSize>(chunk);
+      opt.graph = dir + sub;
+      check_against_one_process(opt, Partitioner::hash, comm);
+      check_against_one_process(opt, Partitioner::metis, comm);
+    }
+  // Damaged: a label row short, a feature row extra, an edge past the count; each is the one
+  // process's error, one line for the job.
+  const std::pair<std::string, std::string> bad[] = {
+      {"labels", "has 59 rows, expected one per vertex (60, the rows of"},
+      {"features", "is 61 x 3, expected 60 x 3: one row per vertex"},
+      {"edges", "expected vertex ids below 60 (the rows of"}};
+  for (const auto& [what, message] : bad) {
+    INFO(what);
+    const std::string d = dir + "/bad_" + what;
+    if (comm.rank() == 0) {
+      fs::copy(dir + "/full", d, fs::copy_options::recursive);
+      if (what == "labels") {
+        fs::remove(d + "/raw/node-label.csv.gz");
+        gz(d + "/raw/node-label.csv", label.substr(0, label.size() - 2));
+      } else if (what == "features") {
+        fs::remove(d + "/raw/node-feat.csv.gz");
+        gz(d + "/raw/node-feat.csv", feat + "1,2,3\n");
+      } else {
+        fs::remove(d + "/raw/edge.csv.gz");
+        gz(d + "/raw/edge.csv", edges + "3,77\n");
+      }
+    }
+    comm.barrier();
+    opt.graph = d;
+    CHECK_THROWS_WITH(load_sharded_part(opt, PartitionOptions{}, comm), Catch::Contains(message));
+    CHECK_THROWS_WITH(load_dataset(opt), Catch::Contains(message));
+  }
+}
