@@ -12,6 +12,7 @@
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/timer.hpp"
 #include "dgnn/gnn/temporal/node_sequence_run.hpp"
+#include "dgnn/partition/dist_read.hpp"
 
 namespace dgnn::cli {
 
@@ -37,12 +38,11 @@ void run_train_temporal_node(TrainArgs& a) {
   if (label_file.empty() && std::filesystem::is_directory(a.data.graph) &&
       std::filesystem::exists(std::filesystem::path(a.data.graph) / "labels.txt"))
     label_file = (std::filesystem::path(a.data.graph) / "labels.txt").string();
-  cfg.labels = [&](const TemporalGraph& g, int32_t* classes) {
-    if (label_file.empty())
-      throw OptionError("--task node needs vertex labels: labels.txt in the dataset folder, or "
-                        "--labels FILE");
-    std::vector<int32_t> labels =
-        read_vertex_labels(label_file, g.original_ids, a.data.num_classes, classes);
+  if (label_file.empty())
+    throw OptionError("--task node needs vertex labels: labels.txt in the dataset folder, or "
+                      "--labels FILE");
+  // At least two classes among the labelled vertices, or there is nothing to classify.
+  const auto check_classes = [&](const std::vector<int32_t>& labels) {
     std::vector<int32_t> seen;
     for (int32_t l : labels)
       if (l >= 0 && std::find(seen.begin(), seen.end(), l) == seen.end() && seen.size() < 2)
@@ -52,6 +52,20 @@ void run_train_temporal_node(TrainArgs& a) {
                        seen.empty() ? "no vertex is labelled"
                                     : "every labelled vertex has class " + std::to_string(seen[0]) +
                                           ": nothing to classify");
+  };
+  cfg.labels = [&](const TemporalGraph& g, int32_t* classes) {
+    std::vector<int32_t> labels =
+        read_vertex_labels(label_file, g.original_ids, a.data.num_classes, classes);
+    check_classes(labels);
+    return labels;
+  };
+  // Several ranks: each parses its share of the file, rank 0 alone holds every label.
+  cfg.root_labels = [&](const TemporalGraph& g, int32_t* classes, Communicator& c) {
+    std::vector<int32_t> labels =
+        dist_read::vertex_labels_on_root(label_file, g.original_ids, a.data.num_classes, c, classes);
+    dist_read::agreed(c, [&] {
+      if (c.rank() == 0) check_classes(labels);
+    });
     return labels;
   };
   std::string feature_file;

@@ -621,4 +621,49 @@ std::vector<float> vertex_feature_rows(const std::string& path,
   return route(comm, reply);
 }
 
+std::vector<int32_t> vertex_labels_on_root(const std::string& path,
+                                           const std::vector<int64_t>& original_ids,
+                                           int32_t num_classes, Communicator& comm,
+                                           int32_t* classes) {
+  int64_t bytes = 0;
+  const std::vector<LabelRow> rows =
+      parse_labels(path, my_chunks(path, comm, &bytes), num_classes, comm);
+  // (id, dense id or -1, line, label) of each row, to rank 0.
+  std::vector<std::vector<int64_t>> up(size_t(comm.size()), std::vector<int64_t>{});
+  for (const LabelRow& r : rows) {
+    const auto it = std::lower_bound(original_ids.begin(), original_ids.end(), r.id);
+    const int64_t v = it != original_ids.end() && *it == r.id ? it - original_ids.begin() : -1;
+    up[0].insert(up[0].end(), {r.id, v, r.line, int64_t(r.label)});
+  }
+  const std::vector<int64_t> got = route(comm, up);
+  std::vector<std::vector<int64_t>>().swap(up);
+  std::vector<int32_t> labels;
+  int32_t top = -1;
+  agreed(comm, [&] {
+    if (comm.rank() != 0) return;
+    // In file order, as one process reads them: the first bad row is the error.
+    std::vector<size_t> order(got.size() / 4);
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return got[4 * a + 2] < got[4 * b + 2]; });
+    labels.assign(original_ids.size(), -1);
+    std::vector<int64_t> line_of(original_ids.size(), 0);
+    for (size_t k : order) {
+      const int64_t id = got[4 * k], v = got[4 * k + 1], line = got[4 * k + 2];
+      if (v < 0)
+        throw InputError(path, line, "vertex " + std::to_string(id) + " is in no edge of the graph");
+      if (line_of[size_t(v)] > 0)
+        throw InputError(path, line,
+                         "expected one label per vertex, vertex " + std::to_string(id) +
+                             " is already on line " + std::to_string(line_of[size_t(v)]));
+      line_of[size_t(v)] = line;
+      labels[size_t(v)] = int32_t(got[4 * k + 3]);
+      top = std::max(top, labels[size_t(v)]);
+    }
+  });
+  comm.broadcast(&top, 4, 0);
+  *classes = num_classes > 0 ? num_classes : top + 1;
+  return labels;
+}
+
 }  // namespace dgnn::dist_read

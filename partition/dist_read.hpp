@@ -170,4 +170,15 @@ std::vector<float> vertex_feature_rows(const std::string& path,
                                        const std::vector<int64_t>& rows, Communicator& comm,
                                        int64_t* dim);
 
+// Every vertex's label from a 'vertex label' file (-1 = unlabelled) for the vertices
+// `original_ids` (ascending: dense id = position), on rank 0 alone (empty elsewhere): each rank
+// parses its share of the file (my_chunks), and the rows go to rank 0, which places them.
+// *classes on every rank: num_classes when > 0, else the largest label + 1. read_vertex_labels'
+// checks and messages (a vertex in no edge, a second label of a vertex), one error for the job.
+// Collective.
+std::vector<int32_t> vertex_labels_on_root(const std::string& path,
+                                           const std::vector<int64_t>& original_ids,
+                                           int32_t num_classes, Communicator& comm,
+                                           int32_t* classes);
+
 }  // namespace dgnn::dist_read

@@ -39,6 +39,12 @@ struct NodeSequenceRunConfig {
   // Per vertex (dense id) its class, -1 = unlabelled, and the class count; made on every rank
   // once the graph's ids are known. Required.
   std::function<std::vector<int32_t>(const TemporalGraph& g, int32_t* classes)> labels;
+  // On several ranks, when set, instead of `labels` (which then need not be): collective, every
+  // vertex's label on rank 0 alone (empty elsewhere; e.g. dist_read::vertex_labels_on_root),
+  // *classes on every rank. Rank 0 draws the split and sends each rank its own vertices' labels
+  // and sets, so that no other rank holds a label per vertex.
+  std::function<std::vector<int32_t>(const TemporalGraph& g, int32_t* classes, Communicator& comm)>
+      root_labels;
   // Static vertex features (row i = vertex of dense id i, *dim columns); unset or empty: one-hot
   // degree buckets per snapshot.
   std::function<std::vector<float>(const TemporalGraph& g, int64_t* dim)> features;

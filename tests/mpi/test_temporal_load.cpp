@@ -377,3 +377,53 @@ TEST_CASE("vertex feature rows in shards equal the whole file's, and its errors 
     CHECK_THROWS_WITH(read_vertex_features(dir + "/" + name, ids, &d1), Catch::Contains(what));
   }
 }
+
+TEST_CASE("vertex labels read in shares land on rank 0 as one process reads them",
+          "[temporal_load]") {
+  Communicator& comm = world();
+  const std::string dir = scratch(comm, "labels");
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < 40; ++i) ids.push_back(5 * i + (i % 2));
+  std::string text = "# vertex label\n";
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (i % 7 != 3)  // some vertices have no line, some -1
+      text += std::to_string(ids[(i * 11) % ids.size()]) + " " +
+              (i % 5 == 0 ? std::string("-1") : std::to_string(i % 4)) + "\n";
+  if (comm.rank() == 0) {
+    write(dir + "/l.txt", text);
+    REQUIRE(std::system(("gzip -c " + dir + "/l.txt > " + dir + "/l.txt.gz").c_str()) == 0);
+    write(dir + "/dup.txt", text + "# again\n" + text.substr(text.find('\n') + 1, 8));
+    write(dir + "/unknown.txt", text + "3 1\n");
+  }
+  comm.barrier();
+  for (const char* name : {"l.txt", "l.txt.gz"})
+    for (const char* chunk : {"", "24"}) {
+      INFO(name << " chunk '" << chunk << "'");
+      std::unique_ptr<ChunkSize> small;
+      if (*chunk) small = std::make_unique<ChunkSize>(chunk);
+      for (int32_t given : {0, 6}) {
+        int32_t classes = -1, want_classes = -1;
+        const std::vector<int32_t> got =
+            dist_read::vertex_labels_on_root(dir + "/" + name, ids, given, comm, &classes);
+        const std::vector<int32_t> want =
+            read_vertex_labels(dir + "/" + name, ids, given, &want_classes);
+        CHECK(classes == want_classes);
+        if (comm.rank() == 0)
+          CHECK(got == want);
+        else
+          CHECK(got.empty());
+      }
+    }
+  for (const char* name : {"dup.txt", "unknown.txt"}) {
+    INFO(name);
+    int32_t c = 0;
+    std::string want;
+    try {
+      (void)read_vertex_labels(dir + "/" + name, ids, 0, &c);
+    } catch (const InputError& e) {
+      want = e.what();
+    }
+    REQUIRE(!want.empty());
+    CHECK_THROWS_WITH(dist_read::vertex_labels_on_root(dir + "/" + name, ids, 0, comm, &c), want);
+  }
+}
