@@ -132,10 +132,18 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
       return std::function<bool(int, int)>(
           [&p = *plan](int r, int s) { return s < p.num_steps() && p.owner[size_t(s)] == r; });
     };
+    // A step's events are read by the rank that scores it (its owner: link prediction's
+    // step s scores the events of snapshot s + 1); the TGB protocol's history reads every
+    // training snapshot's on every rank.
+    auto keep_events = [&](int r, int t) {
+      if (opt.eval_protocol == EvalProtocol::tgb) return true;
+      const int s = opt.task == TemporalTask::link ? t - 1 : t;
+      return s >= 0 && s < plan->num_steps() && plan->owner[size_t(s)] == r;
+    };
     if (by_snapshot && comm.size() > 1 && cfg_.source &&
         can_load_temporal_sharded(cfg_.source->path, cfg_.source->edges))
       in_ = load_temporal_steps_sharded(cfg_.source->path, cfg_.source->edges,
-                                        cfg_.source->snapshots, comm, make_need);
+                                        cfg_.source->snapshots, comm, make_need, keep_events);
     else
       in_ = load_temporal_on_ranks(read, comm, make_need);
   }

@@ -79,16 +79,20 @@ LoadedTemporal load_temporal_sharded(const std::string& path, const EdgeListOpti
                                      const SnapshotOptions& snap, Communicator& comm,
                                      const PartitionOptions& popt);
 // What load_temporal_on_ranks(load_temporal(path, opt, snap), comm, make_need) gives each rank
-// (every step's events, the ids, nnz, and `held`: snapshot s whole where need(rank, s), an empty
-// Csr elsewhere; g's own base and differences empty on every rank, rank 0 included; no moves),
-// with no rank reading or holding the whole graph: each parses its share of the edge list (as
+// (the ids, nnz, and `held`: snapshot s whole where need(rank, s), an empty Csr elsewhere; g's
+// own base and differences empty on every rank, rank 0 included; no moves), with no rank
+// reading or holding the whole graph: each parses its share of the edge list (as
 // load_temporal_sharded), the entry counts and events come from the edges gathered by pair, and
 // each edge then moves to the ranks that need a snapshot holding its bucket (--cumulative: every
-// later step's rank). The snapshot strategy's read. Collective; errors as load_temporal's.
+// later step's rank). The events of step s are whole on the ranks keep_events(rank, s) names
+// (unset: every rank, every step); elsewhere the step is a share holding none, with the whole
+// step's counts (SnapshotEvents::Whole). make_need sees every step as such a share. The
+// snapshot strategy's read. Collective; errors as load_temporal's.
 LoadedTemporal load_temporal_steps_sharded(
     const std::string& path, const EdgeListOptions& opt, const SnapshotOptions& snap,
     Communicator& comm,
-    const std::function<std::function<bool(int, int)>(const LoadedTemporal&)>& make_need);
+    const std::function<std::function<bool(int, int)>(const LoadedTemporal&)>& make_need,
+    const std::function<bool(int, int)>& keep_events = {});
 // load_temporal_sharded's partition alone, for `dgnn partition` on the ranks of a job: the
 // same reading and partitioner, every vertex's part on every rank, and in `info` (when given)
 // the graph's counts and the union graph's cut and halo rows. popt.from_dir is not read.

@@ -354,7 +354,8 @@ struct EventRec {
 LoadedTemporal load_temporal_steps_sharded(
     const std::string& path, const EdgeListOptions& opt, const SnapshotOptions& snap,
     Communicator& comm,
-    const std::function<std::function<bool(int, int)>(const LoadedTemporal&)>& make_need) {
+    const std::function<std::function<bool(int, int)>(const LoadedTemporal&)>& make_need,
+    const std::function<bool(int, int)>& keep_events) {
   Timer timer;
   const int p = comm.size(), me = comm.rank();
   const TemporalInput in = resolve_temporal_input(path, opt, snap);
@@ -376,10 +377,13 @@ LoadedTemporal load_temporal_steps_sharded(
 
   // Each pair's edges (and its reverse's) on one rank: the snapshots' entries there are the
   // pair's entries of the whole graph's (build_snapshots: a pair depends on nothing else), so
-  // the entry counts add up, and the events there are the whole step's events of those pairs.
+  // the entry counts add up, and the events there are the whole step's events of those pairs,
+  // whose SnapshotEvents::Whole counts add up too.
   const int t = int(r.cut.count);
   out.nnz.assign(size_t(t), 0);
   std::vector<EventRec> mine;
+  constexpr int kCounts = 5;  // SnapshotEvents::Whole's, in its order
+  std::vector<int64_t> counts(size_t(t) * kCounts, 0);
   {
     TemporalGraph lg = build_sent(
         r.edges,
@@ -395,36 +399,69 @@ LoadedTemporal load_temporal_steps_sharded(
       const SnapshotEvents& ev = lg.events[size_t(s)];
       g.events[size_t(s)].start_time = ev.start_time;
       g.events[size_t(s)].end_time = ev.end_time;
-      for (size_t i = 0; i < ev.src.size(); ++i)
-        mine.push_back({s, ev.src[i], ev.dst[i], weighted ? ev.weight[i] : 1.0f});
+      int64_t* c = counts.data() + size_t(s) * kCounts;
+      // (v, u) among the step's events here (sorted by (src, dst)).
+      auto holds = [&](int32_t v, int32_t u) {
+        const auto [lo, hi] = std::equal_range(ev.src.begin(), ev.src.end(), v);
+        return std::binary_search(ev.dst.begin() + (lo - ev.src.begin()),
+                                  ev.dst.begin() + (hi - ev.src.begin()), u);
+      };
+      for (size_t i = 0; i < ev.src.size(); ++i) {
+        const int32_t u = ev.src[i], v = ev.dst[i];
+        const bool negative = weighted && ev.weight[i] < 0;
+        mine.push_back({s, u, v, weighted ? ev.weight[i] : 1.0f});
+        ++c[0];
+        c[3] += negative;
+        if (u == v) continue;
+        ++c[1];
+        c[2] += negative;
+        c[4] += g.directed || u < v || !holds(v, u);
+      }
     }
   }
   comm.allreduce_sum(out.nnz.data(), t);
-  // Every step's events on every rank, as rank 0's read sends them: sorted by (src, dst).
-  // Gathered a batch of steps at a time (about kBatch events), not all at once: the records are
-  // twice the bytes of the events they become.
+  comm.allreduce_sum(counts.data(), int64_t(counts.size()));
+  // Every step a share with the whole step's counts, its lists empty, until its events arrive:
+  // enough for the plan (the split and the checks read the counts).
+  for (int s = 0; s < t; ++s) {
+    const int64_t* c = counts.data() + size_t(s) * kCounts;
+    g.events[size_t(s)].whole = SnapshotEvents::Whole{c[0], c[1], c[2], c[3], c[4]};
+  }
+  const std::function<bool(int, int)> need = make_need(out);
+  const std::function<bool(int, int)> keep =
+      keep_events ? keep_events : std::function<bool(int, int)>([](int, int) { return true; });
+  // The steps' events to the ranks that keep them (every rank: keep_events unset), sorted by
+  // (src, dst) as rank 0's read sends them, a batch of steps at a time (about kBatch events):
+  // the records are twice the bytes of the events they become.
   {
     constexpr int64_t kBatch = int64_t(1) << 20;
-    std::vector<int64_t> first(size_t(t) + 1, 0), count(size_t(t), 0);
-    for (const EventRec& e : mine) ++count[size_t(e.step)];
-    for (int s = 0; s < t; ++s) first[size_t(s) + 1] = first[size_t(s)] + count[size_t(s)];
-    comm.allreduce_sum(count.data(), t);
+    std::vector<int64_t> first(size_t(t) + 1, 0);
+    for (const EventRec& e : mine) ++first[size_t(e.step) + 1];
+    for (int s = 0; s < t; ++s) first[size_t(s) + 1] += first[size_t(s)];
     for (int a = 0; a < t;) {
       int b = a;
       int64_t events = 0;
-      do events += count[size_t(b++)];
-      while (b < t && events + count[size_t(b)] <= kBatch);
-      std::vector<EventRec> all = allgather_records(
-          std::vector<EventRec>(mine.begin() + first[size_t(a)], mine.begin() + first[size_t(b)]),
-          comm);
+      do events += counts[size_t(b++) * kCounts];
+      while (b < t && events + counts[size_t(b) * kCounts] <= kBatch);
+      std::vector<std::vector<EventRec>> to(size_t(p), std::vector<EventRec>{});
+      for (int s = a; s < b; ++s)
+        for (int q = 0; q < p; ++q)
+          if (keep(q, s))
+            to[size_t(q)].insert(to[size_t(q)].end(), mine.begin() + first[size_t(s)],
+                                 mine.begin() + first[size_t(s) + 1]);
+      std::vector<EventRec> all = route(comm, to);
+      std::vector<std::vector<EventRec>>().swap(to);
       std::sort(all.begin(), all.end(), [](const EventRec& x, const EventRec& y) {
         return std::tie(x.step, x.src, x.dst) < std::tie(y.step, y.src, y.dst);
       });
       for (int s = a; s < b; ++s) {
+        if (!keep(me, s)) continue;
         SnapshotEvents& ev = g.events[size_t(s)];
-        ev.src.reserve(size_t(count[size_t(s)]));
-        ev.dst.reserve(size_t(count[size_t(s)]));
-        if (weighted) ev.weight.reserve(size_t(count[size_t(s)]));
+        const size_t k = size_t(counts[size_t(s) * kCounts]);
+        ev.whole.reset();  // the whole step, here
+        ev.src.reserve(k);
+        ev.dst.reserve(k);
+        if (weighted) ev.weight.reserve(k);
       }
       for (const EventRec& e : all) {
         SnapshotEvents& ev = g.events[size_t(e.step)];
@@ -442,7 +479,6 @@ LoadedTemporal load_temporal_steps_sharded(
 
   // The steps each rank needs, and so the buckets whose edges it needs: snapshot s holds bucket
   // s (window), buckets s-k+1..s (sliding) or every bucket up to s (cumulative).
-  const std::function<bool(int, int)> need = make_need(out);
   std::vector<std::vector<char>> wants(size_t(t), std::vector<char>(size_t(p), 0));
   const bool cumulative = in.snap.mode == SnapshotMode::cumulative;
   const int k = in.snap.mode == SnapshotMode::sliding ? std::max(1, in.snap.window) : 1;
