@@ -133,18 +133,15 @@ int64_t check_ogb_rows(const DatasetFiles& files, const EdgeList& edges,
   const int64_t feature_rows = features ? global_sum(comm, int64_t(text.ids.size())) : 0;
   const std::string shape = std::to_string(feature_rows) + " x " + std::to_string(text.dim);
   if (features && count > 0 && feature_rows != count)
-    throw AgreedInputError(files.features, 0,
-                           "is " + shape + ", expected " + std::to_string(count) + " x " +
-                               std::to_string(text.dim) + ": one row per vertex, and " +
-                               files.vertex_count + " says " + std::to_string(count) +
-                               " vertices");
-  if (features && count == 0) {
-    // Rows only: a .npy's checks (every id below the rows, every row named somewhere).
-    NpyLayout l;
-    l.rows = feature_rows, l.cols = text.dim;
-    check_npy_rows_named(files, l, edges, label_rows, comm);
-    count = feature_rows;
-  }
+    throw AgreedInputError(
+        files.features, 0,
+        "is " + shape + ", expected " + std::to_string(count) + " x " +
+            (text.dim == count ? std::to_string(feature_rows) + " (transposed?)"
+                               : std::to_string(text.dim)) +
+            ": one row per vertex, and " + files.vertex_count + " says " + std::to_string(count) +
+            " vertices");
+  const bool counted = count > 0;  // by num-node-list.csv
+  if (features && !counted) count = feature_rows;
   const int64_t labels = files.labels.empty() ? 0 : global_sum(comm, int64_t(label_rows.size()));
   if (!files.labels.empty() && count > 0 && labels != count)
     throw AgreedInputError(files.labels, 0,
@@ -153,7 +150,12 @@ int64_t check_ogb_rows(const DatasetFiles& files, const EdgeList& edges,
                                (features ? "the rows of " + files.features
                                          : "the count in " + files.vertex_count) +
                                ")");
-  if (count > 0 && !files.vertex_count.empty())
+  if (features && !counted) {
+    // Rows only: a .npy's checks (every id below the rows, every row named somewhere).
+    NpyLayout l;
+    l.rows = feature_rows, l.cols = text.dim;
+    check_npy_rows_named(files, l, edges, label_rows, comm);
+  } else if (counted) {
     agreed(comm, [&] {
       for (size_t i = 0; i < edges.src.size(); ++i) {
         const int64_t hi = std::max(edges.src[i], edges.dst[i]);
@@ -166,6 +168,7 @@ int64_t check_ogb_rows(const DatasetFiles& files, const EdgeList& edges,
                                "), found " + std::to_string(hi));
       }
     });
+  }
   return count;
 }
 

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "dgnn/common/io_stats.hpp"
 #include "dgnn/graph/dataset.hpp"
@@ -340,45 +341,68 @@ std::vector<LabelRow> parse_labels(const std::string& path, const std::vector<Te
   return rows;
 }
 
+namespace {
+
+// A text matrix's rows over this rank's chunks, an id column first (`id_column`) or not, with
+// one process's error: the first bad row in file order, where a row whose width differs from
+// the file's first row is named against that row (each rank parses on past a row of another
+// width, and learns the file's first row only once all have parsed). Collective.
+TextRows parse_matrix_rows(const std::string& path, const std::vector<TextChunk>& chunks,
+                           Communicator& comm, bool id_column) {
+  TextRows t;
+  std::vector<int64_t> widths;
+  std::optional<InputError> bad;  // why parsing stopped, at which row
+  for_each_chunk_row(path, chunks, comm, [&](int64_t line, const std::vector<std::string_view>& f) {
+    if (bad) return;
+    widths.push_back(int64_t(f.size()));
+    t.lines.push_back(line);
+    try {
+      if (id_column && f.size() >= 2) t.ids.push_back(rows::parse_vertex(f[0], path, line));
+      for (size_t k = id_column ? 1 : 0; k < f.size(); ++k) {
+        const float x = rows::parse_number<float>(f[k], path, line, "a number as feature value");
+        if (!std::isfinite(x))
+          throw InputError(path, line,
+                           "expected a finite feature value, found '" + std::string(f[k]) + "'");
+        t.values.push_back(x);
+      }
+    } catch (const InputError& e) {
+      bad = e;
+    }
+  });
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  const int64_t mine_first = t.lines.empty() ? big : t.lines[0];
+  const int64_t file_first = global_min(comm, mine_first);
+  const char* expect = id_column ? "'vertex f1 f2 ...'" : "one row per vertex";
+  if (file_first == big)
+    throw AgreedInputError(path, 0, std::string("no feature rows found (") +
+                                        (id_column ? "expected " : "") + expect + ")");
+  const std::vector<int64_t> firsts =
+      all_values(comm, mine_first == file_first ? widths[0] : int64_t(0));
+  const int64_t width = *std::max_element(firsts.begin(), firsts.end());
+  const int64_t skip = id_column ? 1 : 0;  // the id column is no feature value
+  agreed(comm, [&] {
+    for (size_t i = 0; i < widths.size(); ++i) {
+      const int64_t line = t.lines[i];
+      if (id_column && line == file_first)
+        rows::expect_fields(size_t(widths[i]), 2, path, line, expect);
+      if (widths[i] != width)
+        throw InputError(path, line,
+                         "expected " + std::to_string(width - skip) + " feature values" +
+                             (id_column ? " after the vertex id" : "") + " (as on line " +
+                             std::to_string(file_first) + "), found " +
+                             std::to_string(widths[i] - skip));
+      if (bad && line == bad->line()) throw *bad;
+    }
+  });
+  t.dim = width - skip;
+  return t;
+}
+
+}  // namespace
+
 TextRows parse_text_features(const std::string& path, const std::vector<TextChunk>& chunks,
                              Communicator& comm) {
-  TextRows t;
-  int64_t dim = -1, first_line = 0;
-  for_each_chunk_row(path, chunks, comm, [&](int64_t line, const std::vector<std::string_view>& f) {
-    if (dim < 0) {
-      rows::expect_fields(f.size(), 2, path, line, "'vertex f1 f2 ...'");
-      dim = int64_t(f.size()) - 1;
-      first_line = line;
-    } else if (int64_t(f.size()) - 1 != dim) {
-      throw InputError(path, line,
-                       "expected " + std::to_string(dim) +
-                           " feature values after the vertex id (as on line " +
-                           std::to_string(first_line) + "), found " + std::to_string(f.size() - 1));
-    }
-    t.ids.push_back(rows::parse_vertex(f[0], path, line));
-    t.lines.push_back(line);
-    for (size_t k = 1; k < f.size(); ++k) {
-      const float x = rows::parse_number<float>(f[k], path, line, "a number as feature value");
-      if (!std::isfinite(x))
-        throw InputError(path, line,
-                         "expected a finite feature value, found '" + std::string(f[k]) + "'");
-      t.values.push_back(x);
-    }
-  });
-  // Every rank's first row sets its width; the file's first row is the one all must match.
-  const int64_t big = std::numeric_limits<int64_t>::max();
-  const int64_t file_first = global_min(comm, dim >= 0 ? first_line : big);
-  if (file_first == big) throw AgreedInputError(path, 0, "no feature rows found (expected 'vertex f1 f2 ...')");
-  const std::vector<int64_t> dims = all_values(comm, first_line == file_first && dim >= 0 ? dim : 0);
-  t.dim = *std::max_element(dims.begin(), dims.end());
-  agreed(comm, [&] {
-    if (dim >= 0 && dim != t.dim)
-      throw InputError(path, first_line,
-                     "expected " + std::to_string(t.dim) +
-                         " feature values after the vertex id (as on line " +
-                         std::to_string(file_first) + "), found " + std::to_string(dim));
-  });
-  return t;
+  return parse_matrix_rows(path, chunks, comm, true);
 }
 
 namespace {
@@ -421,38 +445,7 @@ std::vector<int64_t> row_numbers(const std::vector<TextChunk>& chunks,
 
 TextRows parse_row_matrix(const std::string& path, const std::vector<TextChunk>& chunks,
                           Communicator& comm) {
-  TextRows t;
-  int64_t dim = -1, first_line = 0;
-  for_each_chunk_row(path, chunks, comm, [&](int64_t line, const std::vector<std::string_view>& f) {
-    if (dim < 0) {
-      dim = int64_t(f.size());
-      first_line = line;
-    } else if (int64_t(f.size()) != dim) {
-      throw InputError(path, line,
-                       "expected " + std::to_string(dim) + " feature values (as on line " +
-                           std::to_string(first_line) + "), found " + std::to_string(f.size()));
-    }
-    t.lines.push_back(line);
-    for (std::string_view v : f) {
-      const float x = rows::parse_number<float>(v, path, line, "a number as feature value");
-      if (!std::isfinite(x))
-        throw InputError(path, line,
-                         "expected a finite feature value, found '" + std::string(v) + "'");
-      t.values.push_back(x);
-    }
-  });
-  const int64_t big = std::numeric_limits<int64_t>::max();
-  const int64_t file_first = global_min(comm, dim >= 0 ? first_line : big);
-  if (file_first == big)
-    throw AgreedInputError(path, 0, "no feature rows found (one row per vertex)");
-  const std::vector<int64_t> dims = all_values(comm, first_line == file_first && dim >= 0 ? dim : 0);
-  t.dim = *std::max_element(dims.begin(), dims.end());
-  agreed(comm, [&] {
-    if (dim >= 0 && dim != t.dim)
-      throw InputError(path, first_line,
-                       "expected " + std::to_string(t.dim) + " feature values (as on line " +
-                           std::to_string(file_first) + "), found " + std::to_string(dim));
-  });
+  TextRows t = parse_matrix_rows(path, chunks, comm, false);
   t.ids = row_numbers(chunks, t.lines, comm);
   return t;
 }
@@ -531,8 +524,8 @@ std::vector<float> vertex_feature_rows(const std::string& path,
     return out;
   }
   const int64_t n = int64_t(original_ids.size());
-  // The rows this rank read: dense ids, lines (0: a .npy's), values.
-  std::vector<int64_t> dense, lines;
+  // The rows this rank read: dense ids (-1: an id in no edge), lines (0: a .npy's), values.
+  std::vector<int64_t> dense, lines, unknown_id;
   std::vector<float> values;
   if (npy) {
     // Gzipped (or a pipe): inflated and checked on rank 0, as one process reads it.
@@ -549,31 +542,31 @@ std::vector<float> vertex_feature_rows(const std::string& path,
     int64_t bytes = 0;
     TextRows t = parse_text_features(path, my_chunks(path, comm, &bytes), comm);
     *dim = t.dim;
-    agreed(comm, [&] {
-      for (size_t i = 0; i < t.ids.size(); ++i) {
-        const auto it = std::lower_bound(original_ids.begin(), original_ids.end(), t.ids[i]);
-        if (it == original_ids.end() || *it != t.ids[i])
-          throw InputError(path, t.lines[i],
-                           "vertex " + std::to_string(t.ids[i]) + " is in no edge of the graph");
-        dense.push_back(it - original_ids.begin());
-      }
-    });
+    for (size_t i = 0; i < t.ids.size(); ++i) {
+      const auto it = std::lower_bound(original_ids.begin(), original_ids.end(), t.ids[i]);
+      const bool known = it != original_ids.end() && *it == t.ids[i];
+      dense.push_back(known ? it - original_ids.begin() : -1);
+      if (!known) unknown_id.push_back(t.ids[i]);
+    }
     lines = std::move(t.lines);
     values = std::move(t.values);
   }
   const int64_t d = *dim;
   auto block = [&](int64_t v) { return int(v * p / std::max<int64_t>(n, 1)); };
-  // The rows to the ranks numbering their blocks, with what asks for them.
-  std::vector<int64_t> got_head, got_vals_n;
+  // The rows to the ranks numbering their blocks (a row of an id in no edge to rank 0, with
+  // its id), with what asks for them.
+  std::vector<int64_t> got_head;
   std::vector<float> got_vals;
   {
     std::vector<std::vector<int64_t>> head(size_t(p), std::vector<int64_t>{});
     std::vector<std::vector<float>> out(size_t(p), std::vector<float>{});
+    size_t u = 0;
     for (size_t i = 0; i < dense.size(); ++i) {
-      const size_t b = size_t(block(dense[i]));
-      head[b].insert(head[b].end(), {dense[i], lines[i]});
-      out[b].insert(out[b].end(), values.begin() + int64_t(i) * d,
-                    values.begin() + int64_t(i + 1) * d);
+      const size_t b = dense[i] >= 0 ? size_t(block(dense[i])) : 0;
+      head[b].insert(head[b].end(), {dense[i], lines[i], dense[i] >= 0 ? 0 : unknown_id[u++]});
+      if (dense[i] >= 0)
+        out[b].insert(out[b].end(), values.begin() + int64_t(i) * d,
+                      values.begin() + int64_t(i + 1) * d);
     }
     std::vector<int64_t>().swap(dense);
     std::vector<int64_t>().swap(lines);
@@ -585,24 +578,41 @@ std::vector<float> vertex_feature_rows(const std::string& path,
   for (int64_t v : rows) ask[size_t(block(v))].push_back(v);
   std::vector<int64_t> asked_from;
   const std::vector<int64_t> asked = route(comm, ask, &asked_from);
-  // The block's rows by dense id: a second row of a vertex is an error (at the later line), and
-  // so is a vertex asked for with none.
+  // The block's rows in file order, as one process walks them: an id in no edge, or a second
+  // row of a vertex, is an error at its line (the job's: the lowest line of all blocks).
   // block(v) == me exactly for v in [lo, hi): v * p / n >= me from v = ceil(me * n / p) on.
   const int64_t lo = (me * n + p - 1) / p, hi = ((me + 1) * n + p - 1) / p;
   std::vector<int64_t> at(size_t(hi - lo), -1), line_of(size_t(hi - lo), 0);
+  {
+    const size_t rows_here = got_head.size() / 3;
+    std::vector<size_t> order(rows_here);
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return got_head[3 * a + 1] < got_head[3 * b + 1]; });
+    // Value rows arrive in got_head's order, skipping ids in no edge.
+    std::vector<int64_t> value_row(rows_here, -1);
+    int64_t next = 0;
+    for (size_t k = 0; k < rows_here; ++k)
+      if (got_head[3 * k] >= 0) value_row[k] = next++;
+    agreed(comm, [&] {
+      for (size_t k : order) {
+        const int64_t v = got_head[3 * k], line = got_head[3 * k + 1];
+        if (v < 0)
+          throw InputError(path, line,
+                           "vertex " + std::to_string(got_head[3 * k + 2]) +
+                               " is in no edge of the graph");
+        const size_t i = size_t(v - lo);
+        if (at[i] >= 0)
+          throw InputError(path, line,
+                           "vertex " + std::to_string(original_ids[size_t(v)]) +
+                               " has a second feature row");
+        at[i] = value_row[k], line_of[i] = line;
+      }
+    });
+  }
+  // A vertex without a row: the smallest (blocks are in rank order), as one process names it.
   agreed(comm, [&] {
-    for (size_t k = 0; 2 * k < got_head.size(); ++k) {
-      const int64_t v = got_head[2 * k], line = got_head[2 * k + 1];
-      const size_t i = size_t(v - lo);
-      if (at[i] >= 0)
-        throw InputError(path, std::max(line, line_of[i]),
-                         "vertex " + std::to_string(original_ids[size_t(v)]) +
-                             " has a second feature row");
-      at[i] = int64_t(k), line_of[i] = line;
-    }
-  });
-  agreed(comm, [&] {
-    for (int64_t v : asked)
+    for (int64_t v = lo; v < hi; ++v)
       if (at[size_t(v - lo)] < 0)
         throw InputError(path, 0,
                          "no feature row for vertex " + std::to_string(original_ids[size_t(v)]) +

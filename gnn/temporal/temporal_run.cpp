@@ -77,9 +77,12 @@ void add_rank_features(const TemporalGraph& g, TemporalRank& rank, const Feature
     if (statics.empty() && !owned.empty()) *static_dim = 0;
     DGNN_CHECK(global_max(comm, *static_dim) == global_min(comm, *static_dim), Error,
                "feature_rows gave the ranks different widths");
+    // Every rank agrees before any may throw: one rank's wrong size alone would leave the
+    // others waiting.
+    const int64_t wrong = statics.size() != owned.size() * size_t(*static_dim);
+    DGNN_CHECK(*static_dim <= 0 || global_max(comm, wrong) == 0, ShapeError,
+               "feature_rows: need rows.size() x dim features");
     if (*static_dim > 0) {
-      DGNN_CHECK(statics.size() == owned.size() * size_t(*static_dim), ShapeError,
-                 "feature_rows: need rows.size() x dim features");
       Tensor x = Tensor::uninitialized(int64_t(owned.size()), *static_dim);
       std::copy(statics.begin(), statics.end(), x.data());
       own.emplace_back(std::move(x));
@@ -117,7 +120,8 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
   // after rank 0's partition, its share of every snapshot, as base + differences) -- except that
   // a file (cfg_.source) is read in shards, where no rank holds the whole graph: by vertex
   // (load_temporal_sharded) or, for the snapshot strategy, by step (load_temporal_steps_sharded:
-  // every rank then holds its own steps' whole snapshots and every step's events).
+  // every rank then holds its own steps' whole snapshots and the events of the steps it
+  // scores, the others' counts only).
   std::optional<SnapshotPlan> plan;
   const bool shares = !by_snapshot && comm.size() > 1;
   if (shares && cfg_.source && can_load_temporal_sharded(cfg_.source->path, cfg_.source->edges))

@@ -370,6 +370,14 @@ TEST_CASE("vertex feature rows in shards equal the whole file's, and its errors 
     write(dir + "/dup.txt", text + line_of(ids[7]));
     write(dir + "/unknown.txt", text + "2 1 2 3\n");
     write(dir + "/missing.txt", text.substr(0, text.rfind('\n', text.size() - 2) + 1));
+    // A row of another width late in the file, and a first row of another width than the rest;
+    // a second row of a vertex before a row of a vertex in no edge; a bad value.
+    write(dir + "/wide.txt", text + line_of(999).substr(0, line_of(999).size() - 1) + " 1\n");
+    write(dir + "/wide_first.txt", "1 2 3 4 5\n" + text);
+    std::string twice = text;
+    twice.insert(twice.find('\n', 30) + 1, line_of(ids[3]));
+    write(dir + "/twice_then_unknown.txt", twice + "2 1 2 3\n");
+    write(dir + "/nan.txt", text + "7 1 nan 2\n");
   }
   comm.barrier();
   // This rank's vertices: every p-th dense id (not a block), and none at all on the last rank
@@ -392,19 +400,25 @@ TEST_CASE("vertex feature rows in shards equal the whole file's, and its errors 
           CHECK(got[i * size_t(dim) + size_t(k)] == value(ids[size_t(rows[i])], k));
     }
   }
-  // The errors read_vertex_features gives one process, one line for the job.
-  const std::pair<const char*, const char*> bad[] = {
-      {"dup.txt", "has a second feature row"},
-      {"unknown.txt", "vertex 2 is in no edge of the graph"},
-      {"missing.txt", "no feature row for vertex"}};
-  for (const auto& [name, what] : bad) {
-    INFO(name);
-    int64_t d = 0;
-    CHECK_THROWS_WITH(dist_read::vertex_feature_rows(dir + "/" + name, ids, rows, comm, &d),
-                      Catch::Contains(what));
-    int64_t d1 = 0;
-    CHECK_THROWS_WITH(read_vertex_features(dir + "/" + name, ids, &d1), Catch::Contains(what));
-  }
+  // The error read_vertex_features gives one process, word for word, one line for the job,
+  // whole and in small chunks.
+  for (const char* name : {"dup.txt", "unknown.txt", "missing.txt", "wide.txt", "wide_first.txt",
+                           "twice_then_unknown.txt", "nan.txt"})
+    for (const char* chunk : {"", "40"}) {
+      INFO(name << " chunk '" << chunk << "'");
+      std::unique_ptr<ChunkSize> small;
+      if (*chunk) small = std::make_unique<ChunkSize>(chunk);
+      std::string want;
+      int64_t d = 0;
+      try {
+        (void)read_vertex_features(dir + "/" + name, ids, &d);
+      } catch (const InputError& e) {
+        want = e.what();
+      }
+      REQUIRE(!want.empty());
+      CHECK_THROWS_WITH(dist_read::vertex_feature_rows(dir + "/" + name, ids, rows, comm, &d),
+                        want);
+    }
 }
 
 TEST_CASE("vertex labels read in shares land on rank 0 as one process reads them",
