@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -524,21 +525,49 @@ std::vector<float> vertex_feature_rows(const std::string& path,
     return out;
   }
   const int64_t n = int64_t(original_ids.size());
-  // The rows this rank read: dense ids (-1: an id in no edge), lines (0: a .npy's), values.
+  auto block = [&](int64_t v) { return int(v * p / std::max<int64_t>(n, 1)); };
+  // block(v) == q exactly for v in [first(q), first(q + 1)): v * p / n >= q from
+  // v = ceil(q * n / p) on.
+  auto first = [&](int64_t q) { return (q * n + p - 1) / p; };
+  const int64_t lo = first(me), hi = first(me + 1);
+  // Each rank asks the blocks for its rows, and gets them (row_of(v): vertex v's row in this
+  // rank's block) in `rows`' order: blocks in rank order hold ascending ids, each asked in
+  // ascending order.
+  const auto answer = [&](const std::function<const float*(int64_t)>& row_of, int64_t d) {
+    std::vector<std::vector<int64_t>> ask(size_t(p), std::vector<int64_t>{});
+    for (int64_t v : rows) ask[size_t(block(v))].push_back(v);
+    std::vector<int64_t> asked_from;
+    const std::vector<int64_t> asked = route(comm, ask, &asked_from);
+    std::vector<std::vector<float>> reply(size_t(p), std::vector<float>{});
+    size_t k = 0;
+    for (int q = 0; q < p; ++q)
+      for (int64_t c = 0; c < asked_from[size_t(q)]; ++c, ++k) {
+        const float* r = row_of(asked[k]);
+        reply[size_t(q)].insert(reply[size_t(q)].end(), r, r + d);
+      }
+    return route(comm, reply);
+  };
+  // The rows this rank read: dense ids (-1: an id in no edge), lines, values.
   std::vector<int64_t> dense, lines, unknown_id;
   std::vector<float> values;
   if (npy) {
-    // Gzipped (or a pipe): inflated and checked on rank 0, as one process reads it.
+    // Gzipped (or a pipe): inflated and checked on rank 0, as one process reads it, then each
+    // block of rows (contiguous in the dense order of rank 0's matrix) sent from it in place.
     agreed(comm, [&] {
       if (me == 0) values = read_vertex_features(path, original_ids, dim);
     });
     comm.broadcast(dim, 8, 0);
-    if (me == 0) {
-      dense.resize(size_t(n));
-      std::iota(dense.begin(), dense.end(), int64_t(0));
-      lines.assign(size_t(n), 0);
-    }
-  } else {
+    const int64_t row = *dim * int64_t(sizeof(float));
+    std::vector<int64_t> sc(size_t(p), 0), sd(size_t(p), 0), rc(size_t(p), 0), rd(size_t(p), 0);
+    if (me == 0)
+      for (int q = 0; q < p; ++q) sc[size_t(q)] = (first(q + 1) - first(q)) * row, sd[size_t(q)] = first(q) * row;
+    rc[0] = (hi - lo) * row;
+    std::vector<float> block_rows(size_t((hi - lo) * *dim));
+    comm.alltoallv(values.data(), sc, sd, block_rows.data(), rc, rd);
+    std::vector<float>().swap(values);
+    return answer([&](int64_t v) { return block_rows.data() + (v - lo) * *dim; }, *dim);
+  }
+  {
     int64_t bytes = 0;
     TextRows t = parse_text_features(path, my_chunks(path, comm, &bytes), comm);
     *dim = t.dim;
@@ -552,7 +581,6 @@ std::vector<float> vertex_feature_rows(const std::string& path,
     values = std::move(t.values);
   }
   const int64_t d = *dim;
-  auto block = [&](int64_t v) { return int(v * p / std::max<int64_t>(n, 1)); };
   // The rows to the ranks numbering their blocks (a row of an id in no edge to rank 0, with
   // its id), with what asks for them.
   std::vector<int64_t> got_head;
@@ -574,15 +602,9 @@ std::vector<float> vertex_feature_rows(const std::string& path,
     got_head = route(comm, head);
     got_vals = route(comm, out);
   }
-  std::vector<std::vector<int64_t>> ask(size_t(p), std::vector<int64_t>{});
-  for (int64_t v : rows) ask[size_t(block(v))].push_back(v);
-  std::vector<int64_t> asked_from;
-  const std::vector<int64_t> asked = route(comm, ask, &asked_from);
   // The block's rows in file order, as one process walks them: an id in no edge, or a second
   // row of a vertex, is an error at its line (the job's: the lowest line of all blocks).
-  // block(v) == me exactly for v in [lo, hi): v * p / n >= me from v = ceil(me * n / p) on.
-  const int64_t lo = (me * n + p - 1) / p, hi = ((me + 1) * n + p - 1) / p;
-  std::vector<int64_t> at(size_t(hi - lo), -1), line_of(size_t(hi - lo), 0);
+  std::vector<int64_t> at(size_t(hi - lo), -1);
   {
     const size_t rows_here = got_head.size() / 3;
     std::vector<size_t> order(rows_here);
@@ -606,7 +628,7 @@ std::vector<float> vertex_feature_rows(const std::string& path,
           throw InputError(path, line,
                            "vertex " + std::to_string(original_ids[size_t(v)]) +
                                " has a second feature row");
-        at[i] = value_row[k], line_of[i] = line;
+        at[i] = value_row[k];
       }
     });
   }
@@ -618,17 +640,7 @@ std::vector<float> vertex_feature_rows(const std::string& path,
                          "no feature row for vertex " + std::to_string(original_ids[size_t(v)]) +
                              ", which appears in the edges");
   });
-  std::vector<std::vector<float>> reply(size_t(p), std::vector<float>{});
-  size_t k = 0;
-  for (int q = 0; q < p; ++q)
-    for (int64_t c = 0; c < asked_from[size_t(q)]; ++c, ++k) {
-      const int64_t i = at[size_t(asked[k] - lo)];
-      reply[size_t(q)].insert(reply[size_t(q)].end(), got_vals.begin() + i * d,
-                              got_vals.begin() + (i + 1) * d);
-    }
-  std::vector<float>().swap(got_vals);
-  // Blocks in rank order hold ascending ids, each asked in ascending order: `rows`' order.
-  return route(comm, reply);
+  return answer([&](int64_t v) { return got_vals.data() + at[size_t(v - lo)] * d; }, d);
 }
 
 std::vector<int32_t> vertex_labels_on_root(const std::string& path,
