@@ -13,6 +13,9 @@
 # Workload temporal-dir: the temporal runs with the parts made once beforehand by
 # `dgnn partition --out DIR` on P ranks (`args` go to it), then `train --partition DIR`; a
 # second table gives the partition job's own peaks (against the one-process training run).
+# Workload temporal-snapshot: the temporal runs under --strategy snapshot (each rank owns whole
+# steps; the edge list read in shards, each rank building its own steps' snapshots and holding
+# the events of the steps it scores). `args` are not passed (no partitioner).
 # Quick run: bench/bench_scaleout.sh build 1,2,4 10000x30 50000x500000x32
 #
 # Peak memory: the `rank_peak_bytes` of the --log-json final record where the binary writes it,
@@ -172,6 +175,17 @@ if "temporal-dir" in workloads.split(","):
     if parts_rows:
         results.append(("temporal: the `dgnn partition` job itself (peak: wait4 of each rank)",
                         [train_rows[0]] + parts_rows if train_rows[0]["p"] == 1 else parts_rows))
+if "temporal-snapshot" in workloads.split(","):
+    n, t = (int(x) for x in tsize.lower().split("x"))
+    g = os.path.join(work, "evolving")
+    if not os.path.exists(g):
+        subprocess.run([dgnn, "generate", "evolving-sbm", "--vertices", str(n), "--snapshots",
+                        str(t), "--features", "16", "--seed", "1", "--out", g], check=True,
+                       stdout=subprocess.DEVNULL)
+    base = ["--graph", g, "--model", "gcrn", "--bptt", "5", "--epochs", "1", "--strategy", "snapshot"]
+    results.append((f"temporal, snapshot strategy: evolving SBM {n} vertices x {t} snapshots, "
+                    f"GCRN --bptt 5, 1 epoch, each rank owning whole steps",
+                    [run("temporal-snapshot", p, base, parts_args=False) for p in ranks]))
 if "static" in workloads.split(","):
     n, e, f = (int(x) for x in ssize.lower().split("x"))
     g = os.path.join(work, "sbm")
