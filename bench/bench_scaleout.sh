@@ -139,13 +139,25 @@ def table(title, rows):
               + " ".join(f"{x / 1e6:.1f}" for x in r["read"]) + " MB")
 
 
+def evolving_size():
+    return tuple(int(x) for x in tsize.lower().split("x"))
+
+
+def evolving_graph():
+    """The temporal workloads' graph, generated once."""
+    n, t = evolving_size()
+    g = os.path.join(work, "evolving")
+    if not os.path.exists(g):
+        subprocess.run([dgnn, "generate", "evolving-sbm", "--vertices", str(n), "--snapshots",
+                        str(t), "--features", "16", "--seed", "1", "--out", g], check=True,
+                       stdout=subprocess.DEVNULL)
+    return g
+
+
 results = []
 if "temporal" in workloads.split(","):
-    n, t = (int(x) for x in tsize.lower().split("x"))
-    g = os.path.join(work, "evolving")
-    subprocess.run([dgnn, "generate", "evolving-sbm", "--vertices", str(n), "--snapshots", str(t),
-                    "--features", "16", "--seed", "1", "--out", g], check=True,
-                   stdout=subprocess.DEVNULL)
+    n, t = evolving_size()
+    g = evolving_graph()
     args = ["--graph", g, "--model", "gcrn", "--bptt", "5", "--epochs", "1",
             "--strategy", "vertex"]
     rows = [run("temporal", p, args) for p in ranks]
@@ -154,12 +166,8 @@ if "temporal" in workloads.split(","):
 if "temporal-dir" in workloads.split(","):
     # The same temporal runs, the partition made once beforehand: `dgnn partition --out DIR` on
     # P ranks (its peak is the partitioner's), then `train --partition DIR` (no partitioner).
-    n, t = (int(x) for x in tsize.lower().split("x"))
-    g = os.path.join(work, "evolving")
-    if not os.path.exists(g):
-        subprocess.run([dgnn, "generate", "evolving-sbm", "--vertices", str(n), "--snapshots",
-                        str(t), "--features", "16", "--seed", "1", "--out", g], check=True,
-                       stdout=subprocess.DEVNULL)
+    n, t = evolving_size()
+    g = evolving_graph()
     base = ["--graph", g, "--model", "gcrn", "--bptt", "5", "--epochs", "1", "--strategy", "vertex"]
     parts_rows, train_rows = [], []
     for p in ranks:
@@ -176,12 +184,8 @@ if "temporal-dir" in workloads.split(","):
         results.append(("temporal: the `dgnn partition` job itself (peak: wait4 of each rank)",
                         [train_rows[0]] + parts_rows if train_rows[0]["p"] == 1 else parts_rows))
 if "temporal-snapshot" in workloads.split(","):
-    n, t = (int(x) for x in tsize.lower().split("x"))
-    g = os.path.join(work, "evolving")
-    if not os.path.exists(g):
-        subprocess.run([dgnn, "generate", "evolving-sbm", "--vertices", str(n), "--snapshots",
-                        str(t), "--features", "16", "--seed", "1", "--out", g], check=True,
-                       stdout=subprocess.DEVNULL)
+    n, t = evolving_size()
+    g = evolving_graph()
     base = ["--graph", g, "--model", "gcrn", "--bptt", "5", "--epochs", "1", "--strategy", "snapshot"]
     results.append((f"temporal, snapshot strategy: evolving SBM {n} vertices x {t} snapshots, "
                     f"GCRN --bptt 5, 1 epoch, each rank owning whole steps",

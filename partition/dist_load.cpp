@@ -79,6 +79,22 @@ NpyFeatures read_npy_shape(const std::string& path, Communicator& comm) {
   return npy;
 }
 
+// The largest id of this rank's edges; InputError at the first edge with an id of `bound` or
+// more, `why` saying what bounds them (run inside agreed).
+int64_t edge_ids_below(const DatasetFiles& files, const EdgeList& edges, int64_t bound,
+                       const std::string& why) {
+  int64_t named = -1;
+  for (size_t i = 0; i < edges.src.size(); ++i) {
+    const int64_t hi = std::max(edges.src[i], edges.dst[i]);
+    if (hi >= bound)
+      throw InputError(files.edges, edges.line[i],
+                       "expected vertex ids below " + std::to_string(bound) + " (" + why +
+                           "), found " + std::to_string(hi));
+    named = std::max(named, hi);
+  }
+  return named;
+}
+
 // A .npy bounds every id; its rows must all be named somewhere (check_unnamed_rows).
 void check_npy_rows_named(const DatasetFiles& files, const NpyLayout& layout,
                           const EdgeList& edges, const std::vector<LabelRow>& label_rows,
@@ -86,16 +102,10 @@ void check_npy_rows_named(const DatasetFiles& files, const NpyLayout& layout,
   const int64_t npy_rows = layout.rows;
   int64_t named = -1;
   agreed(comm, [&] {
-    for (size_t i = 0; i < edges.src.size(); ++i) {
-      const int64_t hi = std::max(edges.src[i], edges.dst[i]);
-      if (hi >= npy_rows)
-        throw InputError(files.edges, edges.line[i],
-                         "expected vertex ids below " + std::to_string(npy_rows) + " (the rows of " +
-                             files.features + ", which is " + std::to_string(npy_rows) + " x " +
-                             std::to_string(layout.cols) + "; row i = vertex i), found " +
-                             std::to_string(hi));
-      named = std::max(named, hi);
-    }
+    named = edge_ids_below(files, edges, npy_rows,
+                           "the rows of " + files.features + ", which is " +
+                               std::to_string(npy_rows) + " x " + std::to_string(layout.cols) +
+                               "; row i = vertex i");
     for (const LabelRow& r : label_rows) {
       if (r.id >= npy_rows)
         throw InputError(files.labels, r.line,
@@ -157,16 +167,10 @@ int64_t check_ogb_rows(const DatasetFiles& files, const EdgeList& edges,
     check_npy_rows_named(files, l, edges, label_rows, comm);
   } else if (counted) {
     agreed(comm, [&] {
-      for (size_t i = 0; i < edges.src.size(); ++i) {
-        const int64_t hi = std::max(edges.src[i], edges.dst[i]);
-        if (hi >= count)
-          throw InputError(files.edges, edges.line[i],
-                           "expected vertex ids below " + std::to_string(count) + " (" +
-                               (features ? "the rows of " + files.features + ", which is " +
-                                               shape + "; row i = vertex i"
-                                         : "the vertex count in " + files.vertex_count) +
-                               "), found " + std::to_string(hi));
-      }
+      (void)edge_ids_below(files, edges, count,
+                           features ? "the rows of " + files.features + ", which is " + shape +
+                                          "; row i = vertex i"
+                                    : "the vertex count in " + files.vertex_count);
     });
   }
   return count;

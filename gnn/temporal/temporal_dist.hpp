@@ -102,6 +102,13 @@ SnapshotDiff vertex_share_step(const Csr& prev, const Csr& now, int rank);
 // are numbered by ranges: no rank gathers a step. Collective.
 void shard_events(TemporalGraph& g, const std::vector<int32_t>& part, Communicator& comm);
 
+// Event i of a step's list (sorted by (src, dst)) added to the counts of SnapshotEvents::Whole,
+// c[kEventCounts] in its order: every event, the targets (not self loops), the negative ones of
+// each. Returns whether it is a distinct pair (c[4]: directed, every target; undirected, (u, v)
+// unless (v, u) is in the list and comes first), which needs (v, u) in the list when held.
+constexpr int kEventCounts = 5;
+bool count_event(const SnapshotEvents& ev, size_t i, bool directed, int64_t* c);
+
 struct SnapshotRank {
   SnapshotPlan plan;
   std::vector<std::unique_ptr<GraphView>> graphs;  // per snapshot; null where another rank owns it

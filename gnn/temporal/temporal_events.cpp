@@ -29,10 +29,23 @@ bool holds(const SnapshotEvents& ev, int32_t u, int32_t v) {
   return std::binary_search(d0, d1, v);
 }
 
-// The counts of SnapshotEvents::Whole, in its order.
-constexpr int kCounts = 5;
+constexpr int kCounts = kEventCounts;
 
 }  // namespace
+
+bool count_event(const SnapshotEvents& ev, size_t i, bool directed, int64_t* c) {
+  const int32_t u = ev.src[i], v = ev.dst[i];
+  const bool negative = !ev.weight.empty() && ev.weight[i] < 0;
+  ++c[0];
+  c[3] += negative;
+  if (u == v) return false;
+  ++c[1];
+  c[2] += negative;
+  // (u, v) after (v, u) in (src, dst) order is the same undirected pair: counted at (v, u).
+  const bool distinct = directed || u < v || !holds(ev, v, u);
+  c[4] += distinct;
+  return distinct;
+}
 
 void shard_events(TemporalGraph& g, const std::vector<int32_t>& part, Communicator& comm) {
   const int me = comm.rank(), p = comm.size(), t = g.num_snapshots();
@@ -73,22 +86,12 @@ void shard_events(TemporalGraph& g, const std::vector<int32_t>& part, Communicat
         continue;
       }
       int64_t distinct = 0;
-      for (; i < end; ++i) {
-        const int32_t v = ev.dst[i];
-        const bool negative = weighted && ev.weight[i] < 0;
-        ++c[0];
-        c[3] += negative;
-        if (u == v) continue;
-        ++c[1];
-        c[2] += negative;
-        // (u, v) after (v, u) in (src, dst) order is the same undirected pair: (v, u) has an
-        // end here (u), so this rank holds it.
-        if (g.directed || u < v || !holds(ev, v, u)) {
+      // (v, u) of a pair has an end here (u), so this rank holds it: count_event sees it.
+      for (; i < end; ++i)
+        if (count_event(ev, i, g.directed, c)) {
           ev.ordinal[i] = 0;  // numbered below
           ++distinct;
         }
-      }
-      c[4] += distinct;
       if (distinct > 0) out[size_t(ranger(u))].push_back({s, u, distinct});
     }
   }

@@ -382,7 +382,7 @@ LoadedTemporal load_temporal_steps_sharded(
   const int t = int(r.cut.count);
   out.nnz.assign(size_t(t), 0);
   std::vector<EventRec> mine;
-  constexpr int kCounts = 5;  // SnapshotEvents::Whole's, in its order
+  constexpr int kCounts = kEventCounts;
   std::vector<int64_t> counts(size_t(t) * kCounts, 0);
   {
     TemporalGraph lg = build_sent(
@@ -400,22 +400,9 @@ LoadedTemporal load_temporal_steps_sharded(
       g.events[size_t(s)].start_time = ev.start_time;
       g.events[size_t(s)].end_time = ev.end_time;
       int64_t* c = counts.data() + size_t(s) * kCounts;
-      // (v, u) among the step's events here (sorted by (src, dst)).
-      auto holds = [&](int32_t v, int32_t u) {
-        const auto [lo, hi] = std::equal_range(ev.src.begin(), ev.src.end(), v);
-        return std::binary_search(ev.dst.begin() + (lo - ev.src.begin()),
-                                  ev.dst.begin() + (hi - ev.src.begin()), u);
-      };
       for (size_t i = 0; i < ev.src.size(); ++i) {
-        const int32_t u = ev.src[i], v = ev.dst[i];
-        const bool negative = weighted && ev.weight[i] < 0;
-        mine.push_back({s, u, v, weighted ? ev.weight[i] : 1.0f});
-        ++c[0];
-        c[3] += negative;
-        if (u == v) continue;
-        ++c[1];
-        c[2] += negative;
-        c[4] += g.directed || u < v || !holds(v, u);
+        mine.push_back({s, ev.src[i], ev.dst[i], weighted ? ev.weight[i] : 1.0f});
+        (void)count_event(ev, i, g.directed, c);  // a pair and its reverse are both here
       }
     }
   }
