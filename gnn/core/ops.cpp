@@ -212,7 +212,7 @@ Var scale_by(const Var& x, const Var& s) {
           kernels::axpby(dev, 1, 1.f, ds.data(), 1.f, grad_of(n, 1).data());
         }
       },
-      "scale_by");
+      "scale_by", Reads::inputs_only(s.requires_grad() ? 1u : 0u));  // x, for ds only
 }
 
 Var add_bias(const Var& x, const Var& bias) {
@@ -396,7 +396,7 @@ Var dropout(const Var& x, float p, const DropoutKey& key, const int64_t* row_ids
         kernels::dropout_backward(dev, std::as_const(n.grad).view(), mask.get(), p,
                                   grad_of(n, 0).view(), true);
       },
-      "dropout");
+      "dropout", Reads::nothing());  // the mask says it all
 }
 
 // ---- small generic ops for temporal models and link prediction ----------------------------

@@ -16,4 +16,8 @@ namespace dgnn::kernels::cpu {
 #define DGNN_CPU_BACKEND(ret, name, params, ...) ret name params __VA_ARGS__;
 #include "dgnn/kernels/kernel_list.def"
 
+// Host bytes that alloc() handed out and free() has not taken back (size classes included, the
+// pool's cached blocks not): what the tensors alive now hold, for tests that count memory.
+size_t bytes_in_use() noexcept;
+
 }  // namespace dgnn::kernels::cpu

@@ -91,6 +91,8 @@ void reserve_in_use(size_t rounded, size_t bytes) {
 
 }  // namespace
 
+size_t bytes_in_use() noexcept { return g_in_use.load(); }
+
 void* alloc(size_t bytes) {
   // aligned_alloc wants a size that is a multiple of the alignment, and a 0-byte request may
   // return null, which the contract forbids.
