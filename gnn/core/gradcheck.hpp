@@ -22,6 +22,9 @@ struct GradCheckOptions {
 struct GradCheckResult {
   int64_t checked = 0;     // entries compared
   int64_t failed = 0;      // entries beyond the tolerance
+  // Entries whose step crossed a kink (a ReLU's zero: the one-sided differences disagree) and
+  // whose analytic gradient is one side's slope: not compared (counted in `checked`).
+  int64_t kinks = 0;
   double worst_ratio = 0;  // max |analytic - numeric| / (abs_tol + rel_tol * |numeric|)
   std::string worst;       // that entry: "weight[2, 5]: analytic 0.12, numeric 0.31"
   bool ok() const { return failed == 0; }
@@ -30,7 +33,8 @@ struct GradCheckResult {
 // Runs `layer` on `g` and `x` (CPU tensors; evaluation mode, so no dropout) and compares the
 // gradients the tape gives for a fixed random projection of its output, sum(y * R), with
 // central differences of the same scalar, for a sample of every parameter's entries and of x's.
-// The layer's parameters are left as they were. DeviceError for a layer on a GPU.
+// An entry whose step crosses a ReLU's kink is set aside (GradCheckResult::kinks), so that a
+// whole model with ReLUs (a deep GNN) can be checked, not only a layer. The layer's parameters are left as they were. DeviceError for a layer on a GPU.
 GradCheckResult check_layer_gradients(Module& layer, const GraphView& g, const Tensor& x,
                                       const GradCheckOptions& opt = {});
 
