@@ -15,6 +15,7 @@
 #include "dgnn/gnn/core/module.hpp"
 #include "dgnn/gnn/core/ops.hpp"
 #include "dgnn/gnn/core/tensor.hpp"
+#include "dgnn/gnn/models/deep.hpp"
 #include "dgnn/gnn/models/layers.hpp"
 #include "dgnn/gnn/temporal/forecast_run.hpp"
 #include "dgnn/gnn/temporal/node_sequence_run.hpp"

@@ -1,6 +1,7 @@
 // `dgnn train`: node classification on a dataset (file, directory, or the generated default).
 #include <omp.h>
 
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -77,7 +78,24 @@ void run_train(TrainArgs& a) {
     throw OptionError("--train-frac and --val-frac must be in [0, 1] with a sum <= 1");
   check_outputs(a, train_outputs(a));
   StaticRunConfig cfg;
-  cfg.layer = static_layer(a.model.empty() ? "gcn" : a.model, a.dropout, &cfg.model);
+  if (is_deep_model(a.model)) {
+    DeepModelOptions deep;
+    deep.kind = parse_deep_kind(a.model);
+    deep.layers = a.layers;
+    deep.hidden = a.hidden;
+    deep.dropout = a.dropout;
+    deep.alpha = a.alpha;
+    deep.lambda = a.lambda;
+    if (a.conv_weight_decay_given && !(a.conv_weight_decay >= 0))
+      throw OptionError("--conv-weight-decay must be a number >= 0");
+    deep.conv_weight_decay = a.conv_weight_decay_given ? a.conv_weight_decay : -1.f;
+    check_deep_options(deep);
+    cfg.deep = deep;
+    cfg.model = a.model;
+  } else {
+    cfg.layer = static_layer(a.model.empty() ? "gcn" : a.model, a.dropout, &cfg.model);
+  }
+  cfg.normalize_features = a.normalize_features;
   cfg.layers = a.layers;
   cfg.hidden = a.hidden;
   cfg.dropout = a.dropout;
@@ -120,6 +138,16 @@ void run_train(TrainArgs& a) {
       {"device", a.device},
       {"comm", device_link ? transport_name(device_link->transport()) : "none"}};
   if (a.train.clip_norm > 0) settings["clip_norm"] = a.train.clip_norm;
+  if (a.normalize_features) settings["normalize_features"] = true;
+  settings["select"] = a.train.select;
+  if (cfg.deep) {
+    if (cfg.deep->kind == DeepKind::gcnii) {
+      settings["alpha"] = a.alpha;
+      settings["lambda"] = a.lambda;
+    }
+    settings["conv_weight_decay"] =
+        a.conv_weight_decay_given ? a.conv_weight_decay : a.train.weight_decay;
+  }
   if (mb) {
     settings["batch_size"] = mb->batch_size;
     settings["fanouts"] = mb->sampler.fanouts;
@@ -189,8 +217,9 @@ void run_train(TrainArgs& a) {
   EpochPrinter printer(a, comm, run.epoch_format());
   const TrainResult res = run.train(printer.callback());
   if (root && res.stopped_early)
-    std::printf("stopped at epoch %d: no better validation accuracy for %d epochs (--patience)\n",
-                res.last_epoch, a.train.patience);
+    std::printf("stopped at epoch %d: no %s for %d epochs (--patience)\n", res.last_epoch,
+                a.train.select == "loss" ? "lower validation loss" : "better validation accuracy",
+                a.train.patience);
   const NodeTask& task = run.task();
   if (root) {
     // An empty set (--train-frac 1, --val-frac 0, or split files without it) has no accuracy:
@@ -199,7 +228,10 @@ void run_train(TrainArgs& a) {
       std::printf("test accuracy %.4f ", res.test_acc);
     else
       std::printf("no test vertices, no test accuracy ");
-    if (task.global_val > 0)
+    if (task.global_val > 0 && a.train.select == "loss")
+      std::printf("(lowest val loss %.4f, val %.4f, at epoch %d)", res.best_val_loss,
+                  res.best_val_acc, res.best_epoch);
+    else if (task.global_val > 0)
       std::printf("(best val %.4f at epoch %d)", res.best_val_acc, res.best_epoch);
     else
       std::printf("(no validation vertices: the last epoch's parameters)");
@@ -214,6 +246,9 @@ void run_train(TrainArgs& a) {
       {"final", true},
       {"test_acc", task.global_test > 0 ? nlohmann::json(res.test_acc) : nullptr},
       {"best_val_acc", task.global_val > 0 ? nlohmann::json(res.best_val_acc) : nullptr},
+      {"best_val_loss", task.global_val > 0 && !std::isnan(res.best_val_loss)
+                            ? nlohmann::json(res.best_val_loss)
+                            : nullptr},
       {"best_epoch", res.best_epoch},
       {"epochs", res.last_epoch},
       {"stopped_early", res.stopped_early},

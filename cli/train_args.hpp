@@ -26,6 +26,11 @@ struct TrainArgs {
   int layers = 2;
   int64_t hidden = 16;
   float dropout = 0.5f;
+  // --model gcnii / resgcn (gnn/models/deep.hpp).
+  float alpha = 0.1f, lambda = 0.5f;
+  float conv_weight_decay = -1.f;  // not given: --weight-decay
+  bool conv_weight_decay_given = false;
+  bool normalize_features = false;  // static node classification: rows divided by their sums
   TrainOptions train;
   std::string log_json;
   std::string predictions;

@@ -6,6 +6,7 @@
 #include "dgnn/cli/commands.hpp"
 #include "dgnn/cli/options.hpp"
 #include "dgnn/cli/train_args.hpp"
+#include "dgnn/gnn/models/deep.hpp"
 #include "dgnn/gnn/models/layers.hpp"
 
 namespace dgnn::cli {
@@ -27,12 +28,25 @@ void register_train(CLI::App& app) {
   }
   cmd->add_option("--model", a->model,
                   "Layer type (static: gcn, sage, gin, gat" + registered +
+                      "; deep static: gcnii, resgcn, with --layers up to 64 and more"
                       "; temporal: evolvegcn-o, evolvegcn-h, gcrn, tgcn)")
       ->check(CLI::IsMember(models));
   cmd->add_option("--layers", a->layers, "Number of GNN layers")->capture_default_str();
   cmd->add_option("--hidden", a->hidden, "Hidden width")->capture_default_str();
   cmd->add_option("--dropout", a->dropout, "Dropout probability before each layer")
       ->capture_default_str();
+  cmd->add_option("--alpha", a->alpha,
+                  "--model gcnii: the share of the first layer's output mixed into every graph "
+                  "layer's input (initial residual)")
+      ->capture_default_str();
+  cmd->add_option("--lambda", a->lambda,
+                  "--model gcnii: identity mapping, layer l's weight counts beta_l = "
+                  "log(lambda / l + 1)")
+      ->capture_default_str();
+  cmd->add_option("--conv-weight-decay", a->conv_weight_decay,
+                  "--model gcnii or resgcn: L2 weight decay of the graph layers' weights "
+                  "(default: --weight-decay; GCNII's paper uses 0.01 with --weight-decay 5e-4)")
+      ->each([a](const std::string&) { a->conv_weight_decay_given = true; });
   cmd->add_option("--lr", a->train.lr, "Learning rate")->capture_default_str();
   cmd->add_option("--weight-decay", a->train.weight_decay, "L2 weight decay (weights, not biases)")
       ->capture_default_str();
@@ -57,6 +71,15 @@ void register_train(CLI::App& app) {
   cmd->add_option("--patience", a->train.patience,
                   "Stop after N epochs without a better validation score (0: train all "
                   "--epochs)");
+  cmd->add_flag("--normalize-features", a->normalize_features,
+               "Static node classification: divide each vertex's feature row by its sum (PyG's "
+               "NormalizeFeatures, as the GCN and GCNII papers' Planetoid inputs)");
+  cmd->add_option("--select", a->train.select,
+                  "Static node classification: the validation score that picks the tested model "
+                  "and counts for --patience: acc (highest accuracy) or loss (lowest "
+                  "cross-entropy, GCNII's protocol)")
+      ->check(CLI::IsMember({"acc", "loss"}))
+      ->capture_default_str();
   cmd->add_option("--embeddings", a->embeddings,
                   "Write the final vertex embeddings as .npy, rows in ascending input id "
                   "(the ids beside it, FILE.ids.txt)");
@@ -163,6 +186,14 @@ void register_train(CLI::App& app) {
     };
     refuse_input_options(cmd, a->data.graph);
     if (a->train.optimizer != "sgd") refuse({"--momentum"}, "is for --optimizer sgd");
+    if (a->model != "gcnii")
+      refuse({"--alpha", "--lambda"},
+             "is for --model gcnii (this run's model is " +
+                 (a->model.empty() ? std::string("the default") : a->model) + ")");
+    if (!is_deep_model(a->model))
+      refuse({"--conv-weight-decay"},
+             "is for the deep models, --model gcnii or resgcn (this run's model is " +
+                 (a->model.empty() ? std::string("the default") : a->model) + ")");
     if (a->parts < 0 || (a->parts == 0 && cmd->get_option("--parts")->count() > 0))
       throw OptionError("--parts must be the MPI rank count (at least 1), got " +
                         std::to_string(a->parts));
@@ -172,7 +203,8 @@ void register_train(CLI::App& app) {
       if (a->batch_size_given || a->fanouts_given)
         throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
                           ": mini-batch training is for static node classification");
-      refuse({"--dropout", "--partition", "--no-overlap", "--halo-memory", "--replace",
+      refuse({"--dropout", "--partition", "--no-overlap", "--halo-memory", "--replace", "--select",
+              "--normalize-features",
               "--no-prefetch", "--train-ids", "--val-ids", "--test-ids", "--generate-features",
               "--feature-dim", "--labels", "--num-classes", "--neg-train", "--neg-eval", "--eval-protocol"},
              "not used by --task forecast");
@@ -199,7 +231,8 @@ void register_train(CLI::App& app) {
         throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
                           ": mini-batch training is for static graphs (this input has a time "
                           "column)");
-      refuse({"--dropout", "--no-overlap", "--halo-memory", "--replace",
+      refuse({"--dropout", "--no-overlap", "--halo-memory", "--replace", "--select",
+              "--normalize-features",
               "--no-prefetch", "--train-ids", "--val-ids", "--test-ids", "--generate-features",
               "--feature-dim"},
              "not used by temporal training (this input has a time column)");

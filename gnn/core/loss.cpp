@@ -102,6 +102,15 @@ Var cross_entropy(const Var& logits, const std::vector<int32_t>& rows,
   return scalar_loss_op(std::move(loss), logits, std::move(dlogits), "cross_entropy");
 }
 
+double cross_entropy_sum(const Tensor& logits, const std::vector<int32_t>& rows,
+                         const std::vector<int32_t>& labels) {
+  check_labels("cross_entropy_sum", logits.rows(), logits.cols(), rows, labels, false);
+  if (rows.empty()) return 0;
+  const DeviceInts d_rows(rows, logits.device()), d_labels(labels, logits.device());
+  return kernels::softmax_xent(logits.device(), logits.view(), d_rows.data(), d_labels.data(),
+                               int64_t(rows.size()), 1.f, MatView{});
+}
+
 int64_t count_correct(const Tensor& logits, const std::vector<int32_t>& rows,
                       const std::vector<int32_t>& labels) {
   check_labels("count_correct", logits.rows(), logits.cols(), rows, labels, false);

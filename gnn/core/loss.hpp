@@ -14,6 +14,10 @@ namespace dgnn {
 Var cross_entropy(const Var& logits, const std::vector<int32_t>& rows,
                   const std::vector<int32_t>& labels, double normaliser);
 
+// The same loss's sum over `rows` in double precision, no tape (evaluation: validation loss).
+double cross_entropy_sum(const Tensor& logits, const std::vector<int32_t>& rows,
+                         const std::vector<int32_t>& labels);
+
 // Number of `rows` whose argmax matches the label.
 int64_t count_correct(const Tensor& logits, const std::vector<int32_t>& rows,
                       const std::vector<int32_t>& labels);

@@ -62,6 +62,9 @@ struct Parameter {
   Var var;
   Init init;
   bool decay;  // weight decay applies (weights yes, biases no)
+  // This parameter's own weight decay where `decay` (< 0: the optimiser's): GCNII's graph layers
+  // decay 20x stronger than its linear layers.
+  float weight_decay = -1.f;
 };
 
 class Module {

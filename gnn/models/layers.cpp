@@ -141,6 +141,10 @@ ModelKind parse_model_kind(const std::string& name) {
   if (name == "sage" || name == "graphsage") return ModelKind::sage;
   if (name == "gin") return ModelKind::gin;
   if (name == "gat") return ModelKind::gat;
+  if (name == "gcnii" || name == "resgcn")
+    throw OptionError("--model: '" + name +
+                      "' is a deep model, which only dgnn train on a static graph takes (here: "
+                      "gcn, sage, gin or gat)");
   throw OptionError("--model: unknown model '" + name + "' (expected gcn, sage, gin or gat)");
 }
 
@@ -160,7 +164,7 @@ Registry& registry() {
 
 const std::vector<std::string>& builtin_model_names() {
   static const std::vector<std::string> names{
-      "gcn", "sage", "graphsage", "gin", "gat", "evolvegcn-o", "evolvegcn-h", "gcrn", "tgcn"};
+      "gcn", "sage", "graphsage", "gin", "gat", "gcnii", "resgcn", "evolvegcn-o", "evolvegcn-h", "gcrn", "tgcn"};
   return names;
 }
 

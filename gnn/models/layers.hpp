@@ -83,16 +83,26 @@ class GATConv : public Module {
 // Makes layer `index` mapping `in` to `out` columns; custom layers plug in through this.
 using LayerFactory = std::function<std::unique_ptr<Module>(int64_t in, int64_t out, int index)>;
 
+// A node classifier: forward gives one row of logits per owned vertex (per seed of the last block
+// in mini-batch training), embed the vertices' embeddings (what the output layer takes).
+class NodeModel : public Module {
+ public:
+  virtual Var embed(ForwardContext& ctx, const Var& x) = 0;
+  // The layers that aggregate over the graph (each exchanges a halo on a rank's part).
+  virtual int graph_layers() const = 0;
+};
+
 // Layers stacked as dropout -> layer -> ReLU (no ReLU after the last): the classic GCN /
 // GraphSAGE node classifier. dims = {in, hidden..., out}. Layer i runs on ctx.layer_graph(i):
 // the whole graph, or its sampled block in mini-batch training.
-class StackModel : public Module {
+class StackModel : public NodeModel {
  public:
   StackModel(const LayerFactory& make_layer, const std::vector<int64_t>& dims, float dropout);
   Var forward(ForwardContext& ctx, const Var& x) override;
   // The vertices' embeddings: what the last layer takes (after its ReLU), or the output of a
   // one-layer model.
-  Var embed(ForwardContext& ctx, const Var& x);
+  Var embed(ForwardContext& ctx, const Var& x) override;
+  int graph_layers() const override { return int(layers_.size()); }
 
  private:
   std::vector<Module*> layers_;

@@ -7,6 +7,13 @@
 
 namespace dgnn {
 
+namespace {
+// The parameter's own weight decay, else the optimiser's; none for biases.
+float decay_of(const Parameter& p, float optimiser) {
+  return !p.decay ? 0.f : p.weight_decay >= 0.f ? p.weight_decay : optimiser;
+}
+}  // namespace
+
 void Optimizer::zero_grad() {
   for (auto& [name, p] : params_) p->var.zero_grad();
 }
@@ -34,7 +41,7 @@ void Adam::step() {
   for (size_t i = 0; i < params_.size(); ++i) {
     Parameter& p = *params_[i].second;
     if (!has_grad(p)) continue;
-    const float wd = p.decay ? cfg_.weight_decay : 0.f;
+    const float wd = decay_of(p, cfg_.weight_decay);
     kernels::adam_step(p.var.device(), p.var.value().numel(), p.var.value().data(),
                        p.var.grad().data(), m_[i].data(), v_[i].data(), step_size, cfg_.beta1,
                        cfg_.beta2, cfg_.eps, inv_sqrt_bc2, wd);
@@ -61,7 +68,7 @@ void Sgd::step() {
   for (size_t i = 0; i < params_.size(); ++i) {
     Parameter& p = *params_[i].second;
     if (!has_grad(p)) continue;
-    const float wd = p.decay ? cfg_.weight_decay : 0.f;
+    const float wd = decay_of(p, cfg_.weight_decay);
     kernels::sgd_step(p.var.device(), p.var.value().numel(), p.var.value().data(),
                       p.var.grad().data(), velocity_[i].data(), cfg_.lr, cfg_.momentum, wd);
   }

@@ -24,6 +24,26 @@ LayerSpec static_layer(const std::string& name, float dropout, std::string* cano
   return {builtin_layer(kind, dropout), {norm}, kind == ModelKind::gat};
 }
 
+int64_t normalize_feature_rows(std::vector<float>& features, int64_t dim) {
+  if (dim <= 0) return -1;
+  const int64_t n = int64_t(features.size()) / dim;
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = features.data() + r * dim;
+    for (int64_t c = 0; c < dim; ++c)
+      if (!(row[c] >= 0)) return r;  // negative or NaN: refused before anything is divided
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < n; ++r) {
+    float* row = features.data() + r * dim;
+    double sum = 0;
+    for (int64_t c = 0; c < dim; ++c) sum += row[c];
+    if (sum == 0) continue;
+    const double inv = 1.0 / sum;
+    for (int64_t c = 0; c < dim; ++c) row[c] = float(row[c] * inv);
+  }
+  return -1;
+}
+
 namespace {
 
 // This rank's part: read from a partition folder, read in shards by every rank, or cut from the
@@ -60,23 +80,51 @@ LocalPart load_part(const std::function<Dataset()>& read, const StaticRunConfig&
 StaticRun::StaticRun(const std::function<Dataset()>& read, StaticRunConfig cfg,
                      Communicator& comm)
     : cfg_(std::move(cfg)) {
-  if (cfg_.layers < 1) throw OptionError("--layers must be >= 1");
-  if (cfg_.hidden < 1) throw OptionError("--hidden must be >= 1");
-  if (!(cfg_.dropout >= 0 && cfg_.dropout < 1)) throw OptionError("--dropout must be in [0, 1)");
-  if (!cfg_.layer.factory) throw Error("StaticRunConfig::layer has no factory (static_layer)");
+  if (cfg_.deep) {
+    check_deep_options(*cfg_.deep);
+    if (cfg_.minibatch)
+      throw OptionError(std::string("--model ") + deep_kind_name(cfg_.deep->kind) +
+                        " trains on the whole graph (or a rank's part of it): drop --batch-size");
+  } else {
+    if (cfg_.layers < 1) throw OptionError("--layers must be >= 1");
+    if (cfg_.hidden < 1) throw OptionError("--hidden must be >= 1");
+    if (!(cfg_.dropout >= 0 && cfg_.dropout < 1)) throw OptionError("--dropout must be in [0, 1)");
+    if (!cfg_.layer.factory) throw Error("StaticRunConfig::layer has no factory (static_layer)");
+  }
   const Device dev = cfg_.device;
-  setup_ = make_rank_setup(load_part(read, cfg_, comm, sharded_), comm, dev);
+  LocalPart part_here = load_part(read, cfg_, comm, sharded_);
+  if (cfg_.normalize_features) {
+    const int64_t bad = normalize_feature_rows(part_here.features, part_here.feature_dim);
+    if (bad >= 0)
+      throw OptionError("--normalize-features: vertex " +
+                        std::to_string(size_t(bad) < part_here.original_ids.size()
+                                           ? part_here.original_ids[size_t(bad)]
+                                           : bad) +
+                        " has a negative feature; row normalisation is for non-negative "
+                        "features (bag-of-words counts, as Planetoid's)");
+  }
+  setup_ = make_rank_setup(std::move(part_here), comm, dev);
   setup_->graph->set_overlap(cfg_.overlap);
   const LocalPart& part = setup_->part;
-  const int64_t widest = std::max<int64_t>({part.feature_dim, cfg_.hidden, part.num_classes});
+  const int64_t hidden = cfg_.deep ? cfg_.deep->hidden : cfg_.hidden;
+  const int64_t widest = std::max<int64_t>({part.feature_dim, hidden, part.num_classes});
   halo_piece_rows_ = agree_piece_rows(
       *setup_->halo, comm,
       dgnn::halo_piece_rows(part.plan, part.n_owned, widest, cfg_.halo_memory));
   std::vector<int64_t> dims{part.feature_dim};
-  for (int i = 0; i + 1 < cfg_.layers; ++i) dims.push_back(cfg_.hidden);
-  dims.push_back(part.num_classes);
-  refuse_model_past_memory(dims, part.n_owned, cfg_.hidden, cfg_.layers);
-  model_ = std::make_unique<StackModel>(cfg_.layer.factory, dims, cfg_.dropout);
+  if (cfg_.deep) {
+    // The input layer, the graph layers (each keeping about two rows per vertex for its
+    // backward, as the two per layer counted here), the output layer.
+    for (int i = 0; i <= cfg_.deep->layers; ++i) dims.push_back(cfg_.deep->hidden);
+    dims.push_back(part.num_classes);
+    refuse_model_past_memory(dims, part.n_owned, cfg_.deep->hidden, cfg_.deep->layers);
+    model_ = make_deep_model(part.feature_dim, part.num_classes, *cfg_.deep);
+  } else {
+    for (int i = 0; i + 1 < cfg_.layers; ++i) dims.push_back(cfg_.hidden);
+    dims.push_back(part.num_classes);
+    refuse_model_past_memory(dims, part.n_owned, cfg_.hidden, cfg_.layers);
+    model_ = std::make_unique<StackModel>(cfg_.layer.factory, dims, cfg_.dropout);
+  }
   model_->reset_parameters(cfg_.train.seed);
   if (dev != Device::cpu) model_->to(dev);  // the features are there already (make_rank_setup)
   trainer_ = std::make_unique<Trainer>(*model_, *setup_->graph, setup_->task, comm, cfg_.train);
@@ -108,7 +156,8 @@ EpochFormat StaticRun::epoch_format() const {
   EpochFormat f;
   f.metrics = {{"train_acc", "train_acc", "  train"},
                {"val_acc", "val_acc", "  val"},
-               {"test_acc", "test_acc", ""}};
+               {"test_acc", "test_acc", ""},
+               {"val_loss", "val_loss", cfg_.train.select == "loss" ? "  val loss" : ""}};
   if (!cfg_.minibatch) return f;
   f.counts = {"steps", "sampled_edges", "sample_bytes_sent"};
   f.suffix = [](const EpochRecord& r) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dgnn/comm/communicator.hpp"
+#include "dgnn/gnn/models/deep.hpp"
 #include "dgnn/gnn/models/layers.hpp"
 #include "dgnn/gnn/train/distributed.hpp"
 #include "dgnn/gnn/train/epoch_report.hpp"
@@ -35,12 +36,25 @@ namespace dgnn {
 // logs and checkpoints record.
 LayerSpec static_layer(const std::string& name, float dropout, std::string* canonical);
 
+// Divides each row of a rows x dim matrix of non-negative features by its sum (rows of zeros are
+// left as they are). Returns -1, or the first row holding a negative (or NaN) entry, and then
+// changes nothing.
+int64_t normalize_feature_rows(std::vector<float>& features, int64_t dim);
+
 struct StaticRunConfig {
   LayerSpec layer;            // stacked `layers` times (static_layer)
   std::string model = "gcn";  // its name
   int layers = 2;
   int64_t hidden = 16;
   float dropout = 0.5f;
+  // A deep model (GCNII, residual GCN; gnn/models/deep.hpp) instead of `layer` stacked: its
+  // layers, hidden width and dropout are these (`layers`, `hidden` and `dropout` above are not
+  // read). Full-graph training only.
+  std::optional<DeepModelOptions> deep;
+  // Each vertex's feature row divided by its sum (rows of zeros kept; a negative feature is an
+  // OptionError naming the vertex): the GCN and GCNII papers' preprocessing of Planetoid's
+  // bag-of-words features (PyG's NormalizeFeatures on non-negative features).
+  bool normalize_features = false;
   PartitionOptions partition;  // several ranks (parts: the rank count)
   // Read each rank's part from this folder (dgnn partition) instead of partitioning; rank 0's
   // source_hash() (the dataset's, "" for none) must match the folder's. Called on every rank,
@@ -77,7 +91,7 @@ class StaticRun {
   EpochFormat epoch_format() const;  // how an epoch is printed and logged
 
   Trainer& trainer() { return *trainer_; }  // predict, evaluate, ...
-  StackModel& model() { return *model_; }
+  NodeModel& model() { return *model_; }
   const RankSetup& setup() const { return *setup_; }
   const NodeTask& task() const { return setup_->task; }
   // The mini-batch pipeline (null for full-graph training).
@@ -96,7 +110,7 @@ class StaticRun {
   std::optional<ShardedLoad> sharded_;
   int64_t halo_piece_rows_ = 0;
   std::unique_ptr<RankSetup> setup_;
-  std::unique_ptr<StackModel> model_;
+  std::unique_ptr<NodeModel> model_;
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<RankMiniBatches> batches_;
 };

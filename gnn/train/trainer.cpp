@@ -149,28 +149,38 @@ Tensor Trainer::predict() {
   return std::move(logits.value());
 }
 
-std::array<double, 3> Trainer::evaluate() {
+std::array<double, 4> Trainer::evaluate_with_loss() {
   Tensor logits = predict();
   const std::vector<int32_t>* sets[3] = {&task_.train, &task_.val, &task_.test};
   int64_t correct[3];
+  double val_loss = 0;
   for (int i = 0; i < 3; ++i) {
     std::vector<int32_t> labels;
     for (int32_t r : *sets[i]) labels.push_back(task_.labels[size_t(r)]);
     correct[i] = count_correct(logits, *sets[i], labels);
+    if (i == 1) val_loss = cross_entropy_sum(logits, *sets[i], labels);
   }
   comm_.allreduce_sum(correct, 3);
+  comm_.allreduce_sum(&val_loss, 1);
   const int64_t totals[3] = {task_.global_train, task_.global_val, task_.global_test};
-  std::array<double, 3> acc{};
+  std::array<double, 4> out{};
   for (int i = 0; i < 3; ++i)
-    acc[size_t(i)] = totals[i] ? double(correct[i]) / double(totals[i]) : 0;
-  return acc;
+    out[size_t(i)] = totals[i] ? double(correct[i]) / double(totals[i]) : 0;
+  out[3] = totals[1] ? val_loss / double(totals[1]) : std::nan("");
+  return out;
+}
+
+std::array<double, 3> Trainer::evaluate() {
+  const std::array<double, 4> e = evaluate_with_loss();
+  return {e[0], e[1], e[2]};
 }
 
 Evaluation Trainer::validate() {
-  const std::array<double, 3> acc = evaluate();
+  const std::array<double, 4> acc = evaluate_with_loss();
   Evaluation e;
-  e.metrics = {{"train_acc", acc[0]}, {"val_acc", acc[1]}, {"test_acc", acc[2]}};
-  e.selection = acc[1];
+  e.metrics = {{"train_acc", acc[0]}, {"val_acc", acc[1]}, {"test_acc", acc[2]},
+               {"val_loss", acc[3]}};
+  e.selection = opt_.select == "loss" ? -acc[3] : acc[1];
   return e;
 }
 
@@ -196,6 +206,7 @@ TrainResult Trainer::run(const std::function<void(const EpochRecord&)>& on_epoch
   TrainResult res;
   static_cast<LoopSummary&>(res) = r;
   res.best_val_acc = r.best_epoch > 0 ? r.best_val.get("val_acc") : -1;
+  res.best_val_loss = r.best_epoch > 0 ? r.best_val.get("val_loss") : std::nan("");
   res.test_acc = r.test.get("test_acc");
   res.median_sample_ms = median(samples);
   res.median_sample_wait_ms = median(sample_waits);

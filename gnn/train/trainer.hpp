@@ -3,6 +3,7 @@
 // training vertices, gradients all-reduced across ranks, optimiser step; evaluation after each
 // step; the parameters with the best validation accuracy are kept for the final test.
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,6 +33,7 @@ NodeTask make_node_task(const Dataset& d);
 
 struct TrainResult : LoopSummary {
   double best_val_acc = -1;
+  double best_val_loss = std::nan("");  // the validation loss of that epoch
   double test_acc = 0;  // with the best-validation parameters
   // Mini-batch training: medians over epochs of the batch production time and of the part of it
   // training waited for.
@@ -66,6 +68,8 @@ class Trainer : private TrainingTask {
   double forward_backward(uint64_t step);
   // Accuracies (global) with the current parameters: {train, val, test}.
   std::array<double, 3> evaluate();
+  // The same and the validation vertices' mean cross-entropy (global; NaN without any).
+  std::array<double, 4> evaluate_with_loss();
   // Logits of the owned rows with the current parameters (no dropout).
   Tensor predict();
 

@@ -141,6 +141,8 @@ void check_train_options(const TrainOptions& opt) {
   if (!(opt.clip_norm >= 0 && std::isfinite(opt.clip_norm)))
     throw OptionError("--clip-norm must be a number >= 0 (0: no clipping)");
   if (opt.patience < 0) throw OptionError("--patience must be >= 0 (0: never stop early)");
+  if (opt.select != "acc" && opt.select != "loss")
+    throw OptionError("--select must be acc or loss, got '" + opt.select + "'");
   if (opt.save_every < 0) throw OptionError("--save-every must be >= 0 (0: only at the end)");
   if (opt.save_every > 0 && opt.save.empty())
     throw OptionError("--save-every needs --save FILE (the checkpoint it replaces)");
@@ -357,7 +359,9 @@ void TrainingLoop::save_checkpoint(const std::string& path) {
   meta["best_epoch"] = best_epoch_;
   if (has_best_) {
     meta["best"] = to_json(best_val_);
-    meta["best_val_acc"] = best_val_.selection;  // what format-1 readers look for
+    // What format-1 readers look for: an accuracy (not a selection by loss, which is -loss).
+    const double acc = best_val_.get("val_acc");
+    meta["best_val_acc"] = std::isnan(acc) ? best_val_.selection : acc;
   }
   const auto& params = task_.parameters();
   std::vector<std::pair<std::string, const Tensor*>> tensors;
@@ -407,6 +411,27 @@ void TrainingLoop::restore_checkpoint(const std::string& path) {
       throw OptionError(path + ": checkpoint was written for --" + key + " " +
                         meta[key].get<std::string>() + ", this run trains " +
                         mine[key].get<std::string>());
+  // What selects the model and what the model reads: a run resumed under another --select would
+  // compare its epochs with a best score of another kind (an accuracy against -loss), and one
+  // with other features or GCNII constants would train another function.
+  auto setting = [](const nlohmann::json& j, const char* key, const nlohmann::json& otherwise) {
+    return j.contains(key) ? j[key] : otherwise;
+  };
+  const std::pair<const char*, nlohmann::json> bound[] = {{"select", "acc"},
+                                                          {"normalize_features", false},
+                                                          {"alpha", nullptr},
+                                                          {"lambda", nullptr}};
+  for (const auto& [key, otherwise] : bound) {
+    const nlohmann::json was = setting(meta, key, otherwise), now = setting(mine, key, otherwise);
+    if (was == now) continue;
+    std::string flag = key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    auto say = [](const nlohmann::json& v) {
+      return v.is_null() ? std::string("none") : v.is_string() ? v.get<std::string>() : v.dump();
+    };
+    throw OptionError(path + ": checkpoint was trained with --" + flag + " " + say(was) +
+                      ", this run has " + say(now));
+  }
   // Bound to what it was trained on: the input's content and its split (a hash, as partition
   // folders carry), so that another graph of the same shapes is not taken for it.
   if (meta.contains("data") && mine.contains("data") && meta["data"] != mine["data"])

@@ -49,6 +49,9 @@ struct TrainOptions {
   float clip_norm = 0.f;
   // Early stopping: stop after this many epochs without a better validation score (0: never).
   int patience = 0;
+  // Node classification: the validation score that selects the model and counts for patience,
+  // "acc" (the highest accuracy) or "loss" (the lowest cross-entropy: GCNII's protocol).
+  std::string select = "acc";
   std::string save;              // checkpoint written after the last epoch ("" = none)
   int save_every = 0;            // ... and after every N-th epoch (0: only at the end)
   std::string load;              // checkpoint to resume from ("" = none)

@@ -209,6 +209,9 @@ TEST_CASE("cli: without --graph, input options are refused and the split fractio
       {" --time-col 2", "--time-col: describes an input graph"},
   };
   expect_one_line_errors("train --epochs 1", cases);
+  // The generated graph's features are centroids plus Gaussian noise: negative entries.
+  expect_one_line_errors("train --epochs 1",
+                         {{" --normalize-features", "--normalize-features: vertex "}});
   expect_one_line_errors("plan --ranks 2", {{" --directed", "--directed: describes an input"}});
   const Result r = run("train --epochs 1 --train-frac 0.3 --val-frac 0.1");
   REQUIRE(r.code == 0);
@@ -226,6 +229,14 @@ TEST_CASE("cli: an option the run would not use is refused, naming it") {
       {" --bptt 3", "--bptt: for temporal graphs only"},
       {" --neg-train 2", "--neg-train: for temporal graphs only"},
       {" --momentum 0.9", "--momentum: is for --optimizer sgd"},
+      {" --alpha 0.2", "--alpha: is for --model gcnii (this run's model is the default)"},
+      {" --model resgcn --lambda 1", "--lambda: is for --model gcnii (this run's model is resgcn)"},
+      {" --model gat --conv-weight-decay 0.01", "--conv-weight-decay: is for the deep models"},
+      {" --model gcnii --batch-size 8", "--model gcnii trains on the whole graph"},
+      {" --model gcnii --alpha 1.5", "--alpha must be in [0, 1]"},
+      {" --model gcnii --lambda 0", "--lambda must be > 0"},
+      {" --model resgcn --conv-weight-decay -2", "--conv-weight-decay must be a number >= 0"},
+      {" --select best", "--select: best not in {acc,loss}"},
       {" --parts 0", "--parts must be the MPI rank count"},
       {" --threads 100000", "--threads 100000: at most"},
   };
@@ -239,7 +250,8 @@ TEST_CASE("cli: an option the run would not use is refused, naming it") {
     events += std::to_string(i % 12) + " " + std::to_string((i * 5 + 1) % 12) + " " +
               std::to_string(i) + "\n";
   write(t / "events.txt", events);
-  for (const std::string opt : {"--dropout 0.2", "--no-overlap", "--feature-dim 4"}) {
+  for (const std::string opt : {"--dropout 0.2", "--no-overlap", "--feature-dim 4", "--select loss",
+                                 "--normalize-features"}) {
     const Result r = run("train --graph " + (t / "events.txt").string() +
                          " --time-col 2 --snapshots 6 --epochs 1 " + opt);
     INFO(opt << "\n" << r.out);
@@ -471,4 +483,49 @@ TEST_CASE("cli: options of another partitioner, fractions beside split files, ba
        "replace both of its figures"},
   };
   expect_one_line_errors("", cases);
+}
+
+TEST_CASE("cli: the deep models train, select on validation loss and write their outputs") {
+  const fs::path d = tiny_dataset("deep_models");
+  const fs::path out = scratch("deep_models_out");
+  for (const std::string model : {"gcnii", "resgcn"}) {
+    const Result r = run("train --graph " + d.string() + " --model " + model +
+                         " --layers 16 --hidden 8 --epochs 3 --select loss --normalize-features "
+                         "--conv-weight-decay 0.01 --log-json " + (out / (model + ".jsonl")).string() +
+                         " --predictions " + (out / (model + ".txt")).string() + " --embeddings " +
+                         (out / (model + ".npy")).string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("val loss"));
+    CHECK_THAT(r.out, Catch::Contains("test accuracy"));
+    std::ifstream log(out / (model + ".jsonl"));
+    std::string line, last;
+    int epochs = 0;
+    while (std::getline(log, line)) {
+      if (line.find("\"val_loss\"") != std::string::npos) ++epochs;
+      last = line;
+    }
+    CHECK(epochs == 3);
+    CHECK_THAT(last, Catch::Contains("\"model\":\"" + model + "\""));
+    CHECK_THAT(last, Catch::Contains("\"select\":\"loss\""));
+    CHECK_THAT(last, Catch::Contains("\"conv_weight_decay\":0.0099999"));
+    CHECK(fs::file_size(out / (model + ".txt")) > 0);
+    CHECK(fs::file_size(out / (model + ".npy")) > 128);
+  }
+  // A checkpoint resumes only under the selection, features and GCNII constants it was trained
+  // with (its best score is of that kind).
+  const std::string base = "train --graph " + d.string() +
+                           " --model gcnii --layers 4 --hidden 8 --quiet";
+  const std::string ckpt = (out / "gcnii.ckpt").string();
+  REQUIRE(run(base + " --select loss --epochs 2 --save " + ckpt).code == 0);
+  CHECK(run(base + " --select loss --epochs 4 --load " + ckpt).code == 0);
+  expect_one_line_errors(base + " --epochs 4 --load " + ckpt,
+                         {{" --select acc", "checkpoint was trained with --select loss, this run "
+                                            "has acc"},
+                          {"", "checkpoint was trained with --select loss, this run has acc"}});
+  expect_one_line_errors(base + " --select loss --epochs 4 --load " + ckpt,
+                         {
+                          {" --alpha 0.2", "checkpoint was trained with --alpha 0.1"},
+                          {" --normalize-features",
+                           "checkpoint was trained with --normalize-features false"}});
 }

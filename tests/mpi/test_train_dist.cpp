@@ -10,6 +10,7 @@
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/comm/device_comm.hpp"
 #include "dgnn/datasets/sbm.hpp"
+#include "dgnn/gnn/models/deep.hpp"
 #include "dgnn/gnn/models/layers.hpp"
 #include "dgnn/gnn/train/distributed.hpp"
 
@@ -115,6 +116,58 @@ void check_close(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 }  // namespace
+
+// A deep model (GCNII, residual GCN) of `layers` graph layers, dropout on, on this
+// communicator's ranks: every epoch's loss and the step-0 gradients.
+Curve train_deep(Communicator& comm, DeepKind kind, int layers, Partitioner method) {
+  PartitionOptions popt;
+  popt.method = method;
+  popt.seed = 3;
+  auto setup = make_rank_setup(partition_and_extract(dataset(), popt, comm), comm);
+  const LocalPart& p = setup->part;
+  DeepModelOptions o;
+  o.kind = kind;
+  o.layers = layers;
+  o.hidden = 16;
+  o.dropout = 0.5f;
+  o.conv_weight_decay = 0.01f;
+  std::unique_ptr<NodeModel> model = make_deep_model(p.feature_dim, p.num_classes, o);
+  model->reset_parameters(7);
+  TrainOptions opt;
+  opt.epochs = 12;
+  opt.seed = 11;
+  opt.weight_decay = 5e-4f;
+  opt.select = "loss";
+  Trainer trainer(*model, *setup->graph, setup->task, comm, opt);
+  Curve c;
+  trainer.forward_backward(0);
+  for (auto* prm : model->parameters()) {
+    const Tensor& g = prm->var.grad();
+    c.grads0.emplace_back(g.data(), g.data() + g.numel());
+  }
+  c.test_acc = trainer.run([&](const EpochRecord& s) { c.losses.push_back(s.loss); }).test_acc;
+  return c;
+}
+
+TEST_CASE("deep models (GCNII, residual GCN) on P ranks equal one process", "[dist]") {
+  Communicator& comm = world();
+  SelfCommunicator self;
+  for (DeepKind kind : {DeepKind::gcnii, DeepKind::resgcn})
+    for (int layers : {1, 8}) {
+      const Curve ref = train_deep(self, kind, layers, Partitioner::metis);
+      for (Partitioner method : {Partitioner::metis, Partitioner::random}) {
+        INFO(deep_kind_name(kind) << ", " << layers << " layers, " << partitioner_name(method)
+                                  << " on " << comm.size() << " ranks");
+        const Curve got = train_deep(comm, kind, layers, method);
+        check_close(got.losses, ref.losses);
+        REQUIRE(got.grads0.size() == ref.grads0.size());
+        for (size_t i = 0; i < ref.grads0.size(); ++i)
+          for (size_t k = 0; k < ref.grads0[i].size(); ++k)
+            CHECK(got.grads0[i][k] == Approx(ref.grads0[i][k]).epsilon(1e-4).margin(1e-6));
+        CHECK(got.test_acc == Approx(ref.test_acc).margin(0.02));
+      }
+    }
+}
 
 TEST_CASE("distributed loss and step-0 gradients equal one process", "[dist]") {
   Communicator& comm = world();
