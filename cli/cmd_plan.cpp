@@ -17,6 +17,7 @@
 #include "dgnn/cli/train_args.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/datasets/sbm.hpp"
+#include "dgnn/gnn/models/deep.hpp"
 #include "dgnn/gnn/models/layers.hpp"
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/partition/partition.hpp"
@@ -46,7 +47,17 @@ perf::StaticPlanOptions plan_options(PlanArgs& a, const std::vector<int>& ranks)
     throw OptionError("--model " + a.model +
                       ": plan models the built-in layers (gcn, sage, gin, gat); measure a "
                       "registered layer with `scale`");
-  o.kind = parse_model_kind(a.model);  // its error names --model
+  if (is_deep_model(a.model)) {
+    DeepModelOptions deep;
+    deep.kind = parse_deep_kind(a.model);
+    deep.layers = a.layers;
+    deep.hidden = a.hidden;
+    if (a.layers < 1) throw OptionError("--layers must be >= 1, got " + std::to_string(a.layers));
+    if (a.hidden < 1) throw OptionError("--hidden must be >= 1, got " + std::to_string(a.hidden));
+    o.deep = deep;
+  } else {
+    o.kind = parse_model_kind(a.model);  // its error names --model
+  }
   if (a.threads_per_rank < 0)
     throw OptionError("--threads-per-rank must be >= 1, got " + std::to_string(a.threads_per_rank));
   if (a.cores < 0) throw OptionError("--cores must be >= 1, got " + std::to_string(a.cores));
@@ -100,7 +111,7 @@ void print_json(const PlanArgs& a, const Dataset& d, const perf::StaticPlan& pla
   j["calibration_file"] = plan.calibration.cache;
   if (!a.rates.empty()) j["rates_file"] = a.rates;
   const perf::AttentionProbe& probe = plan.probe;
-  if (o.kind == ModelKind::gat)
+  if (o.kind == ModelKind::gat && !o.deep)
     j["attention_probe"] = {{"epoch_ms", probe.epoch_ms},
                             {"factor", probe.factor},
                             {"vertices", probe.vertices},
@@ -277,8 +288,9 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--graph", a.data.graph,
                   "Edge-list file or dataset directory (default: the generated SBM of train)");
   cmd->add_option("--model", a.model,
-                  "gcn, sage, gin or gat (default gcn); on a temporal graph evolvegcn-o "
-                  "(default), evolvegcn-h, gcrn or tgcn");
+                  "gcn, sage, gin, gat (default gcn) or the deep gcnii, resgcn (graph "
+                  "parallelism); on a temporal graph evolvegcn-o (default), evolvegcn-h, gcrn or "
+                  "tgcn");
   cmd->add_option("--layers", a.layers, "Number of GNN layers")->capture_default_str();
   cmd->add_option("--hidden", a.hidden, "Hidden width")->capture_default_str();
   cmd->add_option("--ranks", a.ranks, "Rank counts, e.g. 128 or 1,2,4,8")->required();

@@ -10,6 +10,7 @@
 
 #include "dgnn/cli/plan_args.hpp"
 #include "dgnn/common/error.hpp"
+#include "dgnn/gnn/models/deep.hpp"
 #include "dgnn/gnn/temporal/temporal_models.hpp"
 #include "dgnn/plan/memory_model.hpp"
 
@@ -129,7 +130,15 @@ std::vector<MemoryRow> size_memory_rows(PlanArgs& a, const std::vector<int>& ran
     if (a.model.empty()) a.model = "gcn";
     const int64_t classes = a.data.num_classes > 0 ? a.data.num_classes : 2;
     perf::StaticMemoryInput in;
-    in.layers = perf::model_layers(parse_model_kind(a.model), f, a.hidden, classes, a.layers);
+    if (is_deep_model(a.model)) {
+      DeepModelOptions deep;
+      deep.kind = parse_deep_kind(a.model);
+      deep.layers = a.layers;
+      deep.hidden = a.hidden;
+      in.layers = perf::deep_model_layers(deep, f, classes);
+    } else {
+      in.layers = perf::model_layers(parse_model_kind(a.model), f, a.hidden, classes, a.layers);
+    }
     in.features = f;
     in.directed = directed;
     in.halo_memory = a.halo_memory_bytes;

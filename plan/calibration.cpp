@@ -231,7 +231,7 @@ Rates measure(const Csr& in, const std::vector<LayerShape>& layers, int threads,
   std::set<std::pair<int64_t, int64_t>> shapes;
   int64_t widest = 1;
   for (const LayerShape& l : layers) {
-    widths.insert(l.agg_width);
+    if (l.agg_width > 0) widths.insert(l.agg_width);  // (a linear layer aggregates nothing)
     widest = std::max({widest, l.in, l.out, l.agg_width});
     for (const Gemm& g : l.gemms) {
       shapes.insert({g.k, g.n});

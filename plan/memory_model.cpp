@@ -47,6 +47,7 @@ int64_t halo_plan_bytes(const PartCounts& c) {
 }
 
 int64_t tape_floats_per_row(const LayerShape& l) {
+  if (l.tape_floats >= 0) return l.tape_floats;
   // elementwise_per_row already has the aggregation's copy of its input (the [owned | halo]
   // buffer, the aggregate's output in one process).
   int64_t f = l.elementwise_per_row;
@@ -87,7 +88,7 @@ MemoryBreakdown static_rank_memory(const StaticMemoryInput& in, const PartCounts
     for (const Gemm& g : l.gemms) params += g.k * g.n;
     params += l.biases;
     tensors += l.tensors;
-    tape += c.rows * tape_floats_per_row(l) + halo_held * l.agg_width;
+    tape += c.rows * tape_floats_per_row(l) + (l.keeps_halo ? halo_held * l.agg_width : 0);
     if (l.heads > 0) tape += 3 * (c.edges + c.rows) * l.heads;  // scores, softmax, dropout
   }
   m.graph = local_graph_bytes(c, in.weighted, self_loops, !in.directed);

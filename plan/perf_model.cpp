@@ -199,6 +199,59 @@ std::vector<LayerShape> model_layers(ModelKind kind, int64_t in, int64_t hidden,
   return out;
 }
 
+std::vector<LayerShape> deep_model_layers(const DeepModelOptions& o, int64_t in,
+                                          int64_t classes) {
+  check_deep_options(o);
+  const int64_t h = o.hidden;
+  std::vector<LayerShape> out;
+  // The input layer: dropout on the features, x W_in + b, ReLU. The features are a constant,
+  // so its product has no input gradient.
+  LayerShape first;
+  first.in = in;
+  first.out = h;
+  first.agg_backward = false;
+  first.keeps_halo = false;
+  first.gemms = {{in, h, false}};
+  first.biases = h;
+  first.tensors = 2;
+  first.elementwise_per_row = in + 2 * h;
+  first.tape_floats = in + h + (in + 3) / 4;  // x (W's gradient), h0 (ReLU), the mask's bytes
+  out.push_back(first);
+  for (int l = 1; l <= o.layers; ++l) {
+    LayerShape s;
+    s.in = s.out = s.agg_width = h;
+    s.self_loops = true;  // A~ = D^-1/2 (A + I) D^-1/2
+    s.keeps_halo = false;
+    s.gemms = {{h, h, true}};
+    if (o.kind == DeepKind::gcnii) {
+      // dropout, the aggregation's copy, (1 - alpha) scale, + alpha h0, ReLU; the mixed
+      // weight is hidden x hidden (not per row).
+      s.tensors = 1;
+      s.elementwise_per_row = 5 * h;
+      s.tape_floats = 2 * h + (h + 3) / 4;  // S_l, h_l, the dropout mask (tests/gnn)
+    } else {
+      // dropout, the copy, the bias, ReLU, the gate's scale, the residual add.
+      s.biases = h + 1;  // and the gate a_l
+      s.tensors = 3;
+      s.elementwise_per_row = 6 * h;
+      s.tape_floats = 2 * h + (h + 3) / 4;  // A~ x (W's gradient), the ReLU's output, the mask
+    }
+    out.push_back(s);
+  }
+  LayerShape last;
+  last.in = h;
+  last.out = classes;
+  last.agg_backward = false;
+  last.keeps_halo = false;
+  last.gemms = {{h, classes, true}};
+  last.biases = classes;
+  last.tensors = 2;
+  last.elementwise_per_row = h + classes;
+  last.tape_floats = h + (h + 3) / 4;  // the dropped-out h_L (W_out's gradient), the mask
+  out.push_back(last);
+  return out;
+}
+
 int64_t allreduce_floats(const std::vector<LayerShape>& layers) {
   int64_t n = parameter_count(layers) + 1;
   for (const LayerShape& l : layers) n += l.tensors;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "dgnn/gnn/models/deep.hpp"
 #include "dgnn/gnn/models/layers.hpp"
 #include "dgnn/graph/csr.hpp"
 
@@ -57,6 +58,11 @@ struct LayerShape {
                         // backward reach it)
   int64_t elementwise_per_row = 0;  // floats touched per owned row by the forward's element-wise
                                     // ops (dropout, bias, ReLU, adds, copies); backward: twice
+  // What the tape keeps per owned row for the backward, in floats, when measured rather than
+  // counted from the ops (< 0: elementwise_per_row plus the products' outputs), and whether it
+  // keeps the aggregation's halo rows (the deep models' aggregations read nothing back).
+  int64_t tape_floats = -1;
+  bool keeps_halo = true;
   // Attention (GAT): `heads` > 0. The aggregation is then the attention's edge work, costed per
   // entry (Rates::attention_*), after an exchange of agg_width columns that nothing overlaps
   // (with_halo), forward and backward.
@@ -66,6 +72,9 @@ struct LayerShape {
 // gnn/models/layers.cpp (GCN multiplies first when that narrows the aggregation; GIN's MLP width).
 std::vector<LayerShape> model_layers(ModelKind kind, int64_t in, int64_t hidden, int64_t classes,
                                      int layers);
+// The layers of a deep model (gnn/models/deep.hpp): the input linear layer (no aggregation),
+// `o.layers` graph layers of o.hidden columns, the output linear layer.
+std::vector<LayerShape> deep_model_layers(const DeepModelOptions& o, int64_t in, int64_t classes);
 int64_t parameter_count(const std::vector<LayerShape>& layers);
 // Floats the gradient all-reduce sums: the parameters, a flag per parameter tensor, the loss.
 int64_t allreduce_floats(const std::vector<LayerShape>& layers);

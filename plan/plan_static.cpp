@@ -104,7 +104,9 @@ std::map<int, Rates> rank_rates(const Dataset& d, const StaticPlanOptions& o, Ra
                                 StaticPlan& plan) {
   std::map<int, Rates> rates;
   for (int p : o.ranks) rates[p] = rr.rates_for(p);
-  if (o.kind == ModelKind::gat && o.rates.given)
+  if (o.deep) {
+    // (no attention: nothing to probe)
+  } else if (o.kind == ModelKind::gat && o.rates.given)
     plan.probe = {o.rates.given->attention_factor, 0, 0, true};
   else if (o.kind == ModelKind::gat)  // (the 1-rank rates: calibrated for it if 1 is not asked)
     plan.probe =
@@ -124,7 +126,8 @@ StaticPlan plan_static(const Dataset& d, const StaticPlanOptions& o) {
                       std::to_string(n) + " vertices of the graph");
   if (d.num_classes < 1) throw OptionError("the dataset has no labels (give --labels FILE)");
   StaticPlan plan;
-  plan.layers = model_layers(o.kind, d.feature_dim, o.hidden, d.num_classes, o.layers);
+  plan.layers = o.deep ? deep_model_layers(*o.deep, d.feature_dim, d.num_classes)
+                      : model_layers(o.kind, d.feature_dim, o.hidden, d.num_classes, o.layers);
   RankRates rr(o.rates, d.graph.in, plan.layers);
   std::map<int, Rates> rates = rank_rates(d, o, rr, plan);
   PlanOptions opt;

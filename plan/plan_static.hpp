@@ -5,6 +5,7 @@
 // attention scaled by a probe of real epochs, and a network. The arithmetic of one prediction
 // is perf_model.hpp; this file derives its inputs.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ namespace dgnn::perf {
 // What a static plan is asked for, as `dgnn plan` parsed it.
 struct StaticPlanOptions {
   ModelKind kind = ModelKind::gcn;
+  // A deep model (GCNII, residual GCN) instead of `kind` stacked: its layers and hidden width
+  // are these (`layers` and `hidden` below are not read).
+  std::optional<DeepModelOptions> deep;
   int layers = 2;
   int64_t hidden = 16;
   uint64_t seed = 0;                           // the partitioners' (and the probe's model)

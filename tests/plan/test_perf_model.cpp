@@ -56,6 +56,41 @@ TEST_CASE("plan model: layer shapes follow the built-in layers", "[perf]") {
   CHECK(parameter_count(gin) == (32 * 32 + 32) + (32 * 16 + 16) + (16 * 16 + 16) + (16 * 8 + 8));
 }
 
+TEST_CASE("plan model: the deep models' layers are GCNII's and the residual GCN's", "[perf]") {
+  for (DeepKind kind : {DeepKind::gcnii, DeepKind::resgcn})
+    for (int depth : {1, 16}) {
+      INFO(deep_kind_name(kind) << ", " << depth << " layers");
+      DeepModelOptions o;
+      o.kind = kind;
+      o.layers = depth;
+      o.hidden = 24;
+      const auto layers = deep_model_layers(o, 40, 5);
+      REQUIRE(int(layers.size()) == depth + 2);
+      // The linear layers aggregate nothing; every graph layer aggregates hidden columns over
+      // A + I and needs the aggregation's gradient.
+      CHECK(layers.front().agg_width == 0);
+      CHECK(layers.back().agg_width == 0);
+      CHECK_FALSE(layers.front().gemms[0].input_grad);  // the features are a constant
+      for (int l = 1; l <= depth; ++l) {
+        CHECK(layers[size_t(l)].agg_width == 24);
+        CHECK(layers[size_t(l)].self_loops);
+        CHECK(layers[size_t(l)].agg_backward);
+        CHECK_FALSE(layers[size_t(l)].keeps_halo);
+      }
+      // The parameters are the real model's.
+      CHECK(parameter_count(layers) == make_deep_model(40, 5, o)->num_parameters());
+      // Bytes on the path split in two (one row each way per exchange): every graph layer
+      // exchanges forward and backward, the linear layers never; then the all-reduce.
+      Csr g;
+      g.rows = g.cols = 4;
+      g.offsets = {0, 1, 3, 5, 6};
+      g.indices = {1, 0, 2, 1, 3, 2};
+      const Prediction p =
+          predict(partition_counts(g, {0, 0, 1, 1}, 2), layers, Rates{}, named_network("shm"), {});
+      CHECK(p.bytes_per_epoch == 2 * (int64_t(depth) * 2 * 24 * 4 + allreduce_floats(layers) * 4));
+    }
+}
+
 TEST_CASE("plan model: GAT's layers are the built-in GATConv's", "[perf]") {
   const auto gat = model_layers(ModelKind::gat, 32, 16, 8, 2);
   REQUIRE(gat.size() == 2);
