@@ -143,8 +143,8 @@ ModelKind parse_model_kind(const std::string& name) {
   if (name == "gat") return ModelKind::gat;
   if (name == "gcnii" || name == "resgcn")
     throw OptionError("--model: '" + name +
-                      "' is a deep model, which only dgnn train on a static graph takes (here: "
-                      "gcn, sage, gin or gat)");
+                      "' is a deep model, which dgnn train and dgnn plan take on a static graph "
+                      "(here: gcn, sage, gin or gat)");
   throw OptionError("--model: unknown model '" + name + "' (expected gcn, sage, gin or gat)");
 }
 
