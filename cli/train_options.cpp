@@ -227,6 +227,10 @@ void register_train(CLI::App& app) {
       throw OptionError("--graph " + a->data.graph +
                         ": a PyG-Temporal signal file; train on it with --task forecast");
     if (is_temporal_input(a->data.graph, a->data.edges, a->snapshots)) {
+      if (is_deep_model(a->model))
+        throw OptionError("--model " + a->model +
+                          ": a deep model for static graphs; this input has a time column "
+                          "(temporal models: evolvegcn-o, evolvegcn-h, gcrn, tgcn)");
       if (a->batch_size_given || a->fanouts_given)
         throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
                           ": mini-batch training is for static graphs (this input has a time "

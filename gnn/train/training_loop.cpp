@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -427,7 +428,14 @@ void TrainingLoop::restore_checkpoint(const std::string& path) {
     std::string flag = key;
     std::replace(flag.begin(), flag.end(), '_', '-');
     auto say = [](const nlohmann::json& v) {
-      return v.is_null() ? std::string("none") : v.is_string() ? v.get<std::string>() : v.dump();
+      if (v.is_null()) return std::string("none");
+      if (v.is_string()) return v.get<std::string>();
+      if (v.is_number_float()) {  // a float flag recorded as a double: as it was typed
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", v.get<double>());
+        return std::string(buf);
+      }
+      return v.dump();
     };
     throw OptionError(path + ": checkpoint was trained with --" + flag + " " + say(was) +
                       ", this run has " + say(now));

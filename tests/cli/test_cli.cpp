@@ -259,6 +259,13 @@ TEST_CASE("cli: an option the run would not use is refused, naming it") {
     CHECK(count_lines(r.out) == 1);
     CHECK_THAT(r.out, Catch::Contains("not used by temporal training"));
   }
+  {
+    const Result r = run("train --graph " + (t / "events.txt").string() +
+                         " --time-col 2 --snapshots 6 --epochs 1 --model gcnii");
+    CHECK(r.code != 0);
+    CHECK(count_lines(r.out) == 1);
+    CHECK_THAT(r.out, Catch::Contains("--model gcnii: a deep model for static graphs"));
+  }
   // --parts means one vertex part per rank, for static and temporal graphs alike; the snapshot
   // strategy partitions no vertices.
   const std::string tg = "train --graph " + (t / "events.txt").string() +
@@ -525,7 +532,8 @@ TEST_CASE("cli: the deep models train, select on validation loss and write their
                           {"", "checkpoint was trained with --select loss, this run has acc"}});
   expect_one_line_errors(base + " --select loss --epochs 4 --load " + ckpt,
                          {
-                          {" --alpha 0.2", "checkpoint was trained with --alpha 0.1"},
+                          {" --alpha 0.2", "checkpoint was trained with --alpha 0.1, this run "
+                                           "has 0.2"},
                           {" --normalize-features",
                            "checkpoint was trained with --normalize-features false"}});
 }
