@@ -39,6 +39,13 @@ const DeepModelOptions& checked(const DeepModelOptions& o) {
   return o;
 }
 
+// The graph layers' weights ("convs.*") get their own weight decay (< 0: the optimiser's).
+void decay_graph_layers(Module& m, float decay) {
+  if (decay < 0) return;
+  for (auto& [name, p] : m.named_parameters())
+    if (name.rfind("convs.", 0) == 0) p->weight_decay = decay;
+}
+
 void refuse_blocks(const ForwardContext& ctx, const char* model) {
   if (!ctx.blocks.empty())
     throw OptionError(std::string("--model ") + model +
@@ -55,9 +62,7 @@ GCNII::GCNII(int64_t in, int64_t classes, const DeepModelOptions& o)
       out_(add_module("fc_out", std::make_unique<Linear>(o.hidden, classes))) {
   for (int l = 1; l <= o.layers; ++l)
     convs_.push_back(&add_parameter("convs." + std::to_string(l) + ".weight", o.hidden, o.hidden));
-  if (o.conv_weight_decay >= 0)
-    for (auto& [name, p] : named_parameters())
-      if (name.rfind("convs.", 0) == 0) p->weight_decay = o.conv_weight_decay;
+  decay_graph_layers(*this, o.conv_weight_decay);
 }
 
 double GCNII::beta(int l) const { return std::log(double(o_.lambda) / double(l) + 1.0); }
@@ -66,13 +71,13 @@ double GCNII::beta(int l) const { return std::log(double(o_.lambda) / double(l) 
 // weight (hidden x hidden) instead of beta S W + (1 - beta) S, so that the tape keeps S alone.
 Var GCNII::layer(ForwardContext& ctx, int l, const Var& h, const Var& alpha_h0) {
   const Var& w = *convs_[size_t(l - 1)];
-  if (identity_.rows() != o_.hidden || identity_.device() != w.device()) {
+  if (!identity_.defined() || identity_.device() != w.device()) {
     std::vector<float> eye(size_t(o_.hidden * o_.hidden), 0.f);
     for (int64_t i = 0; i < o_.hidden; ++i) eye[size_t(i * o_.hidden + i)] = 1.f;
-    identity_ = Tensor::from_host(eye.data(), o_.hidden, o_.hidden).to(w.device());
+    identity_ = Var(Tensor::from_host(eye.data(), o_.hidden, o_.hidden).to(w.device()));
   }
   const float b = float(beta(l));
-  const Var mixed_w = add(scale(w, b), scale(Var(identity_.clone()), 1.f - b));
+  const Var mixed_w = add(scale(w, b), scale(identity_, 1.f - b));
   Var agg = aggregate(ctx.graph, ctx.dropout(h, o_.dropout), Norm::gcn);
   Var s = o_.alpha == 0.f ? agg : add(scale(agg, 1.f - o_.alpha), alpha_h0);
   return relu(matmul(s, mixed_w));
@@ -101,9 +106,7 @@ ResGCN::ResGCN(int64_t in, int64_t classes, const DeepModelOptions& o)
                                  std::make_unique<GCNConv>(o.hidden, o.hidden)));
     gates_.push_back(&add_parameter("rezero." + std::to_string(l), 1, 1, Init::zeros, false));
   }
-  if (o.conv_weight_decay >= 0)
-    for (auto& [name, p] : named_parameters())
-      if (name.rfind("convs.", 0) == 0) p->weight_decay = o.conv_weight_decay;
+  decay_graph_layers(*this, o.conv_weight_decay);
 }
 
 Var ResGCN::embed(ForwardContext& ctx, const Var& x) {

@@ -68,7 +68,7 @@ class GCNII : public NodeModel {
   Linear& in_;
   Linear& out_;
   std::vector<Var*> convs_;
-  Tensor identity_;  // hidden x hidden, on the parameters' device (made on first use there)
+  Var identity_;  // hidden x hidden constant, on the parameters' device (made on first use there)
 };
 
 class ResGCN : public NodeModel {

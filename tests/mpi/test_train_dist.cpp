@@ -115,7 +115,19 @@ void check_close(const std::vector<double>& a, const std::vector<double>& b) {
   }
 }
 
+// P ranks against one process: every epoch's loss, the step-0 gradients, the test accuracy.
+void check_same_curve(const Curve& got, const Curve& ref) {
+  check_close(got.losses, ref.losses);
+  REQUIRE(got.grads0.size() == ref.grads0.size());
+  for (size_t i = 0; i < ref.grads0.size(); ++i)
+    for (size_t k = 0; k < ref.grads0[i].size(); ++k)
+      CHECK(got.grads0[i][k] == Approx(ref.grads0[i][k]).epsilon(1e-4).margin(1e-6));
+  CHECK(got.test_acc == Approx(ref.test_acc).margin(0.02));
+}
+
 }  // namespace
+
+namespace {
 
 // A deep model (GCNII, residual GCN) of `layers` graph layers, dropout on, on this
 // communicator's ranks: every epoch's loss and the step-0 gradients.
@@ -149,6 +161,8 @@ Curve train_deep(Communicator& comm, DeepKind kind, int layers, Partitioner meth
   return c;
 }
 
+}  // namespace
+
 TEST_CASE("deep models (GCNII, residual GCN) on P ranks equal one process", "[dist]") {
   Communicator& comm = world();
   SelfCommunicator self;
@@ -159,12 +173,7 @@ TEST_CASE("deep models (GCNII, residual GCN) on P ranks equal one process", "[di
         INFO(deep_kind_name(kind) << ", " << layers << " layers, " << partitioner_name(method)
                                   << " on " << comm.size() << " ranks");
         const Curve got = train_deep(comm, kind, layers, method);
-        check_close(got.losses, ref.losses);
-        REQUIRE(got.grads0.size() == ref.grads0.size());
-        for (size_t i = 0; i < ref.grads0.size(); ++i)
-          for (size_t k = 0; k < ref.grads0[i].size(); ++k)
-            CHECK(got.grads0[i][k] == Approx(ref.grads0[i][k]).epsilon(1e-4).margin(1e-6));
-        CHECK(got.test_acc == Approx(ref.test_acc).margin(0.02));
+        check_same_curve(got, ref);
       }
     }
 }
@@ -181,12 +190,7 @@ TEST_CASE("distributed loss and step-0 gradients equal one process", "[dist]") {
       INFO(model_kind_name(kind) << " / " << partitioner_name(method) << " on " << comm.size()
                                  << " ranks, pieces of " << pieces << " rows");
       const Curve got = train_on(comm, method, kind, 20, "", "", 0, pieces);
-      check_close(got.losses, ref.losses);
-      REQUIRE(got.grads0.size() == ref.grads0.size());
-      for (size_t i = 0; i < ref.grads0.size(); ++i)
-        for (size_t k = 0; k < ref.grads0[i].size(); ++k)
-          CHECK(got.grads0[i][k] == Approx(ref.grads0[i][k]).epsilon(1e-4).margin(1e-6));
-      CHECK(got.test_acc == Approx(ref.test_acc).margin(0.02));
+      check_same_curve(got, ref);
     }
   }
 }
