@@ -27,6 +27,7 @@
 #include "dgnn/gnn/train/minibatch.hpp"
 #include "dgnn/gnn/train/minibatch_setup.hpp"
 #include "dgnn/gnn/train/optimizer.hpp"
+#include "dgnn/gnn/train/pipeline.hpp"
 #include "dgnn/gnn/train/static_run.hpp"
 #include "dgnn/gnn/train/trainer.hpp"
 #include "dgnn/gnn/train/training_loop.hpp"

@@ -14,6 +14,7 @@
 #include "dgnn/common/memory.hpp"
 #include "dgnn/common/timer.hpp"
 #include "dgnn/datasets/sbm.hpp"
+#include "dgnn/gnn/train/pipeline.hpp"
 #include "dgnn/gnn/train/static_run.hpp"
 #include "dgnn/graph/dataset.hpp"
 #include "dgnn/kernels/kernels.hpp"
@@ -67,6 +68,79 @@ std::optional<MiniBatchOptions> minibatch_options(const TrainArgs& a) {
 }
 
 }  // namespace
+
+// The run's totals over all ranks (what the result lines read).
+struct SplitTotals {
+  int64_t global_val = 0, global_test = 0;
+};
+
+// Trains `run` (a StaticRun's trainer or a PipelineRun), then prints and writes what every
+// static run ends with: the result line, predictions, embeddings and the final JSON record.
+template <class Run>
+void train_and_report(TrainArgs& a, Run& run, const SplitTotals& totals, nlohmann::json& settings,
+                      bool minibatch, Communicator& comm) {
+  const bool root = comm.rank() == 0;
+  EpochPrinter printer(a, comm, run.epoch_format());
+  const TrainResult res = run.train(printer.callback());
+  if (root && res.stopped_early)
+    std::printf("stopped at epoch %d: no %s for %d epochs (--patience)\n", res.last_epoch,
+                a.train.select == "loss" ? "lower validation loss" : "better validation accuracy",
+                a.train.patience);
+  if (root) {
+    // An empty set (--train-frac 1, --val-frac 0, or split files without it) has no accuracy:
+    // printing 0 would read as a result.
+    if (totals.global_test > 0)
+      std::printf("test accuracy %.4f ", res.test_acc);
+    else
+      std::printf("no test vertices, no test accuracy ");
+    if (totals.global_val > 0 && a.train.select == "loss")
+      std::printf("(lowest val loss %.4f, val %.4f, at epoch %d)", res.best_val_loss,
+                  res.best_val_acc, res.best_epoch);
+    else if (totals.global_val > 0)
+      std::printf("(best val %.4f at epoch %d)", res.best_val_acc, res.best_epoch);
+    else
+      std::printf("(no validation vertices: the last epoch's parameters)");
+    std::printf(", median epoch %.2f ms\n", res.median_epoch_ms);
+  }
+  // The model holds the best-validation parameters, those the test used.
+  if (!a.predictions.empty())
+    write_class_predictions(a.predictions, run.predict().to(Device::cpu), run.row_ids(),
+                            comm);
+  if (!a.embeddings.empty()) write_embeddings(a.embeddings, run.embeddings(), run.row_ids(), comm);
+  nlohmann::json j = {
+      {"final", true},
+      {"test_acc", totals.global_test > 0 ? nlohmann::json(res.test_acc) : nullptr},
+      {"best_val_acc", totals.global_val > 0 ? nlohmann::json(res.best_val_acc) : nullptr},
+      {"best_val_loss", totals.global_val > 0 && !std::isnan(res.best_val_loss)
+                            ? nlohmann::json(res.best_val_loss)
+                            : nullptr},
+      {"best_epoch", res.best_epoch},
+      {"epochs", res.last_epoch},
+      {"stopped_early", res.stopped_early},
+      {"final_loss", res.final_loss},
+      {"median_epoch_ms", res.median_epoch_ms},
+      {"test_ms", res.test_ms},
+      {"median_compute_ms", res.median_compute_ms},
+      {"median_comm_ms", res.median_comm_ms},
+      {"median_wait_ms", res.median_wait_ms},
+      {"bytes_sent_per_epoch", res.bytes_per_epoch},
+      {"settings", settings}};
+  if (minibatch) {
+    j["median_sample_ms"] = res.median_sample_ms;
+    j["median_sample_wait_ms"] = res.median_sample_wait_ms;
+  }
+  printer.final_line(j, res);
+}
+
+// The static run's adapter: predictions through its trainer.
+struct StaticRunReport {
+  StaticRun& run;
+  EpochFormat epoch_format() const { return run.epoch_format(); }
+  TrainResult train(const std::function<void(const EpochRecord&)>& f) { return run.train(f); }
+  Tensor predict() { return run.trainer().predict(); }
+  Tensor embeddings() { return run.embeddings(); }
+  std::vector<int64_t> row_ids() const { return run.row_ids(); }
+};
 
 void run_train(TrainArgs& a) {
   if (a.layers < 1) throw OptionError("--layers must be >= 1");
@@ -177,6 +251,28 @@ void run_train(TrainArgs& a) {
   // The data id is collective: every rank computes it before the run's collectives.
   if (const std::string id = checkpoint_data_id(a, comm, false); !id.empty()) settings["data"] = id;
   cfg.train.meta_json = settings.dump();
+  if (a.strategy == "pipeline") {
+    // Every stage holds the whole graph, read by rank 0 and cut into chunks there.
+    cfg.shards.reset();
+    PipelineOptions po;
+    po.chunks = a.chunks;
+    PipelineRun run(read, cfg, po, comm);
+    settings["strategy"] = "pipeline";
+    settings["stages"] = run.stages();
+    settings["chunks"] = run.chunks();
+    if (print) {
+      std::string groups;
+      const std::vector<int>& first = run.stage_bounds();
+      for (size_t s = 0; s + 1 < first.size(); ++s)
+        groups += (s ? ", " : "") + std::to_string(first[s]) + "-" + std::to_string(first[s + 1] - 1);
+      std::printf("pipeline: %d stages (graph layers %s), %d chunks%s\n", run.stages(),
+                  groups.c_str(), run.chunks(),
+                  run.chunks() == 1 ? " (exact: nothing stale)"
+                                    : " (out-of-chunk neighbours read last run's rows)");
+    }
+    train_and_report(a, run, {run.global_val(), run.global_test()}, settings, false, comm);
+    return;
+  }
   Timer shard_timer;
   StaticRun run(read, cfg, comm);
   if (const std::optional<ShardedLoad>& sh = run.sharded_load()) {
@@ -214,57 +310,10 @@ void run_train(TrainArgs& a) {
     settings["prefetch"] = batches->loader->options().prefetch;
     settings["steps_per_epoch"] = batches->loader->steps_per_epoch();
   }
-  EpochPrinter printer(a, comm, run.epoch_format());
-  const TrainResult res = run.train(printer.callback());
-  if (root && res.stopped_early)
-    std::printf("stopped at epoch %d: no %s for %d epochs (--patience)\n", res.last_epoch,
-                a.train.select == "loss" ? "lower validation loss" : "better validation accuracy",
-                a.train.patience);
-  const NodeTask& task = run.task();
-  if (root) {
-    // An empty set (--train-frac 1, --val-frac 0, or split files without it) has no accuracy:
-    // printing 0 would read as a result.
-    if (task.global_test > 0)
-      std::printf("test accuracy %.4f ", res.test_acc);
-    else
-      std::printf("no test vertices, no test accuracy ");
-    if (task.global_val > 0 && a.train.select == "loss")
-      std::printf("(lowest val loss %.4f, val %.4f, at epoch %d)", res.best_val_loss,
-                  res.best_val_acc, res.best_epoch);
-    else if (task.global_val > 0)
-      std::printf("(best val %.4f at epoch %d)", res.best_val_acc, res.best_epoch);
-    else
-      std::printf("(no validation vertices: the last epoch's parameters)");
-    std::printf(", median epoch %.2f ms\n", res.median_epoch_ms);
-  }
-  // The model holds the best-validation parameters, those the test used.
-  if (!a.predictions.empty())
-    write_class_predictions(a.predictions, run.trainer().predict().to(Device::cpu), run.row_ids(),
-                            comm);
-  if (!a.embeddings.empty()) write_embeddings(a.embeddings, run.embeddings(), run.row_ids(), comm);
-  nlohmann::json j = {
-      {"final", true},
-      {"test_acc", task.global_test > 0 ? nlohmann::json(res.test_acc) : nullptr},
-      {"best_val_acc", task.global_val > 0 ? nlohmann::json(res.best_val_acc) : nullptr},
-      {"best_val_loss", task.global_val > 0 && !std::isnan(res.best_val_loss)
-                            ? nlohmann::json(res.best_val_loss)
-                            : nullptr},
-      {"best_epoch", res.best_epoch},
-      {"epochs", res.last_epoch},
-      {"stopped_early", res.stopped_early},
-      {"final_loss", res.final_loss},
-      {"median_epoch_ms", res.median_epoch_ms},
-      {"test_ms", res.test_ms},
-      {"median_compute_ms", res.median_compute_ms},
-      {"median_comm_ms", res.median_comm_ms},
-      {"median_wait_ms", res.median_wait_ms},
-      {"bytes_sent_per_epoch", res.bytes_per_epoch},
-      {"settings", settings}};
-  if (mb) {
-    j["median_sample_ms"] = res.median_sample_ms;
-    j["median_sample_wait_ms"] = res.median_sample_wait_ms;
-  }
-  printer.final_line(j, res);
+  StaticRunReport report{run};
+  train_and_report(a, report, {run.task().global_val, run.task().global_test}, settings,
+                   mb.has_value(), comm);
 }
+
 
 }  // namespace dgnn::cli

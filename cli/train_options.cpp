@@ -154,9 +154,16 @@ void register_train(CLI::App& app) {
                   "--task forecast: the signal, .npy [steps, vertices] or [steps, vertices, "
                   "channels] (default: signals.npy of the dataset folder)");
   cmd->add_option("--strategy", a->strategy,
-                  "Temporal, several ranks: vertex (one partition, halo per snapshot, state stays "
-                  "with its owner) or snapshot")
-      ->check(CLI::IsMember({"vertex", "snapshot"}))
+                  "Several ranks. Temporal: vertex (one partition, halo per snapshot, state stays "
+                  "with its owner) or snapshot. Static: graph (each rank a part of the graph, "
+                  "halo per layer; the default) or pipeline (deep models: each rank a stage of "
+                  "layers, the graph streamed through in chunks)")
+      ->check(CLI::IsMember({"vertex", "snapshot", "graph", "pipeline"}))
+      ->capture_default_str();
+  cmd->add_option("--chunks", a->chunks,
+                  "--strategy pipeline: chunks of the graph (METIS) streamed through the stages; "
+                  "out-of-chunk neighbours read their last rows (0: 4 per stage; 1: exact, the "
+                  "same numbers as one process)")
       ->capture_default_str();
   cmd->add_option("--bptt", a->bptt,
                   "Temporal: snapshots per back-propagation window (0 = the whole training span)")
@@ -185,6 +192,9 @@ void register_train(CLI::App& app) {
         if (cmd->get_option(n)->count() > 0) throw OptionError(std::string(n) + ": " + why);
     };
     refuse_input_options(cmd, a->data.graph);
+    const bool static_strategy = a->strategy == "graph" || a->strategy == "pipeline";
+    if (a->strategy != "pipeline")
+      refuse({"--chunks"}, "is for --strategy pipeline");
     if (a->train.optimizer != "sgd") refuse({"--momentum"}, "is for --optimizer sgd");
     if (a->model != "gcnii")
       refuse({"--alpha", "--lambda"},
@@ -200,6 +210,9 @@ void register_train(CLI::App& app) {
     if (a->task != "forecast")
       refuse({"--lags", "--horizon", "--signals"}, "for --task forecast only");
     if (a->task == "forecast") {
+      if (static_strategy)
+        throw OptionError("--strategy " + a->strategy +
+                          ": for static graphs; --task forecast takes vertex or snapshot");
       if (a->batch_size_given || a->fanouts_given)
         throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
                           ": mini-batch training is for static node classification");
@@ -227,6 +240,10 @@ void register_train(CLI::App& app) {
       throw OptionError("--graph " + a->data.graph +
                         ": a PyG-Temporal signal file; train on it with --task forecast");
     if (is_temporal_input(a->data.graph, a->data.edges, a->snapshots)) {
+      if (static_strategy)
+        throw OptionError("--strategy " + a->strategy +
+                          ": for static graphs; this input has a time column (temporal runs "
+                          "take vertex or snapshot)");
       if (is_deep_model(a->model))
         throw OptionError("--model " + a->model +
                           ": a deep model for static graphs; this input has a time column "
@@ -266,9 +283,27 @@ void register_train(CLI::App& app) {
                "not used by --task node (it scores vertices, not sampled non-edges)");
       run_train_temporal(*a);
     } else {
-      refuse({"--task", "--strategy", "--bptt", "--neg-train", "--neg-eval", "--eval-protocol",
+      refuse({"--task", "--bptt", "--neg-train", "--neg-eval", "--eval-protocol",
               "--snapshot-groups", "--overpartition"},
              "for temporal graphs only (give the time column with --time-col)");
+      if (!static_strategy && cmd->get_option("--strategy")->count() > 0)
+        throw OptionError("--strategy " + a->strategy +
+                          ": for temporal graphs (give the time column with --time-col); static "
+                          "graphs take graph or pipeline");
+      if (a->strategy == "pipeline") {
+        if (!is_deep_model(a->model))
+          throw OptionError("--strategy pipeline runs the deep models (--model gcnii or resgcn): "
+                            "it splits their graph layers into stages");
+        if (a->batch_size_given || a->fanouts_given)
+          throw OptionError(std::string(a->batch_size_given ? "--batch-size" : "--fanouts") +
+                            ": --strategy pipeline streams chunks of the whole graph");
+        refuse({"--partition", "--parts", "--halo-memory", "--no-overlap"},
+               "not used by --strategy pipeline (every stage holds the whole graph, cut into "
+               "--chunks)");
+        if (a->device != "cpu")
+          throw OptionError("--device " + a->device +
+                            ": --strategy pipeline runs on the CPU for now");
+      }
       run_train(*a);
     }
   });

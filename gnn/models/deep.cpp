@@ -56,10 +56,24 @@ void refuse_blocks(const ForwardContext& ctx, const char* model) {
 
 }  // namespace
 
+DeepModel::DeepModel(const DeepModelOptions& o) : o_(checked(o)) {}
+
+Var DeepModel::embed(ForwardContext& ctx, const Var& x) {
+  refuse_blocks(ctx, deep_kind_name(o_.kind));
+  const Var h0 = stem(ctx, x);
+  const Var t = initial_term(h0);
+  Var h = h0;
+  for (int l = 1; l <= graph_layers(); ++l) h = graph_layer(ctx, l, h, t);
+  return h;
+}
+
+Var DeepModel::forward(ForwardContext& ctx, const Var& x) { return head(ctx, embed(ctx, x)); }
+
 GCNII::GCNII(int64_t in, int64_t classes, const DeepModelOptions& o)
-    : o_(checked(o)),
+    : DeepModel(o),
       in_(add_module("fc_in", std::make_unique<Linear>(in, o.hidden))),
       out_(add_module("fc_out", std::make_unique<Linear>(o.hidden, classes))) {
+  reads_h0_ = o.alpha != 0.f;
   for (int l = 1; l <= o.layers; ++l)
     convs_.push_back(&add_parameter("convs." + std::to_string(l) + ".weight", o.hidden, o.hidden));
   decay_graph_layers(*this, o.conv_weight_decay);
@@ -67,9 +81,22 @@ GCNII::GCNII(int64_t in, int64_t classes, const DeepModelOptions& o)
 
 double GCNII::beta(int l) const { return std::log(double(o_.lambda) / double(l) + 1.0); }
 
+Var GCNII::stem(ForwardContext& ctx, const Var& x) {
+  refuse_blocks(ctx, "gcnii");
+  ctx.site = 0;
+  return relu(in_.forward(ctx, ctx.dropout(x, o_.dropout)));
+}
+
+Var GCNII::initial_term(const Var& h0) const {
+  return o_.alpha == 0.f ? Var() : scale(h0, o_.alpha);
+}
+
 // ((1 - alpha) A~ dropout(h) + alpha h0) ((1 - beta) I + beta W): one matmul by the mixed
 // weight (hidden x hidden) instead of beta S W + (1 - beta) S, so that the tape keeps S alone.
-Var GCNII::layer(ForwardContext& ctx, int l, const Var& h, const Var& alpha_h0) {
+Var GCNII::graph_layer(ForwardContext& ctx, int l, const Var& h, const Var& alpha_h0) {
+  DGNN_CHECK(l >= 1 && l <= graph_layers(), Error, "GCNII: no graph layer " + std::to_string(l));
+  DGNN_CHECK(o_.alpha == 0.f || alpha_h0.defined(), Error,
+             "GCNII: graph layer " + std::to_string(l) + " needs alpha h0 (initial_term)");
   const Var& w = *convs_[size_t(l - 1)];
   if (!identity_.defined() || identity_.device() != w.device()) {
     std::vector<float> eye(size_t(o_.hidden * o_.hidden), 0.f);
@@ -78,27 +105,19 @@ Var GCNII::layer(ForwardContext& ctx, int l, const Var& h, const Var& alpha_h0) 
   }
   const float b = float(beta(l));
   const Var mixed_w = add(scale(w, b), scale(identity_, 1.f - b));
+  ctx.site = uint64_t(l);
   Var agg = aggregate(ctx.graph, ctx.dropout(h, o_.dropout), Norm::gcn);
   Var s = o_.alpha == 0.f ? agg : add(scale(agg, 1.f - o_.alpha), alpha_h0);
   return relu(matmul(s, mixed_w));
 }
 
-Var GCNII::embed(ForwardContext& ctx, const Var& x) {
-  refuse_blocks(ctx, "gcnii");
-  const Var h0 = relu(in_.forward(ctx, ctx.dropout(x, o_.dropout)));
-  const Var alpha_h0 = o_.alpha == 0.f ? Var() : scale(h0, o_.alpha);
-  Var h = h0;
-  for (int l = 1; l <= int(convs_.size()); ++l) h = layer(ctx, l, h, alpha_h0);
-  return h;
-}
-
-Var GCNII::forward(ForwardContext& ctx, const Var& x) {
-  const Var h = embed(ctx, x);
+Var GCNII::head(ForwardContext& ctx, const Var& h) {
+  ctx.site = uint64_t(graph_layers()) + 1;
   return out_.forward(ctx, ctx.dropout(h, o_.dropout));
 }
 
 ResGCN::ResGCN(int64_t in, int64_t classes, const DeepModelOptions& o)
-    : o_(checked(o)),
+    : DeepModel(o),
       in_(add_module("fc_in", std::make_unique<Linear>(in, o.hidden))),
       out_(add_module("fc_out", std::make_unique<Linear>(o.hidden, classes))) {
   for (int l = 1; l <= o.layers; ++l) {
@@ -109,20 +128,25 @@ ResGCN::ResGCN(int64_t in, int64_t classes, const DeepModelOptions& o)
   decay_graph_layers(*this, o.conv_weight_decay);
 }
 
-Var ResGCN::embed(ForwardContext& ctx, const Var& x) {
+Var ResGCN::stem(ForwardContext& ctx, const Var& x) {
   refuse_blocks(ctx, "resgcn");
-  Var h = relu(in_.forward(ctx, ctx.dropout(x, o_.dropout)));
-  for (size_t l = 0; l < convs_.size(); ++l)
-    h = add(h, scale_by(relu(convs_[l]->forward(ctx, ctx.dropout(h, o_.dropout))), *gates_[l]));
-  return h;
+  ctx.site = 0;
+  return relu(in_.forward(ctx, ctx.dropout(x, o_.dropout)));
 }
 
-Var ResGCN::forward(ForwardContext& ctx, const Var& x) {
-  const Var h = embed(ctx, x);
+Var ResGCN::graph_layer(ForwardContext& ctx, int l, const Var& h, const Var&) {
+  DGNN_CHECK(l >= 1 && l <= graph_layers(), Error, "resgcn: no graph layer " + std::to_string(l));
+  ctx.site = uint64_t(l);
+  const size_t i = size_t(l - 1);
+  return add(h, scale_by(relu(convs_[i]->forward(ctx, ctx.dropout(h, o_.dropout))), *gates_[i]));
+}
+
+Var ResGCN::head(ForwardContext& ctx, const Var& h) {
+  ctx.site = uint64_t(graph_layers()) + 1;
   return out_.forward(ctx, ctx.dropout(h, o_.dropout));
 }
 
-std::unique_ptr<NodeModel> make_deep_model(int64_t in, int64_t classes,
+std::unique_ptr<DeepModel> make_deep_model(int64_t in, int64_t classes,
                                            const DeepModelOptions& o) {
   if (o.kind == DeepKind::gcnii) return std::make_unique<GCNII>(in, classes, o);
   return std::make_unique<ResGCN>(in, classes, o);

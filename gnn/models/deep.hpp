@@ -54,38 +54,67 @@ struct DeepModelOptions {
 // --conv-weight-decay) for a value out of range.
 void check_deep_options(const DeepModelOptions& o);
 
-class GCNII : public NodeModel {
+// A deep model as three parts that may run apart (the pipeline strategy gives contiguous graph
+// layers to different ranks, gnn/train/pipeline.hpp):
+//   h0 = stem(x);  t = initial_term(h0);  h_l = graph_layer(l, h_{l-1}, t), l = 1..L;
+//   logits = head(h_L)
+// which is what forward() runs. Each part sets its own dropout site (the stem 0, layer l l, the
+// head L + 1), so that a part run alone draws the masks it draws in the whole model.
+class DeepModel : public NodeModel {
  public:
-  GCNII(int64_t in, int64_t classes, const DeepModelOptions& o);
   Var forward(ForwardContext& ctx, const Var& x) override;
   Var embed(ForwardContext& ctx, const Var& x) override;  // h_L
+  virtual Var stem(ForwardContext& ctx, const Var& x) = 0;
+  // What every graph layer reads of h0 (GCNII: alpha h0); undefined when the layers read none.
+  virtual Var initial_term(const Var& h0) const = 0;
+  bool reads_h0() const { return reads_h0_; }
+  virtual Var graph_layer(ForwardContext& ctx, int l, const Var& h, const Var& h0_term) = 0;
+  virtual Var head(ForwardContext& ctx, const Var& h) = 0;
+  // The parameters of the stem, of graph layer l, of the head (names as named_parameters()).
+  virtual bool in_stem(const std::string& name) const { return name.rfind("fc_in.", 0) == 0; }
+  virtual bool in_head(const std::string& name) const { return name.rfind("fc_out.", 0) == 0; }
+  int64_t hidden() const { return o_.hidden; }
+  const DeepModelOptions& options() const { return o_; }
+
+ protected:
+  DeepModelOptions o_;
+  bool reads_h0_ = false;
+  explicit DeepModel(const DeepModelOptions& o);
+};
+
+class GCNII : public DeepModel {
+ public:
+  GCNII(int64_t in, int64_t classes, const DeepModelOptions& o);
   int graph_layers() const override { return int(convs_.size()); }
   double beta(int l) const;  // beta_l, l = 1..L
+  Var stem(ForwardContext& ctx, const Var& x) override;
+  Var initial_term(const Var& h0) const override;
+  Var graph_layer(ForwardContext& ctx, int l, const Var& h, const Var& alpha_h0) override;
+  Var head(ForwardContext& ctx, const Var& h) override;
 
  private:
-  Var layer(ForwardContext& ctx, int l, const Var& h, const Var& alpha_h0);
-  DeepModelOptions o_;
   Linear& in_;
   Linear& out_;
   std::vector<Var*> convs_;
   Var identity_;  // hidden x hidden constant, on the parameters' device (made on first use there)
 };
 
-class ResGCN : public NodeModel {
+class ResGCN : public DeepModel {
  public:
   ResGCN(int64_t in, int64_t classes, const DeepModelOptions& o);
-  Var forward(ForwardContext& ctx, const Var& x) override;
-  Var embed(ForwardContext& ctx, const Var& x) override;  // h_L
   int graph_layers() const override { return int(convs_.size()); }
+  Var stem(ForwardContext& ctx, const Var& x) override;
+  Var initial_term(const Var&) const override { return Var(); }
+  Var graph_layer(ForwardContext& ctx, int l, const Var& h, const Var& unused) override;
+  Var head(ForwardContext& ctx, const Var& h) override;
 
  private:
-  DeepModelOptions o_;
   Linear& in_;
   Linear& out_;
   std::vector<GCNConv*> convs_;
   std::vector<Var*> gates_;  // a_l, 1 x 1 ("rezero.<l>")
 };
 
-std::unique_ptr<NodeModel> make_deep_model(int64_t in, int64_t classes, const DeepModelOptions& o);
+std::unique_ptr<DeepModel> make_deep_model(int64_t in, int64_t classes, const DeepModelOptions& o);
 
 }  // namespace dgnn

@@ -1,6 +1,7 @@
 # Multi-rank tests (included by tests/CMakeLists.txt when MPI is found).
 dgnn_mpi_test(comm 2 3 4)
 dgnn_mpi_test(rank_usage 2 3)
+dgnn_mpi_test(pipeline 2 3 4)
 
 # A rank that fails must take the job down with its message, within seconds, not hang it.
 add_test(NAME "mpi: a failing rank aborts the job"
