@@ -13,6 +13,7 @@
 
 #include "dgnn/cli/commands.hpp"
 #include "dgnn/cli/options.hpp"
+#include "dgnn/gnn/models/deep.hpp"
 #include "dgnn/cli/scale_results.hpp"
 #include "dgnn/cli/scale_study.hpp"
 #include "dgnn/cli/subprocess.hpp"
@@ -115,25 +116,33 @@ bool is_temporal(const ScaleArgs& a) {
                      [](const std::string& s) { return s.rfind("--time-col", 0) == 0; });
 }
 
-// The strategies a static graph can run (a note names those skipped), and the names every run
-// would refuse, refused once, before any run.
+// The strategies the graph can run (a note names those skipped): a static graph is split by
+// vertex ("vertex", or its other name "graph") or, for the deep models, by layers ("pipeline");
+// a temporal one by vertex or snapshot. The names every run would refuse are refused once, before
+// any run.
 void check_for_graph(const ScaleArgs& a, bool temporal, std::vector<std::string>& strategies) {
-  if (!temporal) {
-    std::vector<std::string> skipped;
-    for (const std::string& s : strategies)
-      if (s != "vertex") skipped.push_back(s);
-    if (skipped.size() == strategies.size())
-      throw OptionError("--strategies " + a.strategies +
-                        ": a static graph is split only by vertex (--strategies vertex)");
-    if (!skipped.empty())
-      std::printf("note: strategy %s not applicable to a static graph (only vertex): skipped\n",
-                  join(skipped, ", ").c_str());
-    strategies = {"vertex"};
-  }
+  auto fits = [&](const std::string& s) {
+    return temporal ? (s == "vertex" || s == "snapshot") : s != "snapshot";
+  };
+  std::vector<std::string> kept, skipped;
+  for (const std::string& s : strategies) (fits(s) ? kept : skipped).push_back(s);
+  const char* which = temporal ? "a temporal graph is split by vertex or snapshot"
+                               : "a static graph is split by vertex (graph) or by layers "
+                                 "(pipeline, the deep models)";
+  if (kept.empty()) throw OptionError("--strategies " + a.strategies + ": " + which);
+  if (!skipped.empty())
+    std::printf("note: strategy %s not applicable: %s; skipped\n", join(skipped, ", ").c_str(),
+                which);
+  strategies = kept;
+  const bool pipeline =
+      std::find(strategies.begin(), strategies.end(), "pipeline") != strategies.end();
+  if (pipeline && !is_deep_model(a.model))
+    throw OptionError("--strategies pipeline: splits a deep model's layers into stages (give "
+                      "--model gcnii or resgcn)");
   if (!a.model.empty()) {
     if (temporal)
       (void)parse_temporal_kind(a.model);
-    else if (!find_registered_layer(a.model))
+    else if (!find_registered_layer(a.model) && !is_deep_model(a.model))
       (void)parse_model_kind(a.model);
   }
   if (!a.task.empty() && a.task != "forecast") {
@@ -169,7 +178,8 @@ ScaleRun run_one(const ScaleArgs& a, const Study& st, const ScaleConfig& cfg, in
   if (!a.graph.empty()) argv.insert(argv.end(), {"--graph", a.graph});
   if (!a.model.empty()) argv.insert(argv.end(), {"--model", a.model});
   if (!a.task.empty()) argv.insert(argv.end(), {"--task", a.task});
-  if (st.temporal) argv.insert(argv.end(), {"--strategy", cfg.strategy});
+  if (st.temporal || cfg.strategy == "pipeline")
+    argv.insert(argv.end(), {"--strategy", cfg.strategy});
   argv.insert(argv.end(), a.extra.begin(), a.extra.end());
 
   std::printf("[%d/%d] ranks=%d strategy=%s partitioner=%s", k, st.total, cfg.ranks,
@@ -213,7 +223,7 @@ void print_table(const std::vector<ScaleRow>& rows) {
 void run_scale(ScaleArgs& a) {
   const std::vector<int> ranks = parse_ranks(a.ranks, 65536);
   std::vector<std::string> strategies =
-      parse_names(a.strategies, "--strategies", {"vertex", "snapshot"});
+      parse_names(a.strategies, "--strategies", {"vertex", "snapshot", "graph", "pipeline"});
   const std::vector<std::string> partitioners =
       parse_names(a.partitioners, "--partitioners", {"metis", "ptscotch", "random", "hash", "range"});
   if (a.repeats < 1 || a.repeats > 1000) throw OptionError("--repeats must be from 1 to 1000");
@@ -291,8 +301,9 @@ void register_scale(CLI::App& app) {
   cmd->add_option("--task", a.task, "Task, as for train: link, edge, node or forecast");
   cmd->add_option("--ranks", a.ranks, "Rank counts, comma-separated, e.g. 1,2,4,8")->required();
   cmd->add_option("--strategies", a.strategies,
-                  "Temporal graphs: vertex, snapshot or both, comma-separated (static graphs: "
-                  "vertex only)")
+                  "Comma-separated. Temporal graphs: vertex, snapshot. Static graphs: vertex "
+                  "(also called graph: each rank a part) and, for the deep models, pipeline "
+                  "(each rank a stage of layers)")
       ->capture_default_str();
   cmd->add_option("--partitioners", a.partitioners,
                   "Comma-separated: metis, ptscotch, random, hash, range")

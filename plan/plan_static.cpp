@@ -10,6 +10,7 @@
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/gnn/models/layers.hpp"
+#include "dgnn/gnn/train/pipeline.hpp"
 #include "dgnn/gnn/train/trainer.hpp"
 
 namespace dgnn::perf {
@@ -140,6 +141,24 @@ StaticPlan plan_static(const Dataset& d, const StaticPlanOptions& o) {
       plan.rows.push_back({o.partitioner_names[m],
                            predict(counts[i], plan.layers, rates[p], o.net, opt), rr.threads_for(p),
                            rr.copies_for(p), opt.compute_scale, counts[i]});
+    }
+  }
+  if (o.deep && o.pipeline) {
+    // Every stage runs its layers on the whole graph (gnn/train/pipeline.hpp): one part's counts.
+    const PartCounts whole =
+        partition_counts(d.graph.in, std::vector<int32_t>(size_t(n), 0), 1).per_part[0];
+    const bool stem_everywhere = o.deep->kind == DeepKind::gcnii && o.deep->alpha != 0.f;
+    for (int p : o.ranks) {
+      if (p < 2 || p > o.deep->layers) continue;  // one stage is one process; a stage per layer
+      const std::vector<int> first =
+          pipeline_stages(n, whole.edges + whole.rows, d.feature_dim, o.deep->hidden,
+                          d.num_classes, o.deep->layers, stem_everywhere, p);
+      opt.compute_scale = rr.scale_for(p);
+      const int chunks = o.pipeline_chunks > 0 ? o.pipeline_chunks : 4 * p;
+      PlanRow row{"pipeline", predict_pipeline(whole, plan.layers, first, chunks, stem_everywhere,
+                                               rates[p], o.net, opt),
+                  rr.threads_for(p), rr.copies_for(p), opt.compute_scale, {}};
+      plan.rows.push_back(std::move(row));
     }
   }
   for (size_t i = 0; i < plan.rows.size(); ++i)

@@ -22,6 +22,10 @@ struct StaticPlanOptions {
   // A deep model (GCNII, residual GCN) instead of `kind` stacked: its layers and hidden width
   // are these (`layers` and `hidden` below are not read).
   std::optional<DeepModelOptions> deep;
+  // A deep model: also the pipeline strategy's rows (partitioner "pipeline") for every rank count
+  // from 2 up to the graph layers, with this many chunks (0: 4 per stage, as dgnn train).
+  bool pipeline = true;
+  int pipeline_chunks = 0;
   int layers = 2;
   int64_t hidden = 16;
   uint64_t seed = 0;                           // the partitioners' (and the probe's model)

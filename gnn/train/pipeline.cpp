@@ -59,6 +59,16 @@ std::vector<int> balance_stages(const std::vector<double>& layer_cost, double st
   return first;
 }
 
+std::vector<int> pipeline_stages(int64_t n, int64_t entries, int64_t features, int64_t hidden,
+                                 int64_t classes, int layers, bool stem_everywhere, int stages) {
+  const double nn = double(n), hid = double(hidden);
+  const double layer = 2 * double(entries) * hid + 2 * nn * hid * hid;
+  const double stem = 2 * nn * double(features) * hid;
+  const double head = 2 * nn * hid * double(classes);
+  return balance_stages(std::vector<double>(size_t(layers), layer), stem_everywhere ? 0 : stem,
+                        head, stem_everywhere ? stem : 0, stages);
+}
+
 // The historical rows: per graph layer of this stage, one row per vertex that has a neighbour in
 // another chunk, as the last exact pass computed the layer's input (refresh: every evaluation,
 // and once before training).
@@ -218,13 +228,8 @@ PipelineRun::PipelineRun(const std::function<Dataset()>& read, StaticRunConfig c
   // recomputes h0) and the head move the cuts.
   int64_t entries = 0;
   for (const LocalPart& p : parts) entries += p.local_in.nnz() + p.n_owned;
-  const double n = double(vertices_), hid = double(deep.hidden);
-  const double layer = 2 * double(entries) * hid + 2 * n * hid * hid;
-  const double stem = 2 * n * double(feature_dim_) * hid;
-  const double head = 2 * n * hid * double(num_classes_);
-  first_ = balance_stages(std::vector<double>(size_t(deep.layers), layer),
-                          model_->reads_h0() ? 0 : stem, head, model_->reads_h0() ? stem : 0,
-                          stages_);
+  first_ = pipeline_stages(vertices_, entries, feature_dim_, deep.hidden, num_classes_, deep.layers,
+                           model_->reads_h0(), stages_);
 
   // The history: every vertex some chunk reads from another.
   std::vector<int32_t> row_of(size_t(vertices_), -1);

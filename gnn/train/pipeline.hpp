@@ -59,6 +59,14 @@ struct PipelineOptions {
 std::vector<int> balance_stages(const std::vector<double>& layer_cost, double stem, double head,
                                 double every, int stages);
 
+// The stages PipelineRun picks for a deep model on a graph of n vertices whose aggregation has
+// `entries` entries (in-edges and self loops), by each part's flops: a graph layer
+// 2 entries hidden + 2 n hidden^2, the input layer 2 n features hidden (on every stage when
+// `stem_everywhere`: GCNII's h0), the output layer 2 n hidden classes. `dgnn plan` predicts the
+// same stages.
+std::vector<int> pipeline_stages(int64_t n, int64_t entries, int64_t features, int64_t hidden,
+                                 int64_t classes, int layers, bool stem_everywhere, int stages);
+
 // One stage's share of the graph's history: per graph layer it runs, the rows the layer's
 // aggregation read of every vertex with a neighbour in another chunk (gnn/train/pipeline.cpp).
 class PipelineHistory;

@@ -92,7 +92,7 @@ TEST_CASE("cli scale: a static study on 1 and 2 ranks writes results.csv, runs a
                        (d / "study").string() + " -- --hidden 8");
   INFO(r.out);
   REQUIRE(r.code == 0);
-  CHECK_THAT(r.out, Contains("snapshot not applicable to a static graph"));
+  CHECK_THAT(r.out, Contains("strategy snapshot not applicable: a static graph"));
   CHECK_THAT(r.out, Contains("[1/4] ranks=1 strategy=vertex partitioner=metis ... "));
   CHECK_THAT(r.out, Contains("[4/4] ranks=2 strategy=vertex partitioner=random ... "));
   CHECK_THAT(r.out, Contains(" ms/epoch"));
@@ -250,4 +250,30 @@ TEST_CASE("cli scale: a study where every run fails writes its CSV and exits non
   const std::vector<Row> rows = read_results(d / "study" / "results.csv");
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].at("status") == "failed");
+}
+
+TEST_CASE("cli scale: a deep model split by vertex and by layers (graph, pipeline)", "[cli]") {
+  const fs::path d = small_sbm("scale_pipeline");
+  const Result r = run("scale --graph " + (d / "g").string() +
+                       " --model gcnii --ranks 2 --strategies graph,pipeline --epochs 2 --out " +
+                       (d / "study").string() + " -- --layers 4 --hidden 8");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const std::vector<Row> rows = read_results(d / "study" / "results.csv");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].at("strategy") == "graph");
+  CHECK(rows[1].at("strategy") == "pipeline");
+  for (const Row& row : rows) {
+    CHECK(row.at("status") == "ok");
+    CHECK(num(row, "bytes_sent_per_epoch") > 0);
+  }
+  // The pipeline moves each vertex's hidden row once per boundary and direction; graph
+  // parallelism a halo per layer, here more.
+  CHECK(num(rows[1], "bytes_sent_per_epoch") < num(rows[0], "bytes_sent_per_epoch"));
+
+  const Result bad = run("scale --graph " + (d / "g").string() +
+                         " --ranks 2 --strategies pipeline --epochs 1 --out " +
+                         (d / "study2").string());
+  CHECK(bad.code != 0);
+  CHECK_THAT(bad.out, Contains("--strategies pipeline"));
 }

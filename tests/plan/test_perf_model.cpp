@@ -258,3 +258,44 @@ TEST_CASE("plan model: attention layers cost their entries and expose their exch
   CHECK(p.halo_ms == Approx(2 * (3 + 1)));  // nothing hides the exchanges: 3 ms + 1 ms packing
   CHECK(p.bytes_per_epoch == 2 * (2000 + 2000 + 56 * 4));
 }
+
+TEST_CASE("plan model: the pipeline's bytes, hops and bubble by hand", "[perf]") {
+  // A residual GCN of 4 graph layers of 8 columns on 1000 vertices, 3 features, 2 classes.
+  DeepModelOptions o;
+  o.kind = DeepKind::resgcn;
+  o.layers = 4;
+  o.hidden = 8;
+  const auto layers = deep_model_layers(o, 3, 2);
+  PartCounts whole;
+  whole.rows = 1000;
+  whole.edges = 4000;
+  Rates r;
+  r.spmm[8] = 1e6;
+  r.gemm_fwd[{8, 8}] = r.gemm_bwd[{8, 8}] = 1e6;
+  r.gemm_fwd[{3, 8}] = r.gemm_bwd[{3, 8}] = 1e6;
+  r.gemm_fwd[{8, 2}] = r.gemm_bwd[{8, 2}] = 1e6;
+  r.elementwise = 1e6;
+  const int64_t floats = allreduce_floats(layers);
+  // Two stages of two layers: each boundary moves 1000 x 8 floats each way; both ranks
+  // all-reduce the whole gradient.
+  const Prediction two = predict_pipeline(whole, layers, {1, 3, 5}, 4, false, r, kNet);
+  CHECK(two.ranks == 2);
+  CHECK(two.bytes_per_epoch == 2 * 1000 * 8 * 4 + 2 * floats * 4);
+  CHECK(two.max_rank_bytes == 1000 * 8 * 4 + floats * 4);
+  // The first chunk's path: one hop each way, 1 ms + 250 x 8 x 4 B / 1 MB/s = 9 ms.
+  CHECK(two.halo_ms == Approx(2 * 9.0));
+  // More chunks: a smaller bubble (the stages overlap more), the same bytes.
+  const Prediction many = predict_pipeline(whole, layers, {1, 3, 5}, 16, false, r, kNet);
+  CHECK(many.bytes_per_epoch == two.bytes_per_epoch);
+  CHECK(many.wait_ms < two.wait_ms);
+  // One stage: one process's compute, nothing sent, no bubble.
+  const Prediction one = predict_pipeline(whole, layers, {1, 5}, 1, false, r, kNet);
+  CHECK(one.bytes_per_epoch == 0);
+  CHECK(one.comm_ms == 0);
+  CHECK(one.wait_ms == Approx(0).margin(1e-9));
+  PartitionCounts c1;
+  c1.per_part.push_back(whole);
+  CHECK(one.compute_ms == Approx(predict(c1, layers, r, kNet).compute_ms));
+  // Bounds that do not cover the layers.
+  CHECK_THROWS_AS(predict_pipeline(whole, layers, {1, 3}, 4, false, r, kNet), OptionError);
+}
