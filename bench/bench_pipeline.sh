@@ -4,6 +4,7 @@
 # gradients between stages, or halo rows at every layer, plus the gradient all-reduce), the
 # pipeline's bubble (time a stage waited on its neighbours), the largest rank's peak memory and
 # the test accuracy after EPOCHS epochs; ratios against graph parallelism measured in this run.
+# From 4 ranks (even) also the hybrid: P/2 stages x 2 graph parts.
 #   bench/bench_pipeline.sh [build-dir] [VERTICES] [LAYERS] [RANKS] [EPOCHS] [model]
 # defaults: build, 200000, 32, 2,4, 3, gcnii. The SBM has average degree 10, 64 features and 8
 # classes; hidden 64, dropout 0.5, the pipeline's default chunks (4 per stage). Each rank runs one
@@ -43,6 +44,8 @@ def run(p, strategy):
             "--quiet", "--log-json", log, "--threads", "1"]
     if strategy == "pipeline":
         args += ["--strategy", "pipeline"]
+    if strategy == "hybrid":  # p / 2 stages x 2 graph parts
+        args += ["--strategy", "pipeline", "--stages", str(p // 2)]
     cmd = [dgnn] + args if p == 1 else mpi + ["-np", str(p), dgnn] + args
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     recs = [json.loads(l) for l in open(log)]
@@ -61,9 +64,12 @@ print(f"{1:>5} {'-':>9} {one['epoch_ms']:>9.0f} {'':>6} {0:>14.1f} {'':>7} {'':>
       f"{one['peak'] / 2**20:>13.0f} {one['acc']:>9.4f}")
 for p in ranks:
     g = run(p, "graph")
-    for name, r in (("graph", g), ("pipeline", run(p, "pipeline"))):
+    rows = [("graph", g), ("pipeline", run(p, "pipeline"))]
+    if p >= 4 and p % 2 == 0:
+        rows.append(("hybrid", run(p, "hybrid")))
+    for name, r in rows:
         print(f"{p:>5} {name:>9} {r['epoch_ms']:>9.0f} {r['epoch_ms'] / g['epoch_ms']:>6.2f} "
               f"{r['bytes'] / 1e6:>14.1f} {r['bytes'] / max(g['bytes'], 1):>7.3f} "
-              f"{r['bubble'] if name == 'pipeline' else 0:>10.0f} {r['peak'] / 2**20:>13.0f} "
+              f"{r['bubble'] if name != 'graph' else 0:>10.0f} {r['peak'] / 2**20:>13.0f} "
               f"{r['acc']:>9.4f}")
 EOF

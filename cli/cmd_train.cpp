@@ -256,19 +256,26 @@ void run_train(TrainArgs& a) {
     cfg.shards.reset();
     PipelineOptions po;
     po.chunks = a.chunks;
+    po.stages = a.stages;
     PipelineRun run(read, cfg, po, comm);
     settings["strategy"] = "pipeline";
     settings["stages"] = run.stages();
+    settings["parts"] = run.parts();
     settings["chunks"] = run.chunks();
     if (print) {
       std::string groups;
       const std::vector<int>& first = run.stage_bounds();
       for (size_t s = 0; s + 1 < first.size(); ++s)
         groups += (s ? ", " : "") + std::to_string(first[s]) + "-" + std::to_string(first[s + 1] - 1);
-      std::printf("pipeline: %d stages (graph layers %s), %d chunks%s\n", run.stages(),
-                  groups.c_str(), run.chunks(),
-                  run.chunks() == 1 ? " (exact: nothing stale)"
-                                    : " (out-of-chunk neighbours read last run's rows)");
+      if (run.parts() > 1)
+        std::printf("pipeline: %d stages x %d graph parts (the hybrid; graph layers %s), one chunk "
+                    "per part (exact)\n",
+                    run.stages(), run.parts(), groups.c_str());
+      else
+        std::printf("pipeline: %d stages (graph layers %s), %d chunks%s\n", run.stages(),
+                    groups.c_str(), run.chunks(),
+                    run.chunks() == 1 ? " (exact: nothing stale)"
+                                      : " (out-of-chunk neighbours read the last exact pass's rows)");
     }
     train_and_report(a, run, {run.global_val(), run.global_test()}, settings, false, comm);
     return;

@@ -57,7 +57,8 @@ struct TrainArgs {
   int lags = 4;                     // --task forecast: past steps a vertex sees
   int horizon = 1;                  // ... and how far ahead its target is
   std::string signals;              // --signals FILE.npy (else signals.npy in the dataset folder)
-  int chunks = 0;  // --strategy pipeline: chunks streamed through the stages (0: 4 per stage)
+  int chunks = 0;
+  int stages = 0;  // --strategy pipeline: stages (0: one per rank; fewer: the hybrid)  // --strategy pipeline: chunks streamed through the stages (0: 4 per stage)
   std::string strategy = "vertex";  // vertex | snapshot (distributed temporal training)  // link
                                     // (prediction) on temporal graphs
   int bptt = 0;

@@ -165,6 +165,11 @@ void register_train(CLI::App& app) {
                   "out-of-chunk neighbours read their last rows (0: 4 per stage; 1: exact, the "
                   "same numbers as one process)")
       ->capture_default_str();
+  cmd->add_option("--stages", a->stages,
+                  "--strategy pipeline: stages of layers (0: one per rank); fewer than the ranks "
+                  "is the hybrid, each stage's ranks splitting the graph (a divisor of the rank "
+                  "count)")
+      ->capture_default_str();
   cmd->add_option("--bptt", a->bptt,
                   "Temporal: snapshots per back-propagation window (0 = the whole training span)")
       ->capture_default_str();
@@ -194,7 +199,7 @@ void register_train(CLI::App& app) {
     refuse_input_options(cmd, a->data.graph);
     const bool static_strategy = a->strategy == "graph" || a->strategy == "pipeline";
     if (a->strategy != "pipeline")
-      refuse({"--chunks"}, "is for --strategy pipeline");
+      refuse({"--chunks", "--stages"}, "is for --strategy pipeline");
     if (a->train.optimizer != "sgd") refuse({"--momentum"}, "is for --optimizer sgd");
     if (a->model != "gcnii")
       refuse({"--alpha", "--lambda"},

@@ -64,6 +64,9 @@ class Communicator {
   // The same ranks with a message space of their own (nothing sent on one matches the other):
   // for traffic on another thread, e.g. the mini-batch sampler's prefetch. Collective.
   virtual std::unique_ptr<Communicator> duplicate() = 0;
+  // The ranks with the same `color`, numbered in this communicator's order, as a communicator
+  // of their own (MPI_Comm_split). Collective over every rank of this one.
+  virtual std::unique_ptr<Communicator> split(int color) = 0;
   // Whether a duplicate may be used on another thread while this one is in use (under MPI: the
   // library granted MPI_THREAD_MULTIPLE).
   virtual bool concurrent_duplicates() const = 0;
@@ -102,6 +105,7 @@ class SelfCommunicator final : public Communicator {
                                                   const std::vector<PeerBuffer>& recvs) override;
   void barrier() override {}
   std::unique_ptr<Communicator> duplicate() override { return std::make_unique<SelfCommunicator>(); }
+  std::unique_ptr<Communicator> split(int) override { return std::make_unique<SelfCommunicator>(); }
   bool concurrent_duplicates() const override { return true; }
   [[noreturn]] void abort(int code) override;
 };

@@ -436,32 +436,44 @@ Prediction predict(const PartitionCounts& counts, const std::vector<LayerShape>&
   return pr;
 }
 
-Prediction predict_pipeline(const PartCounts& whole, const std::vector<LayerShape>& layers,
+Prediction predict_pipeline(const PartitionCounts& parts, const std::vector<LayerShape>& layers,
                             const std::vector<int>& first, int chunks, bool stem_everywhere,
                             const Rates& rates, const Network& net, const PlanOptions& opt) {
   const int S = int(first.size()) - 1;
+  const int Q = parts.parts;
   const int graph_layers = int(layers.size()) - 2;
   DGNN_CHECK(S >= 1 && graph_layers >= S && first.front() == 1 &&
-                 first.back() == graph_layers + 1 && chunks >= 1,
+                 first.back() == graph_layers + 1 && chunks >= 1 && Q >= 1 &&
+                 int(parts.per_part.size()) == Q,
              OptionError, "predict_pipeline: stage bounds do not cover the graph layers");
   DGNN_CHECK(net.bandwidth_Bps > 0 && net.latency_s >= 0, OptionError,
              "predict_pipeline: rates and bandwidth must be positive");
-  PartitionCounts one;
-  one.per_part.push_back(whole);
   const int64_t hidden = layers[1].in;
-  // Each stage's compute on the whole graph (one process, its layers only; the optimiser's pass
-  // is counted once below, over every parameter).
+  int64_t n = 0, largest = 0;
+  for (const PartCounts& c : parts.per_part) {
+    n += c.rows;
+    largest = std::max(largest, c.rows);
+  }
+  // Each stage's time on its part(s): its layers only, one process or graph-parallel among the
+  // stage's ranks (the optimiser's pass and the all-reduce are counted once below).
   std::vector<double> stage_s(size_t(S), 0);
+  double compute_sum = 0, halo_sum = 0;
+  int64_t halo_bytes = 0, max_halo_bytes = 0;
   for (int s = 0; s < S; ++s) {
     std::vector<LayerShape> mine;
     if (s == 0 || stem_everywhere) mine.push_back(layers.front());
     for (int l = first[size_t(s)]; l < first[size_t(s) + 1]; ++l) mine.push_back(layers[size_t(l)]);
     if (s == S - 1) mine.push_back(layers.back());
-    PlanOptions o = opt;
-    const Prediction p = predict(one, mine, rates, net, o);
+    const Prediction p = predict(parts, mine, rates, net, opt);
     const double adam_s =
         double(parameter_count(mine)) * 8 / (rates.elementwise * opt.compute_scale);
-    stage_s[size_t(s)] = p.compute_ms / 1e3 - adam_s;
+    const double ar_s = p.allreduce_ms / 1e3 + (Q > 1 ? rates.sync_s : 0);
+    stage_s[size_t(s)] = p.epoch_ms / 1e3 - ar_s - adam_s;
+    compute_sum += p.compute_ms / 1e3 - adam_s;
+    halo_sum += p.halo_ms / 1e3;
+    const int64_t ar_bytes = Q > 1 ? allreduce_floats(mine) * 4 : 0;
+    halo_bytes += p.bytes_per_epoch - Q * ar_bytes;
+    max_halo_bytes = std::max(max_halo_bytes, p.max_rank_bytes - ar_bytes);
   }
   double sum = 0, slowest = 0;
   for (double t : stage_s) {
@@ -469,37 +481,35 @@ Prediction predict_pipeline(const PartCounts& whole, const std::vector<LayerShap
     slowest = std::max(slowest, t);
   }
   const double C = chunks;
-  const double chunk_rows = double(whole.rows) / C;
   // One chunk's hop across a boundary, one way (forward activations or backward gradients).
-  const double hop_s = S > 1 ? net.latency_s + chunk_rows * double(hidden) * 4 / net.bandwidth_Bps
-                             : 0;
+  const double hop_s =
+      S > 1 ? net.latency_s + double(largest) / C * double(hidden) * 4 / net.bandwidth_Bps : 0;
   const double flow_s = (sum + (C - 1) * std::max(slowest, 2 * hop_s * C)) / C;
   const double hops_s = 2.0 * (S - 1) * hop_s;  // the first chunk's path, both ways
+  const int P = S * Q;
   Prediction pr;
-  pr.ranks = S;
+  pr.ranks = P;
+  pr.extrapolated = parts.extrapolated;
   const int64_t params = parameter_count(layers);
   const int64_t floats = allreduce_floats(layers);
   double allreduce_s = 0, sync_s = 0;
-  if (S > 1) {
-    allreduce_s = 2.0 * (S - 1) / S * double(floats) * 4 / net.bandwidth_Bps +
-                  2.0 * std::ceil(std::log2(double(S))) * net.latency_s;
+  if (P > 1) {
+    allreduce_s = 2.0 * (P - 1) / P * double(floats) * 4 / net.bandwidth_Bps +
+                  2.0 * std::ceil(std::log2(double(P))) * net.latency_s;
     sync_s = rates.sync_s;
   }
   const double adam_s = double(params) * 8 / (rates.elementwise * opt.compute_scale);
-  const double mean = sum / S;
-  pr.compute_ms = (mean + adam_s) * 1e3;
-  pr.wait_ms = (flow_s - mean + sync_s) * 1e3;  // the bubble
-  pr.halo_ms = hops_s * 1e3;                       // between stages
+  pr.compute_ms = (compute_sum / S + adam_s) * 1e3;
+  pr.halo_ms = (hops_s + halo_sum / S) * 1e3;  // between stages, and inside the hybrid's
   pr.allreduce_ms = allreduce_s * 1e3;
   pr.comm_ms = pr.halo_ms + pr.allreduce_ms;
-  pr.epoch_ms = pr.compute_ms + pr.wait_ms + pr.comm_ms;
-  const int64_t boundary = whole.rows * hidden * 4;
-  for (int s = 0; s < S; ++s) {
-    const int64_t b = (s + 1 < S ? boundary : 0) + (s > 0 ? boundary : 0) + (S > 1 ? floats * 4 : 0);
-    pr.bytes_per_epoch += b;
-    pr.max_rank_bytes = std::max(pr.max_rank_bytes, b);
-  }
-  pr.max_peers = S > 1 ? (S > 2 ? 2 : 1) : 0;
+  pr.epoch_ms = (flow_s + hops_s + allreduce_s + sync_s + adam_s) * 1e3;
+  pr.wait_ms = pr.epoch_ms - pr.compute_ms - pr.comm_ms;  // the bubble, and imbalance
+  pr.bytes_per_epoch = 2 * int64_t(S - 1) * n * hidden * 4 + halo_bytes + (P > 1 ? P * floats * 4 : 0);
+  const int64_t boundary = largest * hidden * 4;
+  pr.max_rank_bytes = (S > 2 ? 2 : S - 1) * boundary + max_halo_bytes + (P > 1 ? floats * 4 : 0);
+  pr.max_peers = (S > 2 ? 2 : S - 1);
+  for (const PartCounts& c : parts.per_part) pr.halo_rows_total += S * c.halo_rows;
   return pr;
 }
 

@@ -157,19 +157,21 @@ using PlanRow = PlanRowOf<Prediction>;
 Prediction predict(const PartitionCounts& counts, const std::vector<LayerShape>& layers,
                    const Rates& rates, const Network& net, const PlanOptions& opt = {});
 
-// The pipeline strategy (gnn/train/pipeline.hpp) on first.size() - 1 ranks: stage s runs the
-// graph layers [first[s], first[s + 1]) (from 1, as balance_stages) of a deep model's `layers`
-// (the input layer, the graph layers, the output layer: deep_model_layers) for every vertex of
-// `whole` (the one-part counts), in `chunks` chunks. Stage 0 runs the input layer, every stage
-// too when `stem_everywhere` (GCNII recomputes h0); the last stage runs the output layer. Each
-// stage's time is its layers' one-process compute at `rates`; the chunks flow as GPipe's
-// schedule (every forward, then every backward): (sum of the stages' times + (chunks - 1) x the
-// slowest stage's) / chunks, each chunk's hop between stages (its rows, one message) on the first
-// chunk's path and, where it is slower than a stage, on every chunk's; wait_ms is the bubble,
-// the epoch's compute beyond the mean stage's. Bytes: every boundary moves n x hidden floats each
-// way, and every rank all-reduces the whole gradient (parameters are replicated), exactly as
-// `dgnn train --strategy pipeline` counts them.
-Prediction predict_pipeline(const PartCounts& whole, const std::vector<LayerShape>& layers,
+// The pipeline strategy (gnn/train/pipeline.hpp) on (first.size() - 1) x parts.parts ranks:
+// stage s runs the graph layers [first[s], first[s + 1]) (from 1, as balance_stages) of a deep
+// model's `layers` (the input layer, the graph layers, the output layer: deep_model_layers) for
+// every vertex, in `chunks` chunks. `parts`: one part (the pipeline: every stage holds the whole
+// graph), or the hybrid's parts, each stage's ranks running its layers graph-parallel on them
+// (predict()'s halo exchanges among them; one chunk per part). Stage 0 runs the input layer,
+// every stage too when `stem_everywhere` (GCNII recomputes h0); the last stage runs the output
+// layer. The chunks flow as GPipe's schedule (every forward, then every backward): (sum of the
+// stages' times + (chunks - 1) x the slowest stage's) / chunks, each chunk's hop between stages
+// (its rows, one message) on the first chunk's path and, where it is slower than a stage, on
+// every chunk's; wait_ms is the bubble (and the stages' own imbalance). Bytes: every boundary
+// moves n x hidden floats each way, the hybrid's stages their halos, and every rank all-reduces
+// the whole gradient (parameters are replicated), exactly as `dgnn train --strategy pipeline`
+// counts them.
+Prediction predict_pipeline(const PartitionCounts& parts, const std::vector<LayerShape>& layers,
                             const std::vector<int>& first, int chunks, bool stem_everywhere,
                             const Rates& rates, const Network& net, const PlanOptions& opt = {});
 

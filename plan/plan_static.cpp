@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
@@ -144,21 +145,36 @@ StaticPlan plan_static(const Dataset& d, const StaticPlanOptions& o) {
     }
   }
   if (o.deep && o.pipeline) {
-    // Every stage runs its layers on the whole graph (gnn/train/pipeline.hpp): one part's counts.
-    const PartCounts whole =
-        partition_counts(d.graph.in, std::vector<int32_t>(size_t(n), 0), 1).per_part[0];
+    // The pipeline: every stage runs its layers on the whole graph (gnn/train/pipeline.hpp), one
+    // part's counts. The hybrid: P / 2 stages x 2 parts (the first partitioner's).
+    PartitionCounts whole = partition_counts(d.graph.in, std::vector<int32_t>(size_t(n), 0), 1);
+    const PartCounts& all = whole.per_part[0];
     const bool stem_everywhere = o.deep->kind == DeepKind::gcnii && o.deep->alpha != 0.f;
+    std::optional<PartitionCounts> halves;
     for (int p : o.ranks) {
-      if (p < 2 || p > o.deep->layers) continue;  // one stage is one process; a stage per layer
-      const std::vector<int> first =
-          pipeline_stages(n, whole.edges + whole.rows, d.feature_dim, o.deep->hidden,
-                          d.num_classes, o.deep->layers, stem_everywhere, p);
       opt.compute_scale = rr.scale_for(p);
-      const int chunks = o.pipeline_chunks > 0 ? o.pipeline_chunks : 4 * p;
-      PlanRow row{"pipeline", predict_pipeline(whole, plan.layers, first, chunks, stem_everywhere,
-                                               rates[p], o.net, opt),
-                  rr.threads_for(p), rr.copies_for(p), opt.compute_scale, {}};
-      plan.rows.push_back(std::move(row));
+      auto row = [&](const std::string& name, const PartitionCounts& parts, int stages, int chunks) {
+        const std::vector<int> first =
+            pipeline_stages(n, all.edges + all.rows, d.feature_dim, o.deep->hidden, d.num_classes,
+                            o.deep->layers, stem_everywhere, stages);
+        plan.rows.push_back({name,
+                             predict_pipeline(parts, plan.layers, first, chunks, stem_everywhere,
+                                              rates[p], o.net, opt),
+                             rr.threads_for(p), rr.copies_for(p), opt.compute_scale, {}});
+      };
+      // One stage is one process; a stage needs a layer.
+      if (p >= 2 && p <= o.deep->layers)
+        row("pipeline", whole, p, o.pipeline_chunks > 0 ? o.pipeline_chunks : 4 * p);
+      if (p >= 4 && p % 2 == 0 && p / 2 <= o.deep->layers && n >= 2) {
+        if (!halves) {
+          PartitionOptions popt;
+          popt.method = o.partitioners.front();
+          popt.parts = 2;
+          popt.seed = o.seed;
+          halves = partition_counts(d.graph.in, partition_vertices(d.graph.in, popt, d.train), 2);
+        }
+        row("hybrid " + std::to_string(p / 2) + "x2", *halves, p / 2, 1);
+      }
     }
   }
   for (size_t i = 0; i < plan.rows.size(); ++i)

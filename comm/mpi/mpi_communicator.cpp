@@ -103,6 +103,14 @@ std::unique_ptr<Communicator> MpiCommunicator::duplicate() {
   return std::make_unique<MpiCommunicator>(comm_);
 }
 
+std::unique_ptr<Communicator> MpiCommunicator::split(int color) {
+  MPI_Comm sub = MPI_COMM_NULL;
+  DGNN_MPI_CHECK(MPI_Comm_split(comm_, color, rank_, &sub));
+  auto out = std::make_unique<MpiCommunicator>(sub);  // its own duplicate
+  MPI_Comm_free(&sub);
+  return out;
+}
+
 bool MpiCommunicator::concurrent_duplicates() const { return thread_multiple(); }
 
 MpiCommunicator::~MpiCommunicator() {

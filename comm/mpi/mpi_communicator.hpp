@@ -61,6 +61,7 @@ class MpiCommunicator final : public Communicator {
                                                   const std::vector<PeerBuffer>& recvs) override;
   void barrier() override;
   std::unique_ptr<Communicator> duplicate() override;
+  std::unique_ptr<Communicator> split(int color) override;
   bool concurrent_duplicates() const override;
   [[noreturn]] void abort(int code) override;
 

@@ -128,6 +128,7 @@ class HistoryHalo final : public HaloExchange {
 struct PipelineRun::Chunk {
   LocalPart part;  // ids, labels and splits (the structure moved into the view)
   std::unique_ptr<HistoryHalo> halo;
+  std::unique_ptr<HaloExchange> exchange;  // the hybrid: the part's halo, over the stage's ranks
   std::unique_ptr<GraphView> graph;
   Var features;                                        // where this stage runs the stem
   std::vector<int32_t> train_labels;                   // of part.train
@@ -137,10 +138,11 @@ struct PipelineRun::Chunk {
 
 namespace {
 
-// Rank 0 cuts the chunks and every rank receives all of them.
-std::vector<LocalPart> chunks_everywhere(const std::function<Dataset()>& read,
-                                         const StaticRunConfig& cfg, int wanted,
-                                         Communicator& comm) {
+// Rank 0 cuts the graph into `wanted` pieces (chunks, or the hybrid's parts) and every rank
+// receives them; it decodes those `keep` says (all when unset).
+std::vector<LocalPart> pieces_everywhere(const std::function<Dataset()>& read,
+                                         const StaticRunConfig& cfg, int wanted, bool parts,
+                                         int keep, Communicator& comm) {
   std::string bytes;
   int64_t count = 0;
   std::vector<int64_t> sizes;
@@ -149,8 +151,9 @@ std::vector<LocalPart> chunks_everywhere(const std::function<Dataset()>& read,
     if (d.labels.empty()) throw OptionError("the dataset has no labels (give --labels FILE)");
     const int64_t n = d.num_vertices();
     if (wanted > n)
-      throw OptionError("--chunks " + std::to_string(wanted) + ": the graph has only " +
-                        std::to_string(n) + " vertices");
+      throw OptionError((parts ? "--strategy pipeline: " + std::to_string(wanted) + " parts"
+                               : "--chunks " + std::to_string(wanted)) +
+                        ": the graph has only " + std::to_string(n) + " vertices");
     std::vector<int32_t> part(size_t(n), 0);
     if (wanted > 1) {
       PartitionOptions o = cfg.partition;
@@ -159,7 +162,7 @@ std::vector<LocalPart> chunks_everywhere(const std::function<Dataset()>& read,
     }
     for (int c = 0; c < wanted; ++c) {
       LocalPart p = extract_part(d, part, wanted, c);
-      if (p.n_owned == 0) continue;  // a part METIS left empty streams nothing
+      if (p.n_owned == 0 && !parts) continue;  // a chunk METIS left empty streams nothing
       const std::string e = encode_part(p);
       sizes.push_back(int64_t(e.size()));
       bytes += e;
@@ -176,8 +179,9 @@ std::vector<LocalPart> chunks_everywhere(const std::function<Dataset()>& read,
   std::vector<LocalPart> out;
   int64_t at = 0;
   for (int64_t i = 0; i < count; ++i) {
-    out.push_back(decode_part(bytes.substr(size_t(at), size_t(sizes[size_t(i)])),
-                              "pipeline chunk " + std::to_string(i)));
+    if (keep < 0 || keep == i)
+      out.push_back(decode_part(bytes.substr(size_t(at), size_t(sizes[size_t(i)])),
+                                (parts ? "pipeline part " : "pipeline chunk ") + std::to_string(i)));
     at += sizes[size_t(i)];
   }
   return out;
@@ -202,15 +206,31 @@ PipelineRun::PipelineRun(const std::function<Dataset()>& read, StaticRunConfig c
   if (cfg_.device != Device::cpu)
     throw OptionError("--strategy pipeline runs on the CPU for now (drop --device)");
   check_train_options(cfg_.train);
-  stages_ = comm.size();
-  stage_ = comm.rank();
+  const int P = comm.size();
+  if (popt.stages < 0) throw OptionError("--stages must be >= 1");
+  stages_ = popt.stages > 0 ? popt.stages : P;
+  if (P % stages_ != 0)
+    throw OptionError("--stages " + std::to_string(stages_) + ": the " + std::to_string(P) +
+                      " ranks do not split into " + std::to_string(stages_) +
+                      " stages of equal parts (give a divisor of the rank count)");
+  parts_ = P / stages_;
+  stage_ = comm.rank() / parts_;
+  const int part = comm.rank() % parts_;
+  prev_rank_ = stage_ > 0 ? comm.rank() - parts_ : -1;
+  next_rank_ = stage_ + 1 < stages_ ? comm.rank() + parts_ : -1;
   const DeepModelOptions& deep = *cfg_.deep;
   if (stages_ > deep.layers)  // before any data is read
     balance_stages(std::vector<double>(size_t(deep.layers), 1.0), 0, 0, 0, stages_);
-  const int wanted = popt.chunks > 0 ? popt.chunks : 4 * stages_;
   if (popt.chunks < 0) throw OptionError("--chunks must be >= 1 (1: exact mode)");
+  if (parts_ > 1 && popt.chunks > 1)
+    throw OptionError("--chunks " + std::to_string(popt.chunks) + ": the hybrid (--stages " +
+                      std::to_string(stages_) + " on " + std::to_string(P) +
+                      " ranks) streams one chunk per graph part for now (drop --chunks)");
+  const int wanted = parts_ > 1 ? parts_ : popt.chunks > 0 ? popt.chunks : 4 * stages_;
+  if (parts_ > 1) group_ = comm.split(stage_);
 
-  std::vector<LocalPart> parts = chunks_everywhere(read, cfg_, wanted, comm);
+  std::vector<LocalPart> parts =
+      pieces_everywhere(read, cfg_, wanted, parts_ > 1, parts_ > 1 ? part : -1, comm);
   DGNN_CHECK(!parts.empty(), OptionError, "--strategy pipeline: the graph has no vertices");
   vertices_ = parts.front().global_vertices;
   feature_dim_ = parts.front().feature_dim;
@@ -228,14 +248,18 @@ PipelineRun::PipelineRun(const std::function<Dataset()>& read, StaticRunConfig c
   // recomputes h0) and the head move the cuts.
   int64_t entries = 0;
   for (const LocalPart& p : parts) entries += p.local_in.nnz() + p.n_owned;
+  if (group_) group_->allreduce_sum(&entries, 1);  // the hybrid: the stage's parts together
   first_ = pipeline_stages(vertices_, entries, feature_dim_, deep.hidden, num_classes_, deep.layers,
                            model_->reads_h0(), stages_);
+  // Every rank takes rank 0's stages (they agree; a broadcast makes sure).
+  comm.broadcast(first_.data(), int64_t(first_.size()) * int64_t(sizeof(int)), 0);
 
   // The history: every vertex some chunk reads from another.
-  std::vector<int32_t> row_of(size_t(vertices_), -1);
+  // (The hybrid's halo rows come from the stage's other ranks, current: no history.)
+  std::vector<int32_t> row_of(size_t(parts_ > 1 ? 0 : vertices_), -1);
   int32_t rows = 0;
   for (const LocalPart& p : parts)
-    for (size_t j = size_t(p.n_owned); j < p.global_ids.size(); ++j) {
+    for (size_t j = size_t(p.n_owned); parts_ == 1 && j < p.global_ids.size(); ++j) {
       int32_t& r = row_of[size_t(p.global_ids[j])];
       if (r < 0) r = rows++;
     }
@@ -251,15 +275,22 @@ PipelineRun::PipelineRun(const std::function<Dataset()>& read, StaticRunConfig c
                           "features (bag-of-words counts, as Planetoid's)");
     }
     auto ch = std::make_unique<Chunk>();
-    std::vector<int32_t> halo;
-    for (size_t j = size_t(p.n_owned); j < p.global_ids.size(); ++j)
-      halo.push_back(row_of[size_t(p.global_ids[j])]);
-    for (int64_t i = 0; i < p.n_owned; ++i)
-      if (int32_t r = row_of[size_t(p.global_ids[size_t(i)])]; r >= 0)
-        ch->boundary.emplace_back(int32_t(i), r);
-    ch->halo = std::make_unique<HistoryHalo>(*history_, p.n_owned, std::move(halo));
+    HaloExchange* exchange = nullptr;
+    if (parts_ > 1) {
+      ch->exchange = make_halo_exchange(p.plan, *group_, Device::cpu);
+      exchange = ch->exchange.get();
+    } else {
+      std::vector<int32_t> halo;
+      for (size_t j = size_t(p.n_owned); j < p.global_ids.size(); ++j)
+        halo.push_back(row_of[size_t(p.global_ids[j])]);
+      for (int64_t i = 0; i < p.n_owned; ++i)
+        if (int32_t r = row_of[size_t(p.global_ids[size_t(i)])]; r >= 0)
+          ch->boundary.emplace_back(int32_t(i), r);
+      ch->halo = std::make_unique<HistoryHalo>(*history_, p.n_owned, std::move(halo));
+      exchange = ch->halo.get();
+    }
     ch->graph = std::make_unique<GraphView>(std::move(p.local_in), p.n_owned, p.global_ids,
-                                            p.halo_in_degree, ch->halo.get());
+                                            p.halo_in_degree, exchange);
     if (needs_features)
       ch->features = Var(Tensor::from_host(p.features.data(), p.n_owned, p.feature_dim));
     std::vector<float>().swap(p.features);
@@ -291,6 +322,17 @@ Tensor PipelineRun::receive_rows(int peer, int64_t rows, int64_t cols) {
   comm_.exchange_begin({}, {PeerBuffer{peer, t.data(), rows * cols * 4}})->wait();
   bubble_ms_ += wait.ms();
   return t;
+}
+
+void PipelineRun::fold_group_stats() {
+  if (!group_) return;
+  CommStats& g = group_->stats();
+  CommStats& w = comm_.stats();
+  w.comm_ms += g.comm_ms;
+  w.wait_ms += g.wait_ms;
+  w.bytes_sent += g.bytes_sent;
+  w.messages += g.messages;
+  g.reset();
 }
 
 void PipelineRun::finish_sends() {
@@ -327,7 +369,7 @@ StepLoss PipelineRun::pipelined_loss(uint64_t step) {
       t = model_->initial_term(h0);
       if (is_first) h = h0;
     }
-    if (!is_first) h = live[c].in = Var(receive_rows(stage_ - 1, ch.rows(), hidden), true);
+    if (!is_first) h = live[c].in = Var(receive_rows(prev_rank_, ch.rows(), hidden), true);
     for (int l = first_layer(); l <= last_layer(); ++l) {
       history_->layer = l;
       h = model_->graph_layer(ctx, l, h, t);
@@ -340,7 +382,7 @@ StepLoss PipelineRun::pipelined_loss(uint64_t step) {
         value += double(live[c].loss.value().item());
       }
     } else {
-      send_rows(stage_ + 1, h.value());
+      send_rows(next_rank_, h.value());
       live[c].out = h;
     }
   }
@@ -351,19 +393,20 @@ StepLoss PipelineRun::pipelined_loss(uint64_t step) {
     if (is_last) {
       if (lv.loss.defined()) lv.loss.backward();
     } else {
-      Tensor g = receive_rows(stage_ + 1, ch.rows(), hidden);
+      Tensor g = receive_rows(next_rank_, ch.rows(), hidden);
       gradient_from(lv.out, std::move(g)).backward();
     }
     if (!is_first) {
       const Tensor& g = lv.in.grad();
       if (g.rows() == ch.rows())
-        send_rows(stage_ - 1, g);
+        send_rows(prev_rank_, g);
       else  // no gradient reached the chunk's input (no training vertex downstream)
-        send_rows(stage_ - 1, Tensor::zeros(ch.rows(), hidden));
+        send_rows(prev_rank_, Tensor::zeros(ch.rows(), hidden));
     }
     lv = Live{};
   }
   finish_sends();
+  fold_group_stats();
   StepLoss out;
   out.accumulated = true;  // zeroed above, then every chunk's share back-propagated
   out.value = value;       // the last stage's; the all-reduce sums it with the gradients
@@ -376,7 +419,7 @@ std::vector<std::pair<std::string, double>> PipelineRun::epoch_figures() {
   comm_.allreduce_max(&bubble[1], 1);
   int64_t bytes = pipeline_bytes_;
   comm_.allreduce_sum(&bytes, 1);
-  return {{"bubble_ms", bubble[0] / double(stages_)},
+  return {{"bubble_ms", bubble[0] / double(comm_.size())},
           {"max_bubble_ms", bubble[1]},
           {"pipeline_bytes", double(bytes)},
           {"stages", double(stages_)},
@@ -398,7 +441,7 @@ std::vector<Tensor> PipelineRun::exact_forward(bool logits) {
       t[c] = model_->initial_term(h0);
       if (is_first) h[c] = h0;
     }
-    if (!is_first) h[c] = Var(receive_rows(stage_ - 1, ch.rows(), model_->hidden()));
+    if (!is_first) h[c] = Var(receive_rows(prev_rank_, ch.rows(), model_->hidden()));
   }
   PipelineHistory& hist = *history_;
   history_filled_ = true;
@@ -420,8 +463,9 @@ std::vector<Tensor> PipelineRun::exact_forward(bool logits) {
   }
   std::vector<Tensor> out;
   if (!is_last) {
-    for (size_t c = 0; c < nc; ++c) send_rows(stage_ + 1, h[c].value());
+    for (size_t c = 0; c < nc; ++c) send_rows(next_rank_, h[c].value());
     finish_sends();
+    fold_group_stats();
     return out;
   }
   for (size_t c = 0; c < nc; ++c) {
@@ -432,6 +476,7 @@ std::vector<Tensor> PipelineRun::exact_forward(bool logits) {
     ForwardContext ctx{*chunks_[c]->graph, false, cfg_.train.seed, 0};
     out.push_back(std::move(model_->head(ctx, h[c]).value()));
   }
+  fold_group_stats();
   return out;
 }
 

@@ -49,6 +49,11 @@ namespace dgnn {
 
 struct PipelineOptions {
   int chunks = 0;  // 0: 4 per stage; 1: exact mode (nothing stale)
+  // The hybrid: P ranks as `stages` stages x P / stages graph parts (0: a stage per rank). Each
+  // stage's ranks run its layers graph-parallel on the parts (a halo exchange per layer among
+  // them); the rows of part q cross from stage s to s + 1 between the ranks holding part q. One
+  // chunk per part (exact: every epoch equals one process).
+  int stages = 0;
 };
 
 // The stages' layers: stage s runs graph layers [first[s], first[s + 1]), numbered from 1, so
@@ -87,6 +92,7 @@ class PipelineRun : private TrainingTask {
 
   int stages() const { return stages_; }
   int stage() const { return stage_; }
+  int parts() const { return parts_; }  // graph parts per stage (the hybrid: > 1)
   int chunks() const { return int(chunks_.size()); }
   // Graph layers [first, last] of this stage (from 1).
   int first_layer() const { return first_[size_t(stage_)]; }
@@ -133,9 +139,14 @@ class PipelineRun : private TrainingTask {
   Tensor receive_rows(int peer, int64_t rows, int64_t cols);
   void finish_sends();
 
+  // This stage's ranks' communication (the hybrid's halo exchanges) counted with the run's.
+  void fold_group_stats();
+
   StaticRunConfig cfg_;
   Communicator& comm_;
-  int stages_ = 1, stage_ = 0;
+  int stages_ = 1, stage_ = 0, parts_ = 1;
+  int prev_rank_ = -1, next_rank_ = -1;  // the ranks holding this part on the stages around
+  std::unique_ptr<Communicator> group_;  // this stage's ranks (the hybrid)
   std::vector<int> first_;
   std::vector<std::unique_ptr<Chunk>> chunks_;
   std::unique_ptr<PipelineHistory> history_;

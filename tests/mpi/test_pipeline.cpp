@@ -9,6 +9,8 @@
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/gnn/train/pipeline.hpp"
 #include "dgnn/gnn/train/static_run.hpp"
+#include "dgnn/partition/partition.hpp"
+#include "dgnn/plan/perf_model.hpp"
 
 using namespace dgnn;
 
@@ -112,9 +114,10 @@ Curve one_process(const Dataset& d, DeepKind kind, int layers, int epochs, Sched
 }
 
 Curve pipelined(Communicator& comm, const Dataset& d, DeepKind kind, int layers, int epochs,
-                int chunks, Schedule s = {}) {
+                int chunks, Schedule s = {}, int stages = 0) {
   PipelineOptions po;
   po.chunks = chunks;
+  po.stages = stages;
   PipelineRun run([&] { return d; }, config(kind, layers, epochs, s.dropout, s.lr), po, comm);
   Curve c;
   run.forward_backward(0);
@@ -129,7 +132,8 @@ Curve pipelined(Communicator& comm, const Dataset& d, DeepKind kind, int layers,
 
 }  // namespace
 
-TEST_CASE("pipeline, exact mode: every epoch, the gradients and the predictions equal one process",
+TEST_CASE("pipeline and its hybrids, exact mode: every epoch, the gradients and the predictions "
+          "equal one process",
           "[pipeline]") {
   Communicator& comm = world();
   const int p = comm.size();
@@ -140,11 +144,13 @@ TEST_CASE("pipeline, exact mode: every epoch, the gradients and the predictions 
   for (const Input& in : {Input{"sbm", sbm()}, Input{"half isolated", half_isolated()},
                           Input{"edgeless", edgeless()}})
     for (DeepKind kind : {DeepKind::gcnii, DeepKind::resgcn})
-      for (int layers : {p, 7}) {  // one layer per stage; uneven groups
-        INFO(in.name << ", " << deep_kind_name(kind) << ", " << layers << " layers on " << p
-                     << " stages");
+      for (int layers : {p, 7})  // one layer per stage; uneven groups
+      for (int stages = 1; stages <= p; ++stages) {
+        if (p % stages != 0) continue;  // stages x parts: p stages, the hybrids, one stage
+        INFO(in.name << ", " << deep_kind_name(kind) << ", " << layers << " layers on "
+                     << stages << " stages x " << p / stages << " parts");
         const Curve ref = one_process(in.d, kind, layers, 6);
-        const Curve got = pipelined(comm, in.d, kind, layers, 6, 1);
+        const Curve got = pipelined(comm, in.d, kind, layers, 6, 1, {}, stages);
         REQUIRE(got.losses.size() == ref.losses.size());
         for (size_t e = 0; e < ref.losses.size(); ++e) {
           INFO("epoch " << e + 1 << ": " << got.losses[e] << " vs " << ref.losses[e]);
@@ -157,8 +163,12 @@ TEST_CASE("pipeline, exact mode: every epoch, the gradients and the predictions 
             CHECK(got.grads0[i][k] == Approx(ref.grads0[i][k]).epsilon(1e-4).margin(1e-6));
         }
         CHECK(got.test_acc == Approx(ref.test_acc).margin(1e-12));
-        // The last stage predicts every vertex; the others none.
-        CHECK(got.logits.size() == (comm.rank() == p - 1 ? ref.logits.size() : 0));
+        // The last stage's ranks predict every vertex between them; the others none.
+        const bool last = comm.rank() >= p - p / stages;
+        std::vector<int64_t> count{int64_t(got.logits.size())};
+        comm.allreduce_sum(count.data(), 1);
+        CHECK(count[0] == int64_t(ref.logits.size()));
+        if (!last) CHECK(got.logits.empty());
         for (const auto& [id, row] : got.logits) {
           const std::vector<float>& want = ref.logits.at(id);
           for (size_t k = 0; k < row.size(); ++k)
@@ -191,4 +201,43 @@ TEST_CASE("pipeline, stale out-of-chunk rows: trains to one process's accuracy",
     const Curve got = pipelined(comm, *d, DeepKind::gcnii, 4, 5, 4 * comm.size());
     for (double l : got.losses) CHECK(std::isfinite(l));
   }
+}
+
+TEST_CASE("pipeline and hybrid bytes: what dgnn plan predicts is what training sends",
+          "[pipeline]") {
+  Communicator& comm = world();
+  const int p = comm.size();
+  const Dataset& d = sbm();
+  for (DeepKind kind : {DeepKind::gcnii, DeepKind::resgcn})
+    for (int stages = 1; stages <= p; ++stages) {
+      if (p % stages != 0 || (stages == 1 && p == 1)) continue;
+      const int q = p / stages;
+      INFO(deep_kind_name(kind) << ", " << stages << " stages x " << q << " parts");
+      const int chunks = q > 1 ? 1 : 3;
+      PipelineOptions po;
+      po.chunks = chunks;
+      po.stages = stages;
+      PipelineRun run([&] { return d; }, config(kind, 5, 2), po, comm);
+      const TrainResult r = run.train();
+      // The plan's side, from the graph alone.
+      const StaticRunConfig cfg = config(kind, 5, 2);
+      const auto layers = perf::deep_model_layers(*cfg.deep, d.feature_dim, d.num_classes);
+      std::vector<int32_t> part(size_t(d.num_vertices()), 0);
+      if (q > 1) {
+        PartitionOptions popt = cfg.partition;
+        popt.parts = q;
+        part = partition_vertices(d.graph.in, popt, d.train);
+      }
+      const perf::PartitionCounts counts = perf::partition_counts(d.graph.in, part, q);
+      const bool everywhere = kind == DeepKind::gcnii;
+      const std::vector<int> first =
+          pipeline_stages(d.num_vertices(), d.graph.in.nnz() + d.num_vertices(), d.feature_dim,
+                          16, d.num_classes, 5, everywhere, stages);
+      CHECK(first == run.stage_bounds());
+      perf::Rates rates;
+      rates.spmm[16] = 1e9;
+      const perf::Prediction pr = perf::predict_pipeline(counts, layers, first, chunks, everywhere,
+                                                         rates, perf::named_network("shm"));
+      CHECK(pr.bytes_per_epoch == r.bytes_per_epoch);
+    }
 }

@@ -266,9 +266,10 @@ TEST_CASE("plan model: the pipeline's bytes, hops and bubble by hand", "[perf]")
   o.layers = 4;
   o.hidden = 8;
   const auto layers = deep_model_layers(o, 3, 2);
-  PartCounts whole;
-  whole.rows = 1000;
-  whole.edges = 4000;
+  PartitionCounts whole;
+  whole.per_part.resize(1);
+  whole.per_part[0].rows = 1000;
+  whole.per_part[0].edges = 4000;
   Rates r;
   r.spmm[8] = 1e6;
   r.gemm_fwd[{8, 8}] = r.gemm_bwd[{8, 8}] = 1e6;
@@ -293,9 +294,7 @@ TEST_CASE("plan model: the pipeline's bytes, hops and bubble by hand", "[perf]")
   CHECK(one.bytes_per_epoch == 0);
   CHECK(one.comm_ms == 0);
   CHECK(one.wait_ms == Approx(0).margin(1e-9));
-  PartitionCounts c1;
-  c1.per_part.push_back(whole);
-  CHECK(one.compute_ms == Approx(predict(c1, layers, r, kNet).compute_ms));
+  CHECK(one.compute_ms == Approx(predict(whole, layers, r, kNet).compute_ms));
   // Bounds that do not cover the layers.
   CHECK_THROWS_AS(predict_pipeline(whole, layers, {1, 3}, 4, false, r, kNet), OptionError);
 }
