@@ -348,7 +348,8 @@ double PipelineRun::forward_backward(uint64_t step) {
 StepLoss PipelineRun::step_loss(int epoch, int64_t) { return pipelined_loss(uint64_t(epoch - 1)); }
 
 StepLoss PipelineRun::pipelined_loss(uint64_t step) {
-  if (!history_filled_) exact_forward(false);  // collective: every rank's flag is alike
+  // Collective: every rank's flag and row count are alike (none without out-of-chunk rows).
+  if (!history_filled_ && history_->rows() > 0) exact_forward(false);
   optimizer_->zero_grad();
   bubble_ms_ = 0;
   pipeline_bytes_ = 0;
@@ -426,7 +427,9 @@ std::vector<std::pair<std::string, double>> PipelineRun::epoch_figures() {
           {"chunks", double(chunks_.size())}};
 }
 
-void PipelineRun::on_start(int) { exact_forward(false); }
+void PipelineRun::on_start(int) {
+  if (history_->rows() > 0) exact_forward(false);  // (after a checkpoint, with its parameters)
+}
 
 std::vector<Tensor> PipelineRun::exact_forward(bool logits) {
   NoGradGuard no_grad;
