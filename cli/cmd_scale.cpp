@@ -134,11 +134,12 @@ void check_for_graph(const ScaleArgs& a, bool temporal, std::vector<std::string>
     std::printf("note: strategy %s not applicable: %s; skipped\n", join(skipped, ", ").c_str(),
                 which);
   strategies = kept;
-  const bool pipeline =
-      std::find(strategies.begin(), strategies.end(), "pipeline") != strategies.end();
-  if (pipeline && !is_deep_model(a.model))
-    throw OptionError("--strategies pipeline: splits a deep model's layers into stages (give "
-                      "--model gcnii or resgcn)");
+  for (const char* layered : {"pipeline", "hybrid"})
+    if (std::find(strategies.begin(), strategies.end(), layered) != strategies.end() &&
+        !is_deep_model(a.model))
+      throw OptionError(std::string("--strategies ") + layered +
+                        ": splits a deep model's layers into stages (give --model gcnii or "
+                        "resgcn)");
   if (!a.model.empty()) {
     if (temporal)
       (void)parse_temporal_kind(a.model);
@@ -180,6 +181,9 @@ ScaleRun run_one(const ScaleArgs& a, const Study& st, const ScaleConfig& cfg, in
   if (!a.task.empty()) argv.insert(argv.end(), {"--task", a.task});
   if (st.temporal || cfg.strategy == "pipeline")
     argv.insert(argv.end(), {"--strategy", cfg.strategy});
+  if (cfg.strategy == "hybrid")  // ranks / 2 stages x 2 graph parts
+    argv.insert(argv.end(),
+                {"--strategy", "pipeline", "--stages", std::to_string(cfg.ranks / 2)});
   argv.insert(argv.end(), a.extra.begin(), a.extra.end());
 
   std::printf("[%d/%d] ranks=%d strategy=%s partitioner=%s", k, st.total, cfg.ranks,
@@ -223,7 +227,8 @@ void print_table(const std::vector<ScaleRow>& rows) {
 void run_scale(ScaleArgs& a) {
   const std::vector<int> ranks = parse_ranks(a.ranks, 65536);
   std::vector<std::string> strategies =
-      parse_names(a.strategies, "--strategies", {"vertex", "snapshot", "graph", "pipeline"});
+      parse_names(a.strategies, "--strategies",
+                  {"vertex", "snapshot", "graph", "pipeline", "hybrid"});
   const std::vector<std::string> partitioners =
       parse_names(a.partitioners, "--partitioners", {"metis", "ptscotch", "random", "hash", "range"});
   if (a.repeats < 1 || a.repeats > 1000) throw OptionError("--repeats must be from 1 to 1000");
@@ -248,6 +253,14 @@ void run_scale(ScaleArgs& a) {
     throw OptionError("--out " + a.out + ": not writable");
 
   const std::vector<ScaleConfig> configs = study_configs(ranks, strategies, partitioners);
+  if (std::find(strategies.begin(), strategies.end(), "hybrid") != strategies.end())
+    for (int r : ranks)
+      if (r < 4 || r % 2 != 0)
+        std::printf("note: strategy hybrid (ranks / 2 stages x 2 graph parts) needs an even rank "
+                    "count from 4: skipped at %d rank%s\n", r, r == 1 ? "" : "s");
+  if (configs.empty())
+    throw OptionError("--ranks " + a.ranks + ": no configuration to run (the hybrid needs an "
+                      "even rank count from 4)");
   st.exe = fs::read_symlink("/proc/self/exe");
   st.total = int(configs.size()) * a.repeats;
   std::printf("scale: %d run%s of `dgnn train` on %s (%s graph), %d epochs each; logs in %s\n",
@@ -303,7 +316,7 @@ void register_scale(CLI::App& app) {
   cmd->add_option("--strategies", a.strategies,
                   "Comma-separated. Temporal graphs: vertex, snapshot. Static graphs: vertex "
                   "(also called graph: each rank a part) and, for the deep models, pipeline "
-                  "(each rank a stage of layers)")
+                  "(each rank a stage of layers) and hybrid (ranks / 2 stages x 2 graph parts)")
       ->capture_default_str();
   cmd->add_option("--partitioners", a.partitioners,
                   "Comma-separated: metis, ptscotch, random, hash, range")

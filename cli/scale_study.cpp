@@ -100,6 +100,7 @@ std::vector<ScaleConfig> study_configs(const std::vector<int>& ranks,
   std::vector<ScaleConfig> configs;
   for (int r : ranks)
     for (const std::string& s : strategies) {
+      if (s == "hybrid" && (r < 4 || r % 2 != 0)) continue;  // r/2 stages x 2 parts
       if (s == "snapshot") {
         configs.push_back({r, s, "-"});
         continue;

@@ -252,24 +252,29 @@ TEST_CASE("cli scale: a study where every run fails writes its CSV and exits non
   CHECK(rows[0].at("status") == "failed");
 }
 
-TEST_CASE("cli scale: a deep model split by vertex and by layers (graph, pipeline)", "[cli]") {
+TEST_CASE("cli scale: a deep model split by vertex, by layers and both (graph, pipeline, hybrid)",
+          "[cli]") {
   const fs::path d = small_sbm("scale_pipeline");
   const Result r = run("scale --graph " + (d / "g").string() +
-                       " --model gcnii --ranks 2 --strategies graph,pipeline --epochs 2 --out " +
-                       (d / "study").string() + " -- --layers 4 --hidden 8");
+                       " --model gcnii --ranks 2,4 --strategies graph,pipeline,hybrid --epochs 2 "
+                       "--out " + (d / "study").string() + " -- --layers 4 --hidden 8");
   INFO(r.out);
   REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("skipped at 2 ranks"));
   const std::vector<Row> rows = read_results(d / "study" / "results.csv");
-  REQUIRE(rows.size() == 2);
-  CHECK(rows[0].at("strategy") == "graph");
-  CHECK(rows[1].at("strategy") == "pipeline");
+  REQUIRE(rows.size() == 5);  // 2 and 4 ranks x graph, pipeline; the hybrid on 4
+  std::map<std::string, const Row*> at;
   for (const Row& row : rows) {
     CHECK(row.at("status") == "ok");
     CHECK(num(row, "bytes_sent_per_epoch") > 0);
+    at[row.at("ranks") + " " + row.at("strategy")] = &row;
   }
+  REQUIRE(at.count("4 hybrid") == 1);
   // The pipeline moves each vertex's hidden row once per boundary and direction; graph
   // parallelism a halo per layer, here more.
-  CHECK(num(rows[1], "bytes_sent_per_epoch") < num(rows[0], "bytes_sent_per_epoch"));
+  for (const char* p : {"2", "4"})
+    CHECK(num(*at.at(p + std::string(" pipeline")), "bytes_sent_per_epoch") <
+          num(*at.at(p + std::string(" graph")), "bytes_sent_per_epoch"));
 
   const Result bad = run("scale --graph " + (d / "g").string() +
                          " --ranks 2 --strategies pipeline --epochs 1 --out " +
