@@ -317,7 +317,7 @@ void PipelineRun::send_rows(int peer, const Tensor& rows) {
 }
 
 Tensor PipelineRun::receive_rows(int peer, int64_t rows, int64_t cols) {
-  Tensor t(rows, cols);
+  Tensor t = Tensor::uninitialized(rows, cols);  // every entry is received
   Timer wait;
   comm_.exchange_begin({}, {PeerBuffer{peer, t.data(), rows * cols * 4}})->wait();
   bubble_ms_ += wait.ms();
@@ -484,44 +484,20 @@ std::vector<Tensor> PipelineRun::exact_forward(bool logits) {
 }
 
 std::array<double, 4> PipelineRun::evaluate_with_loss() {
-  const std::vector<Tensor> logits = exact_forward(true);
-  int64_t correct[3] = {0, 0, 0};
-  double val_loss = 0;
+  const std::vector<Tensor> logits = exact_forward(true);  // the last stage's; none elsewhere
+  NodeSplitCounts counts;
   for (size_t c = 0; c < logits.size(); ++c) {
     const LocalPart& p = chunks_[c]->part;
-    const std::vector<int32_t>* sets[3] = {&p.train, &p.val, &p.test};
-    for (int i = 0; i < 3; ++i) {
-      std::vector<int32_t> labels;
-      for (int32_t r : *sets[i]) labels.push_back(p.labels[size_t(r)]);
-      correct[i] += count_correct(logits[c], *sets[i], labels);
-      if (i == 1) val_loss += cross_entropy_sum(logits[c], *sets[i], labels);
-    }
+    counts.add(logits[c], p.labels, p.train, p.val, p.test);
   }
-  comm_.allreduce_sum(correct, 3);
-  comm_.allreduce_sum(&val_loss, 1);
-  std::array<double, 4> out{};
-  for (int i = 0; i < 3; ++i)
-    out[size_t(i)] = global_[i] ? double(correct[i]) / double(global_[i]) : 0;
-  out[3] = global_[1] ? val_loss / double(global_[1]) : std::nan("");
-  return out;
+  return counts.reduce(comm_, global_[0], global_[1], global_[2]);
 }
 
 Evaluation PipelineRun::validate() {
-  const std::array<double, 4> acc = evaluate_with_loss();
-  Evaluation e;
-  e.metrics = {{"train_acc", acc[0]}, {"val_acc", acc[1]}, {"test_acc", acc[2]},
-               {"val_loss", acc[3]}};
-  e.selection = cfg_.train.select == "loss" ? -acc[3] : acc[1];
-  return e;
+  return node_validation(evaluate_with_loss(), cfg_.train.select);
 }
 
-Evaluation PipelineRun::test() {
-  const double acc = evaluate_with_loss()[2];
-  Evaluation e;
-  e.metrics = {{"test_acc", acc}};
-  e.selection = acc;
-  return e;
-}
+Evaluation PipelineRun::test() { return node_test(evaluate_with_loss()[2]); }
 
 namespace {
 
@@ -553,21 +529,12 @@ std::vector<int64_t> PipelineRun::row_ids() const {
 }
 
 TrainResult PipelineRun::train(const std::function<void(const EpochRecord&)>& on_epoch) {
-  const LoopResult r = loop_->run(on_epoch);
-  TrainResult res;
-  static_cast<LoopSummary&>(res) = r;
-  res.best_val_acc = r.best_epoch > 0 ? r.best_val.get("val_acc") : -1;
-  res.best_val_loss = r.best_epoch > 0 ? r.best_val.get("val_loss") : std::nan("");
-  res.test_acc = r.test.get("test_acc");
-  return res;
+  return node_result(loop_->run(on_epoch));
 }
 
 EpochFormat PipelineRun::epoch_format() const {
   EpochFormat f;
-  f.metrics = {{"train_acc", "train_acc", "  train"},
-               {"val_acc", "val_acc", "  val"},
-               {"test_acc", "test_acc", ""},
-               {"val_loss", "val_loss", cfg_.train.select == "loss" ? "  val loss" : ""}};
+  f.metrics = node_epoch_metrics(cfg_.train.select);
   f.counts = {"pipeline_bytes", "stages", "chunks"};
   f.suffix = [](const EpochRecord& r) {
     char buf[128];

@@ -152,12 +152,16 @@ Tensor StaticRun::embeddings() {
   return model_->embed(ctx, setup_->task.features).value().to(Device::cpu);
 }
 
+std::vector<ShownMetric> node_epoch_metrics(const std::string& select) {
+  return {{"train_acc", "train_acc", "  train"},
+          {"val_acc", "val_acc", "  val"},
+          {"test_acc", "test_acc", ""},
+          {"val_loss", "val_loss", select == "loss" ? "  val loss" : ""}};
+}
+
 EpochFormat StaticRun::epoch_format() const {
   EpochFormat f;
-  f.metrics = {{"train_acc", "train_acc", "  train"},
-               {"val_acc", "val_acc", "  val"},
-               {"test_acc", "test_acc", ""},
-               {"val_loss", "val_loss", cfg_.train.select == "loss" ? "  val loss" : ""}};
+  f.metrics = node_epoch_metrics(cfg_.train.select);
   if (!cfg_.minibatch) return f;
   f.counts = {"steps", "sampled_edges", "sample_bytes_sent"};
   f.suffix = [](const EpochRecord& r) {

@@ -41,6 +41,10 @@ LayerSpec static_layer(const std::string& name, float dropout, std::string* cano
 // changes nothing.
 int64_t normalize_feature_rows(std::vector<float>& features, int64_t dim);
 
+// The metrics a node-classification epoch shows (train, val and test accuracy; the validation
+// loss printed under --select loss, logged always): StaticRun's and PipelineRun's.
+std::vector<ShownMetric> node_epoch_metrics(const std::string& select);
+
 struct StaticRunConfig {
   LayerSpec layer;            // stacked `layers` times (static_layer)
   std::string model = "gcn";  // its name

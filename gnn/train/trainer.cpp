@@ -149,20 +149,23 @@ Tensor Trainer::predict() {
   return std::move(logits.value());
 }
 
-std::array<double, 4> Trainer::evaluate_with_loss() {
-  Tensor logits = predict();
-  const std::vector<int32_t>* sets[3] = {&task_.train, &task_.val, &task_.test};
-  int64_t correct[3];
-  double val_loss = 0;
+void NodeSplitCounts::add(const Tensor& logits, const std::vector<int32_t>& labels,
+                          const std::vector<int32_t>& train, const std::vector<int32_t>& val,
+                          const std::vector<int32_t>& test) {
+  const std::vector<int32_t>* sets[3] = {&train, &val, &test};
   for (int i = 0; i < 3; ++i) {
-    std::vector<int32_t> labels;
-    for (int32_t r : *sets[i]) labels.push_back(task_.labels[size_t(r)]);
-    correct[i] = count_correct(logits, *sets[i], labels);
-    if (i == 1) val_loss = cross_entropy_sum(logits, *sets[i], labels);
+    std::vector<int32_t> l;
+    for (int32_t r : *sets[i]) l.push_back(labels[size_t(r)]);
+    correct[i] += count_correct(logits, *sets[i], l);
+    if (i == 1) val_loss += cross_entropy_sum(logits, *sets[i], l);
   }
-  comm_.allreduce_sum(correct, 3);
-  comm_.allreduce_sum(&val_loss, 1);
-  const int64_t totals[3] = {task_.global_train, task_.global_val, task_.global_test};
+}
+
+std::array<double, 4> NodeSplitCounts::reduce(Communicator& comm, int64_t global_train,
+                                              int64_t global_val, int64_t global_test) {
+  comm.allreduce_sum(correct, 3);
+  comm.allreduce_sum(&val_loss, 1);
+  const int64_t totals[3] = {global_train, global_val, global_test};
   std::array<double, 4> out{};
   for (int i = 0; i < 3; ++i)
     out[size_t(i)] = totals[i] ? double(correct[i]) / double(totals[i]) : 0;
@@ -170,27 +173,43 @@ std::array<double, 4> Trainer::evaluate_with_loss() {
   return out;
 }
 
+Evaluation node_validation(const std::array<double, 4>& e, const std::string& select) {
+  Evaluation v;
+  v.metrics = {{"train_acc", e[0]}, {"val_acc", e[1]}, {"test_acc", e[2]}, {"val_loss", e[3]}};
+  v.selection = select == "loss" ? -e[3] : e[1];
+  return v;
+}
+
+Evaluation node_test(double test_acc) {
+  Evaluation e;
+  e.metrics = {{"test_acc", test_acc}};
+  e.selection = test_acc;
+  return e;
+}
+
+TrainResult node_result(const LoopResult& r) {
+  TrainResult res;
+  static_cast<LoopSummary&>(res) = r;
+  res.best_val_acc = r.best_epoch > 0 ? r.best_val.get("val_acc") : -1;
+  res.best_val_loss = r.best_epoch > 0 ? r.best_val.get("val_loss") : std::nan("");
+  res.test_acc = r.test.get("test_acc");
+  return res;
+}
+
+std::array<double, 4> Trainer::evaluate_with_loss() {
+  NodeSplitCounts counts;
+  counts.add(predict(), task_.labels, task_.train, task_.val, task_.test);
+  return counts.reduce(comm_, task_.global_train, task_.global_val, task_.global_test);
+}
+
 std::array<double, 3> Trainer::evaluate() {
   const std::array<double, 4> e = evaluate_with_loss();
   return {e[0], e[1], e[2]};
 }
 
-Evaluation Trainer::validate() {
-  const std::array<double, 4> acc = evaluate_with_loss();
-  Evaluation e;
-  e.metrics = {{"train_acc", acc[0]}, {"val_acc", acc[1]}, {"test_acc", acc[2]},
-               {"val_loss", acc[3]}};
-  e.selection = opt_.select == "loss" ? -acc[3] : acc[1];
-  return e;
-}
+Evaluation Trainer::validate() { return node_validation(evaluate_with_loss(), opt_.select); }
 
-Evaluation Trainer::test() {
-  const double acc = evaluate()[2];
-  Evaluation e;
-  e.metrics = {{"test_acc", acc}};
-  e.selection = acc;
-  return e;
-}
+Evaluation Trainer::test() { return node_test(evaluate()[2]); }
 
 void Trainer::on_start(int epochs_done) {
   if (loader_) loader_->start(epochs_done, opt_.epochs - 1);
@@ -203,11 +222,7 @@ TrainResult Trainer::run(const std::function<void(const EpochRecord&)>& on_epoch
     sample_waits.push_back(rec.figure("sample_wait_ms"));
     if (on_epoch) on_epoch(rec);
   });
-  TrainResult res;
-  static_cast<LoopSummary&>(res) = r;
-  res.best_val_acc = r.best_epoch > 0 ? r.best_val.get("val_acc") : -1;
-  res.best_val_loss = r.best_epoch > 0 ? r.best_val.get("val_loss") : std::nan("");
-  res.test_acc = r.test.get("test_acc");
+  TrainResult res = node_result(r);
   res.median_sample_ms = median(samples);
   res.median_sample_wait_ms = median(sample_waits);
   return res;

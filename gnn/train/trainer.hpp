@@ -40,6 +40,27 @@ struct TrainResult : LoopSummary {
   double median_sample_ms = 0, median_sample_wait_ms = 0;
 };
 
+// Node classification's evaluation, shared by its tasks (Trainer, PipelineRun): a rank's correct
+// predictions per split (train, val, test) and its validation cross-entropy sum.
+struct NodeSplitCounts {
+  int64_t correct[3] = {0, 0, 0};
+  double val_loss = 0;
+  // Adds the counts of `logits`, whose rows the splits and `labels` index alike.
+  void add(const Tensor& logits, const std::vector<int32_t>& labels,
+           const std::vector<int32_t>& train, const std::vector<int32_t>& val,
+           const std::vector<int32_t>& test);
+  // Summed over ranks (collective): {train, val, test accuracy, mean validation loss (NaN
+  // without validation vertices)} over the global split sizes.
+  std::array<double, 4> reduce(Communicator& comm, int64_t global_train, int64_t global_val,
+                               int64_t global_test);
+};
+// validate()'s record of those four: every metric, and the selection --select names ("loss":
+// the lowest validation loss; "acc": the best validation accuracy).
+Evaluation node_validation(const std::array<double, 4>& e, const std::string& select);
+Evaluation node_test(double test_acc);
+// A node run's result from the loop's (the mini-batch medians left at 0).
+TrainResult node_result(const LoopResult& r);
+
 // Node classification as a task of the training loop (gnn/train/training_loop.hpp): one optimiser
 // step per epoch over the whole graph, or the mini-batch loader's steps.
 class Trainer : private TrainingTask {

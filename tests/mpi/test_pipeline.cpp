@@ -8,6 +8,7 @@
 #include "../small_sbm.hpp"
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/gnn/train/pipeline.hpp"
+#include "dgnn/graph/dataset.hpp"
 #include "dgnn/gnn/train/static_run.hpp"
 #include "dgnn/partition/partition.hpp"
 #include "dgnn/plan/perf_model.hpp"
@@ -52,6 +53,15 @@ const Dataset& larger_sbm() {
 }
 const Dataset& half_isolated() {
   static const Dataset d = keep_edges_below(test::small_sbm(300, 6), 150);
+  return d;
+}
+// The shipped Cora (a real graph: 2708 vertices, 1433 features, its Planetoid split).
+const Dataset& cora() {
+  static const Dataset d = [] {
+    DatasetOptions opt;
+    opt.graph = std::string(DGNN_SOURCE_DIR) + "/datasets/cora";
+    return load_dataset(opt);
+  }();
   return d;
 }
 const Dataset& edgeless() {
@@ -141,8 +151,8 @@ TEST_CASE("pipeline and its hybrids, exact mode: every epoch, the gradients and 
     const char* name;
     const Dataset& d;
   };
-  for (const Input& in : {Input{"sbm", sbm()}, Input{"half isolated", half_isolated()},
-                          Input{"edgeless", edgeless()}})
+  for (const Input& in : {Input{"cora", cora()}, Input{"sbm", sbm()},
+                          Input{"half isolated", half_isolated()}, Input{"edgeless", edgeless()}})
     for (DeepKind kind : {DeepKind::gcnii, DeepKind::resgcn})
       for (int layers : {p, 7})  // one layer per stage; uneven groups
       for (int stages = 1; stages <= p; ++stages) {
