@@ -377,10 +377,11 @@ TemporalPrediction predict_vertex(const TemporalShape& shape, const TemporalStep
       if (o.kind == TOp::aggregate && P > 1 && (fwd || o.backward)) exchange(c, o, fwd);
     }
   };
-  // The second ends' embeddings, each distinct end once: request counts (a P x P all-reduce)
-  // and row ids, then the rows; backward, their gradients back to the owners. Every end's row
-  // goes through the all-to-all (a local one to itself): gathered by its owner, scattered into
-  // the ends' order, and the reverse backward.
+  // The second ends' embeddings, each distinct end once, in P - 1 rounds (round r: the ends
+  // rank + r owns; the rank's own ends need no fetch), each a fetch of its own: the request
+  // counts (one number to every rank), the row ids and then the rows to and from one peer;
+  // backward, their gradients back to the owners. Gathered by the owner, scattered into the
+  // ends' order, and the reverse backward.
   auto fetch = [&](const VertexStep& c, bool fwd) {
     if (P == 1) return;
     const int64_t e = shape.embedding;
@@ -392,7 +393,8 @@ TemporalPrediction predict_vertex(const TemporalShape& shape, const TemporalStep
     const int64_t row_bytes = e * 4;
     std::vector<int64_t> sent(static_cast<size_t>(P)), received(static_cast<size_t>(P));
     if (fwd) {
-      tl.allreduce(8 * int64_t(P) * P);
+      const std::vector<int64_t> counts(static_cast<size_t>(P), 8 * int64_t(P - 1) * (P - 1));
+      tl.collective(counts, counts, double(P - 1) * (P - 1), false);
       for (int r = 0; r < P; ++r) {
         sent[size_t(r)] = int64_t(std::llround(c.fetched[size_t(r)])) * 4;
         received[size_t(r)] = int64_t(std::llround(c.served[size_t(r)])) * 4;

@@ -42,7 +42,7 @@ std::shared_ptr<kernels::Buffer> indices_on(Device dev, const std::vector<int32_
 }  // namespace
 
 Var fetch_rows(Communicator& comm, const RowDirectory& dir, const Var& h,
-               const std::vector<int32_t>& ids) {
+               const std::vector<int32_t>& ids, bool peer_by_peer) {
   const int p = comm.size();
   if (p == 1) return gather_rows(h, ids);
   const int64_t f = h.cols();
@@ -56,15 +56,14 @@ Var fetch_rows(Communicator& comm, const RowDirectory& dir, const Var& h,
     want[size_t(dir.owner[size_t(v)])].push_back(dir.local[size_t(v)]);
     slot[size_t(dir.owner[size_t(v)])].push_back(int32_t(i));
   }
-  // Exchange request counts, then the requested local rows.
-  std::vector<int64_t> all_counts(static_cast<size_t>(p * p), 0);
-  for (int q = 0; q < p; ++q)
-    all_counts[size_t(comm.rank()) * size_t(p) + size_t(q)] = int64_t(want[size_t(q)].size());
-  comm.allreduce_sum(all_counts.data(), int64_t(all_counts.size()));
+  // Exchange request counts (one number to each rank: O(P) a rank, where an all-reduce of the
+  // P x P table was O(P^2)), then the requested local rows.
   std::vector<int64_t> send_rows(static_cast<size_t>(p)), recv_rows(static_cast<size_t>(p));
-  for (int q = 0; q < p; ++q) {
-    send_rows[size_t(q)] = all_counts[size_t(comm.rank()) * size_t(p) + size_t(q)];
-    recv_rows[size_t(q)] = all_counts[size_t(q) * size_t(p) + size_t(comm.rank())];
+  for (int q = 0; q < p; ++q) send_rows[size_t(q)] = int64_t(want[size_t(q)].size());
+  {
+    std::vector<int64_t> one(static_cast<size_t>(p), 8), at(static_cast<size_t>(p));
+    for (int q = 0; q < p; ++q) at[size_t(q)] = 8 * q;
+    comm.alltoallv(send_rows.data(), one, at, recv_rows.data(), one, at);
   }
   std::vector<int32_t> req_send, req_recv;
   for (auto& w : want) req_send.insert(req_send.end(), w.begin(), w.end());
@@ -77,24 +76,45 @@ Var fetch_rows(Communicator& comm, const RowDirectory& dir, const Var& h,
   const Device dev = h.device();
   const int64_t n_served = int64_t(req_recv.size()), n_got = int64_t(req_send.size());
   auto served_idx = indices_on(dev, req_recv);
-  Tensor got = Tensor::uninitialized(n_got, f, dev);
-  {
-    // Freed once sent: evaluation asks every rank for its rows (P copies of them served), and
-    // they would otherwise sit beside the output.
-    Tensor served = Tensor::uninitialized(n_served, f, dev);
-    kernels::gather_rows(dev, h.value().view(), served_idx->as<const int32_t>(), n_served,
-                         served.view());
-    Layout ds(recv_rows, f * 4), dr(send_rows, f * 4);
-    alltoallv_on(comm, dev, served.data(), ds.counts, ds.displs, got.data(), dr.counts,
-                 dr.displs);
-  }
   std::vector<int32_t> order;
   for (auto& s : slot) order.insert(order.end(), s.begin(), s.end());
   auto order_idx = indices_on(dev, order);
   Tensor out = Tensor::uninitialized(int64_t(ids.size()), f, dev);
   // out[order[k]] = got[k]
   kernels::fill(dev, out.data(), out.numel(), 0.f);
-  kernels::scatter_add_rows(dev, got.view(), order_idx->as<const int32_t>(), n_got, out.view());
+  Layout ds(recv_rows, f * 4), dr(send_rows, f * 4);
+  if (peer_by_peer && f > 0) {
+    const int me = comm.rank();
+    std::vector<int64_t> zero(static_cast<size_t>(p), 0), sc(zero), rc(zero);
+    for (int r = 0; r < p; ++r) {
+      const int to = (me - r + p) % p, from = (me + r) % p;  // served, got from
+      const int64_t n_to = recv_rows[size_t(to)], n_from = send_rows[size_t(from)];
+      Tensor served = Tensor::uninitialized(n_to, f, dev);
+      kernels::gather_rows(dev, h.value().view(),
+                           served_idx->as<const int32_t>() + ds.displs[size_t(to)] / (f * 4), n_to,
+                           served.view());
+      Tensor got = Tensor::uninitialized(n_from, f, dev);
+      sc.assign(size_t(p), 0);
+      rc.assign(size_t(p), 0);
+      sc[size_t(to)] = n_to * f * 4;
+      rc[size_t(from)] = n_from * f * 4;
+      alltoallv_on(comm, dev, served.data(), sc, zero, got.data(), rc, zero);
+      kernels::scatter_add_rows(dev, got.view(),
+                                order_idx->as<const int32_t>() + dr.displs[size_t(from)] / (f * 4),
+                                n_from, out.view());
+    }
+  } else {
+    Tensor got = Tensor::uninitialized(n_got, f, dev);
+    {
+      // Freed once sent.
+      Tensor served = Tensor::uninitialized(n_served, f, dev);
+      kernels::gather_rows(dev, h.value().view(), served_idx->as<const int32_t>(), n_served,
+                           served.view());
+      alltoallv_on(comm, dev, served.data(), ds.counts, ds.displs, got.data(), dr.counts,
+                   dr.displs);
+    }
+    kernels::scatter_add_rows(dev, got.view(), order_idx->as<const int32_t>(), n_got, out.view());
+  }
 
   Communicator* c = &comm;
   Var result = make_op(

@@ -19,8 +19,12 @@ struct RowDirectory {
 };
 
 // Rows `ids` (global vertex ids, any order, repeats allowed) of the matrix whose owned rows on
-// this rank are `h`. Collective: every rank must call it (with its own ids) at the same point.
+// this rank are `h`. Collective: every rank must call it (with its own ids) at the same point,
+// all with the same `peer_by_peer`. That moves the rows one peer a round (P rounds: rank +
+// r's rows got, rank - r's served), for a fetch of most of the matrix (evaluation's every row):
+// at once, the rows served and the rows got were staged whole beside the output, two more
+// copies of it.
 Var fetch_rows(Communicator& comm, const RowDirectory& dir, const Var& h,
-               const std::vector<int32_t>& ids);
+               const std::vector<int32_t>& ids, bool peer_by_peer = false);
 
 }  // namespace dgnn

@@ -54,6 +54,11 @@ Var gradient_from(const Var& x, Tensor g);
 // a loss that is back-propagated later (summed in another order).
 template <class LossOf>
 Var backward_to(const Var& x, float factor, double& value, LossOf&& loss_of);
+// The same for a loss that is a sum of `parts` terms, each made (`loss_of(leaf, k)`, k in
+// order) and back-propagated before the next is made, so that only one term's tape is alive at
+// a time; `value` gets the terms' sum. A term may be undefined (nothing to add).
+template <class LossOf>
+Var backward_to_parts(const Var& x, float factor, int parts, double& value, LossOf&& loss_of);
 
 // Inverted dropout with a mask keyed by (key, row_ids[r], column); identity when !training
 // or p == 0. row_ids (may be null = row index) must outlive the backward pass.
@@ -94,15 +99,23 @@ Var pair_mlp(const PairEnd& u, const PairEnd& v, const Var& w1, const Var& b1, c
 std::vector<int32_t> topk_rows(const Tensor& scores, int64_t k);
 
 template <class LossOf>
-Var backward_to(const Var& x, float factor, double& value, LossOf&& loss_of) {
+Var backward_to_parts(const Var& x, float factor, int parts, double& value, LossOf&& loss_of) {
   Var leaf(x.value().clone(), true);  // one step's rows, freed on return
-  {
-    Var l = loss_of(leaf);
-    value = double(l.value().item());
+  value = 0;
+  for (int k = 0; k < parts; ++k) {
+    Var l = loss_of(leaf, k);
+    if (!l.defined()) continue;
+    value += double(l.value().item());
     Var seeded = factor == 1.f ? l : scale(l, factor);
     seeded.backward();
   }
   return gradient_from(x, std::move(leaf.grad()));
+}
+
+template <class LossOf>
+Var backward_to(const Var& x, float factor, double& value, LossOf&& loss_of) {
+  return backward_to_parts(x, factor, 1, value,
+                           [&](const Var& leaf, int) { return loss_of(leaf); });
 }
 
 }  // namespace dgnn

@@ -29,7 +29,7 @@ Var LinkPredictionTrainer::eval_logits(ForwardContext& ctx, const Var& h, const 
   if (!whole) {
     std::vector<int32_t> ids(static_cast<size_t>(g_.num_vertices));
     std::iota(ids.begin(), ids.end(), 0);
-    fetched = fetch_rows(comm_, dir_, h, ids);
+    fetched = fetch_rows(comm_, dir_, h, ids, true);
   }
   const FactoredPairs f = head_.factor(whole ? h.value() : fetched.value());
   const size_t kept = local.src.size() / per, k = per - 1;
@@ -126,8 +126,8 @@ bool LinkPredictionTrainer::fetch_candidates(int step, const std::function<bool(
     if (std::strcmp(e, "candidates") == 0) return true;
     if (std::strcmp(e, "all") == 0) return false;
   }
-  const double named = double(link_step_positives(eval_plan(step, mine))) *
-                       double(1 + std::max(opt_.neg_eval, 0));
+  const double named =
+      double(link_step_positives(eval_plan(step, mine))) * double(1 + std::max(opt_.neg_eval, 0));
   return named * 4 <= double(g_.num_vertices);
 }
 
@@ -155,11 +155,10 @@ std::vector<int32_t> LinkPredictionTrainer::eval_rows(int step,
   return rows;
 }
 
-void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const Tensor& h,
-                                                Communicator& comm,
+void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, Var h, Communicator& comm,
                                                 const std::function<bool(int32_t)>& mine,
                                                 int* failed, const std::vector<int32_t>* rows) {
-  const FactoredPairs f = head_.factor(h);
+  const FactoredPairs f = head_.factor(h.value());
   // h's row of vertex v: v itself, or its place among `rows`.
   auto slot = [rows](int32_t v) {
     if (!rows) return v;
@@ -279,6 +278,9 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, const T
         group[at] = group_reciprocal_rank(score.data(), count, neg, count * k, kLogitTie, gs);
       },
       plan, mine);
+  // Nothing reads the rows now (f's view of them included): fetched from the other ranks,
+  // they are n rows, dropped before the tally's buffers come.
+  h = Var();
   if (!check()) return;
   // AUC and AP: the positives (in ordinal order) place the negatives every thread and rank
   // collected.
@@ -464,15 +466,15 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end, const std::vecto
       } else {
         for (int32_t v : ids)
           if (dir_.owner[size_t(v)] == comm_.rank()) rows.push_back(v);
-        add_all_pairs_step(acc, s, fetch_rows(comm_, dir_, h, ids).value().to(Device::cpu), rows,
-                           comm_);
+        add_all_pairs_step(acc, s, fetch_rows(comm_, dir_, h, ids, true).value().to(Device::cpu),
+                           rows, comm_);
       }
       continue;
     }
     if (!has_targets_[size_t(s)]) continue;
     if (fused_eval()) {
       if (comm_.size() == 1) {
-        add_fused_eval_step(acc, s, h.value(), comm_, {});
+        add_fused_eval_step(acc, s, h, comm_, {});
       } else {
         // Every rank scores the sources it owns against every vertex's rows, or, when its
         // candidates name few of the vertices, against theirs alone (the draws once more, to
@@ -483,12 +485,14 @@ LinkMetrics LinkPredictionTrainer::evaluate(int begin, int end, const std::vecto
         };
         if (fetch_candidates(s, mine)) {
           const std::vector<int32_t> ids = eval_rows(s, mine);
-          add_fused_eval_step(acc, s, fetch_rows(comm_, dir_, h, ids).value(), comm_, mine,
-                              nullptr, &ids);
+          // Peer by peer as the whole fetch below: ranks may choose differently, and each
+          // must make the same collectives.
+          add_fused_eval_step(acc, s, fetch_rows(comm_, dir_, h, ids, true), comm_, mine, nullptr,
+                              &ids);
         } else {
           std::vector<int32_t> ids(static_cast<size_t>(g_.num_vertices));
           std::iota(ids.begin(), ids.end(), 0);
-          add_fused_eval_step(acc, s, fetch_rows(comm_, dir_, h, ids).value(), comm_, mine);
+          add_fused_eval_step(acc, s, fetch_rows(comm_, dir_, h, ids, true), comm_, mine);
         }
       }
       continue;
@@ -536,7 +540,7 @@ LinkMetrics LinkPredictionTrainer::evaluate_snapshots(int begin, int end) {
           SelfCommunicator self;
           EvalSums one;
           int failed = kFusedOk;
-          add_fused_eval_step(one, s, h[size_t(s - w.own_begin())].value(), self, {}, &failed);
+          add_fused_eval_step(one, s, h[size_t(s - w.own_begin())], self, {}, &failed);
           const double v[kStepSums] = {one.m.auc,           one.m.map,     one.m.mrr,
                                        one.m.loss,          one.tgb_rr,    one.tgb_positives,
                                        double(one.counted), double(failed)};

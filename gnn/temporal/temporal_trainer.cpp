@@ -58,7 +58,8 @@ LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifie
   for (int s = 0; s < n_steps_; ++s) {
     const SnapshotEvents& ev = g.events[size_t(opt_.task == TemporalTask::link ? s + 1 : s)];
     bool any = ev.sharded() && ev.whole->targets > 0;
-    for (size_t i = 0; i < ev.src.size() && !any && !ev.sharded(); ++i) any = ev.src[i] != ev.dst[i];
+    for (size_t i = 0; i < ev.src.size() && !any && !ev.sharded(); ++i)
+      any = ev.src[i] != ev.dst[i];
     has_targets_.push_back(any);
   }
   // A split whose steps hold no edge to predict or classify has nothing to measure: its metrics
@@ -126,6 +127,52 @@ Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch&
                      PairEnd{fetch_rows(comm_, dir_, h, ends), std::move(slot)});
 }
 
+Var LinkPredictionTrainer::round_loss(ForwardContext& ctx, const Var& h, const Batch& local,
+                                      const std::vector<std::vector<int32_t>>& by_owner,
+                                      int round) {
+  const int p = comm_.size();
+  if (p == 1) {
+    Var logits = head_.score(ctx, h, local.src, local.dst);
+    return local.src.empty() ? scale(sum(logits), 0.f)
+                             : bce_with_logits(logits, local.target, 1.0, local.weight);
+  }
+  const int me = comm_.rank();
+  const std::vector<int32_t>& pairs = by_owner[size_t((me + round) % p)];
+  // Round 0 reads this rank's own rows and moves nothing: with no pair there, nothing to add.
+  if (round == 0 && pairs.empty()) return {};
+  std::vector<int32_t> rows(pairs.size()), slot(pairs.size()), ends;
+  std::vector<float> target(pairs.size()), weight(local.weight.empty() ? 0 : pairs.size());
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    const size_t i = size_t(pairs[k]);
+    rows[k] = dir_.local[size_t(local.src[i])];
+    target[k] = local.target[i];
+    if (!weight.empty()) weight[k] = local.weight[i];
+  }
+  Var table = h;
+  if (round == 0) {
+    for (size_t k = 0; k < pairs.size(); ++k)
+      slot[k] = dir_.local[size_t(local.dst[size_t(pairs[k])])];
+  } else {
+    // Each distinct second vertex once (the negatives repeat them), in order of first
+    // appearance; each pair indexes its row.
+    end_slot_.resize(dir_.owner.size(), -1);
+    for (size_t k = 0; k < pairs.size(); ++k) {
+      int32_t& at = end_slot_[size_t(local.dst[size_t(pairs[k])])];
+      if (at < 0) {
+        at = int32_t(ends.size());
+        ends.push_back(local.dst[size_t(pairs[k])]);
+      }
+      slot[k] = at;
+    }
+    for (int32_t v : ends) end_slot_[size_t(v)] = -1;
+    table = fetch_rows(comm_, dir_, h, ends);
+  }
+  Var logits = head_.score(ctx, PairEnd{h, std::move(rows)}, PairEnd{table, std::move(slot)});
+  // A rank with no pairs here still back-propagates its (empty) scores: the fetch's backward
+  // is collective.
+  return pairs.empty() ? scale(sum(logits), 0.f) : bce_with_logits(logits, target, 1.0, weight);
+}
+
 StepLoss LinkPredictionTrainer::step_loss(int epoch, int64_t window) {
   const std::vector<int> bounds = training_windows();
   return window_loss(epoch, bounds[size_t(window)], bounds[size_t(window) + 1]);
@@ -167,12 +214,13 @@ StepLoss LinkPredictionTrainer::window_loss(int epoch, int start, int end) {
     if (!has_targets_[size_t(s)]) continue;
     const Batch b = local_batch(s, opt_.neg_train, train_salt(epoch));
     double l = 0;
-    // A rank with no pairs here still back-propagates its (empty) scores: the fetch's backward
-    // is collective.
-    Var term = backward_to(h, share, l, [&](const Var& rows) {
-      Var logits = score(ctx, rows, b);
-      return b.src.empty() ? scale(sum(logits), 0.f)
-                           : bce_with_logits(logits, b.target, 1.0, b.weight);
+    // One round per rank that owns second vertices (one process: one round, every pair).
+    std::vector<std::vector<int32_t>> by_owner(static_cast<size_t>(comm_.size()));
+    if (comm_.size() > 1)
+      for (size_t i = 0; i < b.dst.size(); ++i)
+        by_owner[size_t(dir_.owner[size_t(b.dst[i])])].push_back(int32_t(i));
+    Var term = backward_to_parts(h, share, comm_.size(), l, [&](const Var& rows, int round) {
+      return round_loss(ctx, rows, b, by_owner, round);
     });
     value += l;
     tape = tape.defined() ? add(tape, term) : term;

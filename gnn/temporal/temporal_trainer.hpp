@@ -280,6 +280,14 @@ class LinkPredictionTrainer : private TrainingTask {
   Batch local_batch(int step, int negatives, uint64_t salt) const;
   // Logits of a local batch; collective (every rank calls it, even with no pairs).
   Var score(ForwardContext& ctx, const Var& h, const Batch& local);
+  // Training's loss of a local batch, term `round` of comm.size() (backward_to_parts): the
+  // pairs whose second vertex rank (rank + round) % size owns, scored against that rank's rows
+  // alone. One round's fetched rows and head buffers are alive at a time: about n / P rows,
+  // where scoring every pair at once held a row of nearly every vertex on every rank (random
+  // negatives name them all). `by_owner`: the batch's pairs grouped by their second vertex's
+  // owner, in batch order. Collective in rounds 1.. (every rank calls each, even with no pairs).
+  Var round_loss(ForwardContext& ctx, const Var& h, const Batch& local,
+                 const std::vector<std::vector<int32_t>>& by_owner, int round);
   // Validation's and test's logits of a sampled batch (its positives, then neg_eval negatives
   // each): on the CPU the factored scorer (FactoredPairs::score_list) takes each positive with
   // its negatives as one block of gathered rows, a third of the pair MLP's first-layer work;
@@ -315,8 +323,9 @@ class LinkPredictionTrainer : private TrainingTask {
   // A NaN score, or a positive scoring otherwise in its two passes, throws on every rank of
   // `comm`; with `failed`, it is set to why instead (and acc is left part-way).
   // `rows`: the vertices h holds (sorted; null: every vertex, row v = vertex v), at least this
-  // rank's sources and every candidate their draws name (eval_rows).
-  void add_fused_eval_step(EvalSums& acc, int step, const Tensor& h, Communicator& comm,
+  // rank's sources and every candidate their draws name (eval_rows). h is let go of once the
+  // pairs are scored (fetched rows: one per vertex), before the counts are summed.
+  void add_fused_eval_step(EvalSums& acc, int step, Var h, Communicator& comm,
                            const std::function<bool(int32_t)>& mine, int* failed = nullptr,
                            const std::vector<int32_t>* rows = nullptr);
   // The step's evaluation plan (made on first use; with a share of the events, of `mine`'s

@@ -127,6 +127,8 @@ TEST_CASE("temporal plan: bytes of GCRN's re-shards and of the vertex strategy's
   v.served = {2, 2};
   const TemporalPrediction q = predict_vertex(s, st, {v, v}, r, net);
   const int64_t halo = 2 * 2 * 3 * 8 * 4;  // per step: both ranks, forward and backward
-  const int64_t fetch = 2 * (8 * 4 + 2 * 4 + 2 * 8 * 4 + 2 * 8 * 4);  // counts, ids, rows, grads
+  // Per rank: one round (the other rank's ends), its request count (8 bytes to the one other
+  // rank), ids, rows and gradients.
+  const int64_t fetch = 2 * (8 + 2 * 4 + 2 * 8 * 4 + 2 * 8 * 4);
   CHECK(q.bytes_per_epoch == 2 * (halo + fetch) + allreduces);
 }
