@@ -455,13 +455,13 @@ void pair_mlp_forward(Device dev, const PairMlp& p, MatView logits) {
                  pair_mlp_forward_composed(dev, p, logits));
 }
 
-bool checks::factored_pair_logits(Device dev, ConstMatView h, ConstMatView b, const float* m,
+bool checks::factored_pair_logits(Device dev, ConstMatView h, int64_t hid, const float* m,
                                   const float* au, const float* w2, float b2, const int32_t* v,
                                   int64_t k, float* out) {
   check_count("factored_pair_logits", k);
-  if (b.rows != h.rows)
-    mismatch("factored_pair_logits", "b", shape(b), "one row per row of h", shape(h.rows, b.cols),
-             "h and b are tables over the same vertices");
+  if (hid <= 0)
+    throw ShapeError("factored_pair_logits: a hidden width of " + std::to_string(hid) +
+                     " (expected at least 1)");
   if (k == 0) return false;
   return true;
 }

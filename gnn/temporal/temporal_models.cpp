@@ -477,39 +477,41 @@ FactoredPairs PairClassifier::factor(const Tensor& h) {
                  " for a classifier of input width " + std::to_string(w1.rows()));
   if (w2.cols() != 1) throw Error("PairClassifier::factor: only for one logit per pair");
   FactoredPairs f;
-  f.h = h.to(Device::cpu);
-  const int64_t n = f.h.rows();
-  f.a = Tensor(n, hid);
-  f.b = Tensor(n, hid);
-  for (int64_t v = 0; v < n; ++v) std::copy(b1.data(), b1.data() + hid, f.a.data() + v * hid);
-  kernels::gemm(Device::cpu, false, false, 1.f, f.h.view(), ConstMatView(w1.data(), e, hid, hid),
-                1.f, f.a.view());
-  kernels::gemm(Device::cpu, false, false, 1.f, f.h.view(),
-                ConstMatView(w1.data() + e * hid, e, hid, hid), 0.f, f.b.view());
+  if (h.device() != Device::cpu) f.host = h.to(Device::cpu);
+  f.h = (h.device() == Device::cpu ? h : f.host).view();
+  f.w_u = Tensor::from_host(w1.data(), e, hid);
+  f.w_v = Tensor::from_host(w1.data() + e * hid, e, hid);
   f.w_uv = Tensor::from_host(w1.data() + 2 * e * hid, e, hid);
+  f.b1.assign(b1.data(), b1.data() + hid);
   f.w2.assign(w2.data(), w2.data() + hid);
   f.b2 = b2.data()[0];
   return f;
 }
 
 void FactoredPairs::source_weights(int32_t u, float* m) const {
-  const int64_t e = h.cols(), hid = a.cols();
-  const float* hu = h.data() + int64_t(u) * e;
+  const int64_t e = h.cols, hid = int64_t(b1.size());
+  const float* hu = h.row(u);
+  const float *wv = w_v.data(), *wuv = w_uv.data();
   for (int64_t j = 0; j < e; ++j)
-    for (int64_t c = 0; c < hid; ++c) m[j * hid + c] = hu[j] * w_uv.data()[j * hid + c];
+    for (int64_t c = 0; c < hid; ++c) m[j * hid + c] = wv[j * hid + c] + hu[j] * wuv[j * hid + c];
 }
 
 void FactoredPairs::score_row(int32_t u, float* out, std::vector<float>& scratch) const {
-  score_list(u, nullptr, h.rows(), out, scratch);
+  score_list(u, nullptr, h.rows, out, scratch);
 }
 
 void FactoredPairs::score_list(int32_t u, const int32_t* v, int64_t k, float* out,
                                std::vector<float>& scratch) const {
-  const int64_t e = h.cols(), hid = a.cols();
-  scratch.resize(size_t(e * hid));
+  const int64_t e = h.cols, hid = int64_t(b1.size());
+  scratch.resize(size_t(e * hid + hid));
   source_weights(u, scratch.data());
-  kernels::factored_pair_logits(Device::cpu, h.view(), b.view(), scratch.data(),
-                                a.data() + int64_t(u) * hid, w2.data(), b2, v, k, out);
+  // a_u = h_u W_u + b1, in a fixed order (the same bits wherever u's pairs are scored).
+  float* au = scratch.data() + e * hid;
+  const float* hu = h.row(u);
+  std::copy(b1.begin(), b1.end(), au);
+  for (int64_t j = 0; j < e; ++j)
+    for (int64_t c = 0; c < hid; ++c) au[c] += hu[j] * w_u.data()[j * hid + c];
+  kernels::factored_pair_logits(Device::cpu, h, hid, scratch.data(), au, w2.data(), b2, v, k, out);
 }
 
 }  // namespace dgnn

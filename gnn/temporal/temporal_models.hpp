@@ -58,14 +58,15 @@ std::unique_ptr<TemporalModel> make_temporal_model(TemporalKind kind,
                                                    const std::vector<int64_t>& dims);
 
 // PairClassifier (one logit) split by the blocks of its first layer, to score many pairs from
-// per-vertex terms: W1 [h_u | h_v | h_u * h_v] + b1 = (h_u W_u + b1) + h_v W_v + (h_u * h_v) W_uv.
-// A row of n pairs (u, every v) then costs one (n x emb) (emb x hidden) product with
-// diag(h_u) W_uv, not n concatenated 3 x emb inputs. Host tensors.
+// per-vertex terms: W1 [h_u | h_v | h_u * h_v] + b1 = (h_u W_u + b1) + h_v (W_v + diag(h_u) W_uv).
+// A row of n pairs (u, every v) then costs one (n x emb) (emb x hidden) product with u's own
+// matrix, not n concatenated 3 x emb inputs. Both of u's terms are made as its pairs are scored
+// (emb x hidden each): nothing but h has a row per vertex. Host tensors.
 struct FactoredPairs {
-  Tensor h;               // n x emb: the embeddings
-  Tensor a;               // n x hidden: h W_u + b1
-  Tensor b;               // n x hidden: h W_v
-  Tensor w_uv;            // emb x hidden
+  Tensor host;            // h's copy when h lives off the CPU (empty otherwise)
+  ConstMatView h;         // n x emb: the embeddings (factor's own on the CPU, not a copy)
+  Tensor w_u, w_v, w_uv;  // emb x hidden each
+  std::vector<float> b1;  // hidden
   std::vector<float> w2;  // hidden: the output layer
   float b2 = 0.f;
   // out[v] = the logit of pair (u, v) for every v < n; deterministic. scratch: resized as needed.
@@ -75,7 +76,7 @@ struct FactoredPairs {
   // both: a pair scores alike in a row, in a list, or alone.
   void score_list(int32_t u, const int32_t* v, int64_t k, float* out,
                   std::vector<float>& scratch) const;
-  // m (emb x hidden) = diag(h_u) W_uv: what the pairs of source u multiply their h_v by.
+  // m (emb x hidden) = W_v + diag(h_u) W_uv: what the pairs of source u multiply their h_v by.
   void source_weights(int32_t u, float* m) const;
 };
 
@@ -96,7 +97,7 @@ class PairClassifier : public Module {
   Var score_rows(ForwardContext& ctx, const Var& hu, const Var& hv);
   Var forward(ForwardContext& ctx, const Var& x) override;  // x = [h_u | h_v | h_u * h_v] rows
   // The factored form over embeddings h (every vertex; any device); one logit only (Error
-  // otherwise).
+  // otherwise). On the CPU it reads h in place: h must outlive the result.
   FactoredPairs factor(const Tensor& h);
 
  private:

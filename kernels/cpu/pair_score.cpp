@@ -36,11 +36,11 @@ inline V16 load16(const float* p) {
 }
 
 // One 16-lane chunk of the hidden layer for R candidates. Each candidate's arithmetic is its own,
-// in one fixed order (acc = sum_i x_i m_i over i ascending, then part += w2 relu(acc + au + bv)):
+// in one fixed order (acc = sum_i x_i m_i over i ascending, then part += w2 relu(acc + au)):
 // the same whether it is scored in a block of kBlock or alone, and whatever k is.
 template <int R>
-inline void chunk(const float* const* hv, const float* const* bv, int64_t e, int64_t hid,
-                  const float* m, const float* au, const float* w2, int64_t c0, V16 (&part)[R]) {
+inline void chunk(const float* const* hv, int64_t e, int64_t hid, const float* m, const float* au,
+                  const float* w2, int64_t c0, V16 (&part)[R]) {
   V16 acc[R];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) acc[r] = V16{};
@@ -52,21 +52,20 @@ inline void chunk(const float* const* hv, const float* const* bv, int64_t e, int
   const V16 a = load16(au + c0), w = load16(w2 + c0), zero = V16{};
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
-    const V16 z = acc[r] + a + load16(bv[r] + c0);
+    const V16 z = acc[r] + a;
     part[r] += w * (z > zero ? z : zero);
   }
 }
 
 // The tail chunk (hid not a multiple of 16), lane by lane with the same arithmetic.
 template <int R>
-inline void tail_chunk(const float* const* hv, const float* const* bv, int64_t e, int64_t hid,
-                       const float* m, const float* au, const float* w2, int64_t c0,
-                       V16 (&part)[R]) {
+inline void tail_chunk(const float* const* hv, int64_t e, int64_t hid, const float* m,
+                       const float* au, const float* w2, int64_t c0, V16 (&part)[R]) {
   for (int64_t c = c0; c < hid; ++c)
     for (int r = 0; r < R; ++r) {
       float acc = 0.f;
       for (int64_t i = 0; i < e; ++i) acc += hv[r][i] * m[i * hid + c];
-      part[r][c - c0] += w2[c] * std::max(acc + au[c] + bv[r][c], 0.f);
+      part[r][c - c0] += w2[c] * std::max(acc + au[c], 0.f);
     }
 }
 
@@ -108,13 +107,13 @@ inline void lane_sum4(const V16* p, float b2, float* out) {
 }
 
 template <int R>
-inline void score_rows(const float* const* hv, const float* const* bv, int64_t e, int64_t hid,
-                       const float* m, const float* au, const float* w2, float b2, float* out) {
+inline void score_rows(const float* const* hv, int64_t e, int64_t hid, const float* m,
+                       const float* au, const float* w2, float b2, float* out) {
   V16 part[R];
   for (int r = 0; r < R; ++r) part[r] = V16{};
   int64_t c0 = 0;
-  for (; c0 + kLanes <= hid; c0 += kLanes) chunk<R>(hv, bv, e, hid, m, au, w2, c0, part);
-  if (c0 < hid) tail_chunk<R>(hv, bv, e, hid, m, au, w2, c0, part);
+  for (; c0 + kLanes <= hid; c0 += kLanes) chunk<R>(hv, e, hid, m, au, w2, c0, part);
+  if (c0 < hid) tail_chunk<R>(hv, e, hid, m, au, w2, c0, part);
   if constexpr (R % 4 == 0)
     for (int r = 0; r < R; r += 4) lane_sum4(part + r, b2, out + r);
   else
@@ -122,26 +121,22 @@ inline void score_rows(const float* const* hv, const float* const* bv, int64_t e
 }
 
 DGNN_ISA_CLONES
-void score_all(ConstMatView h, ConstMatView b, const float* m, const float* au, const float* w2,
+void score_all(ConstMatView h, int64_t hid, const float* m, const float* au, const float* w2,
                float b2, const int32_t* v, int64_t k, float* out) {
-  const int64_t e = h.cols, hid = b.cols;
+  const int64_t e = h.cols;
   auto row = [v](int64_t i) { return v ? int64_t(v[i]) : i; };
   int64_t i = 0;
   for (; i + kBlock <= k; i += kBlock) {
     if (v)
-      for (int64_t a = i + kAhead; a < std::min(k, i + kAhead + kBlock); ++a) {
+      for (int64_t a = i + kAhead; a < std::min(k, i + kAhead + kBlock); ++a)
         __builtin_prefetch(h.row(v[a]));
-        for (int64_t c = 0; c < hid; c += 16) __builtin_prefetch(b.row(v[a]) + c);
-      }
     const float* hv[kBlock];
-    const float* bv[kBlock];
-    for (int r = 0; r < kBlock; ++r) hv[r] = h.row(row(i + r)), bv[r] = b.row(row(i + r));
-    score_rows<kBlock>(hv, bv, e, hid, m, au, w2, b2, out + i);
+    for (int r = 0; r < kBlock; ++r) hv[r] = h.row(row(i + r));
+    score_rows<kBlock>(hv, e, hid, m, au, w2, b2, out + i);
   }
   for (; i < k; ++i) {
     const float* hv[1] = {h.row(row(i))};
-    const float* bv[1] = {b.row(row(i))};
-    score_rows<1>(hv, bv, e, hid, m, au, w2, b2, out + i);
+    score_rows<1>(hv, e, hid, m, au, w2, b2, out + i);
   }
 }
 
@@ -205,14 +200,12 @@ void count_below_at_most_impl(const float* x, int64_t n, float lo, float hi, int
 
 }  // namespace
 
-void factored_pair_logits(ConstMatView h, ConstMatView b, const float* m, const float* au,
+void factored_pair_logits(ConstMatView h, int64_t hid, const float* m, const float* au,
                           const float* w2, float b2, const int32_t* v, int64_t k, float* out) {
-  score_all(h, b, m, au, w2, b2, v, k, out);
+  score_all(h, hid, m, au, w2, b2, v, k, out);
 }
 
-double softplus_sum(const float* x, int64_t n, float sign) {
-  return softplus_sum_impl(x, n, sign);
-}
+double softplus_sum(const float* x, int64_t n, float sign) { return softplus_sum_impl(x, n, sign); }
 
 void count_below_at_most(const float* x, int64_t n, float lo, float hi, int64_t* below,
                          int64_t* at_most) {

@@ -234,24 +234,23 @@ TEST_CASE("factored_pair_logits: the pair MLP's logits, the same bits wherever a
     for (int64_t hid : {5, 16, 40, 64}) {
       const int64_t n = 50;
       const std::vector<float> h = uniform(rng, size_t(n * d), 1.f);
-      const std::vector<float> b = uniform(rng, size_t(n * hid), 1.f);
       const std::vector<float> m = uniform(rng, size_t(d * hid), 1.f);
       const std::vector<float> au = uniform(rng, size_t(hid), 1.f);
       const std::vector<float> w2 = uniform(rng, size_t(hid), 1.f);
       const float b2 = 0.25f;
-      const ConstMatView hv(h.data(), n, d, d), bv(b.data(), n, hid, hid);
+      const ConstMatView hv(h.data(), n, d, d);
       for (int64_t k : {0, 1, 3, 4, 9, 50}) {
         INFO("d " << d << ", hidden " << hid << ", k " << k);
         std::vector<int32_t> v(static_cast<size_t>(k));
         for (int32_t& x : v) x = int32_t(rng.below(uint64_t(n)));
         std::vector<float> out(size_t(k), NAN);
-        kernels::factored_pair_logits(Device::cpu, hv, bv, m.data(), au.data(), w2.data(), b2,
+        kernels::factored_pair_logits(Device::cpu, hv, hid, m.data(), au.data(), w2.data(), b2,
                                       v.data(), k, out.data());
         for (int64_t i = 0; i < k; ++i) {
           // The definition, in double.
           double logit = b2;
           for (int64_t c = 0; c < hid; ++c) {
-            double z = double(au[size_t(c)]) + b[size_t(v[size_t(i)] * hid + c)];
+            double z = double(au[size_t(c)]);
             for (int64_t j = 0; j < d; ++j)
               z += double(h[size_t(v[size_t(i)] * d + j)]) * m[size_t(j * hid + c)];
             logit += double(w2[size_t(c)]) * std::max(z, 0.0);
@@ -259,7 +258,7 @@ TEST_CASE("factored_pair_logits: the pair MLP's logits, the same bits wherever a
           CHECK(out[size_t(i)] == Approx(logit).margin(1e-5));
           // Alone, the candidate gets the same bits as in the list.
           float alone = NAN;
-          kernels::factored_pair_logits(Device::cpu, hv, bv, m.data(), au.data(), w2.data(), b2,
+          kernels::factored_pair_logits(Device::cpu, hv, hid, m.data(), au.data(), w2.data(), b2,
                                         &v[size_t(i)], 1, &alone);
           CHECK(alone == out[size_t(i)]);
         }
@@ -267,19 +266,19 @@ TEST_CASE("factored_pair_logits: the pair MLP's logits, the same bits wherever a
         std::vector<int32_t> iota(static_cast<size_t>(k));
         for (int64_t i = 0; i < k; ++i) iota[size_t(i)] = int32_t(i);
         std::vector<float> rows(static_cast<size_t>(k)), listed(static_cast<size_t>(k));
-        kernels::factored_pair_logits(Device::cpu, hv, bv, m.data(), au.data(), w2.data(), b2,
+        kernels::factored_pair_logits(Device::cpu, hv, hid, m.data(), au.data(), w2.data(), b2,
                                       nullptr, k, rows.data());
-        kernels::factored_pair_logits(Device::cpu, hv, bv, m.data(), au.data(), w2.data(), b2,
+        kernels::factored_pair_logits(Device::cpu, hv, hid, m.data(), au.data(), w2.data(), b2,
                                       iota.data(), k, listed.data());
         CHECK(rows == listed);
       }
     }
   }
-  const std::vector<float> h(4), b(6);
-  CHECK_THROWS_AS(kernels::factored_pair_logits(Device::cpu, ConstMatView(h.data(), 2, 2, 2),
-                                                ConstMatView(b.data(), 3, 2, 2), h.data(),
-                                                h.data(), h.data(), 0.f, nullptr, 1, nullptr),
-                  ShapeError);
+  const std::vector<float> h(4);
+  CHECK_THROWS_AS(
+      kernels::factored_pair_logits(Device::cpu, ConstMatView(h.data(), 2, 2, 2), 0, h.data(),
+                                    h.data(), h.data(), 0.f, nullptr, 1, nullptr),
+      ShapeError);
 }
 
 TEST_CASE("softplus_sum: binary cross-entropy terms to 1e-6 of libm's", "[kernels][loss]") {
@@ -301,7 +300,8 @@ TEST_CASE("softplus_sum: binary cross-entropy terms to 1e-6 of libm's", "[kernel
   }
   // Exact at the extremes: log 2 at 0, z itself far above, 0 far below.
   const std::vector<float> e{0.f, 100.f, -100.f};
-  CHECK(kernels::softplus_sum(Device::cpu, e.data(), 1, 1.f) == Approx(std::log(2.0)).epsilon(1e-7));
+  CHECK(kernels::softplus_sum(Device::cpu, e.data(), 1, 1.f) ==
+        Approx(std::log(2.0)).epsilon(1e-7));
   CHECK(kernels::softplus_sum(Device::cpu, e.data() + 1, 1, 1.f) == Approx(100.0));
   CHECK(kernels::softplus_sum(Device::cpu, e.data() + 2, 1, 1.f) < 1e-40);
 }
