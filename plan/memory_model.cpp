@@ -33,12 +33,13 @@ int64_t local_graph_bytes(const PartCounts& c, bool weighted, bool self_loops, b
   int64_t b = csr_size(c.rows, c.edges, weighted);  // the structure, as loaded
   b += csr_size(c.rows, adj, true);                 // the normalised adjacency
   // Its transpose, for the backward: none when the matrix is symmetric (undirected, no halo);
-  // a rank's part of an undirected graph keeps only its halo rows and, per owned row, where the
-  // row's owned entries end (GraphView::Adjacency::owned_symmetric); a directed graph all of it.
+  // a rank's part of an undirected graph keeps only, per owned row, where the row's owned
+  // entries end (GraphView::Adjacency::owned_symmetric: the halo rows are made as a backward
+  // runs); a directed graph all of it.
   if (!undirected)
     b += csr_size(cols, adj, true);
   else if (c.halo_rows > 0)
-    b += csr_size(c.halo_rows, c.cut_edges, true) + c.rows * kF;
+    b += c.rows * kF;
   return b + cols * kI + c.rows * kI;  // global ids of owned and halo rows, input ids of owned
 }
 

@@ -194,9 +194,10 @@ Csr mean_adjacency(const Csr& in) {
 }
 
 // A rank's part (rectangular: never `symmetric`) whose owned columns are symmetric: the
-// transpose's owned rows equal the forward rows' owned entries, entry for entry, so only its
-// halo rows are kept (Adjacency::owned_symmetric). Left whole when any owned row differs.
-void keep_halo_rows_if_owned_symmetric(GraphView::Adjacency& a, int64_t n_owned) {
+// transpose's owned rows equal the forward rows' owned entries, entry for entry, and its halo
+// rows are the forward rows' halo entries, so none of it is kept (Adjacency::owned_symmetric).
+// Left whole when any owned row differs.
+void drop_transpose_if_owned_symmetric(GraphView::Adjacency& a, int64_t n_owned) {
   const Csr& f = a.forward;
   const Csr& t = a.transposed;
   if (f.values.empty() != t.values.empty()) return;
@@ -213,15 +214,7 @@ void keep_halo_rows_if_owned_symmetric(GraphView::Adjacency& a, int64_t n_owned)
       return;
     end[size_t(r)] = int32_t(k);
   }
-  Csr h;
-  h.rows = t.rows - n_owned;
-  h.cols = t.cols;
-  const int64_t base = t.offsets[size_t(n_owned)];
-  h.offsets.assign(t.offsets.begin() + n_owned, t.offsets.end());
-  for (int64_t& o : h.offsets) o -= base;
-  h.indices.assign(t.indices.begin() + base, t.indices.end());
-  if (!t.values.empty()) h.values.assign(t.values.begin() + base, t.values.end());
-  a.transposed = std::move(h);
+  a.transposed = Csr{};
   a.owned_end = std::move(end);
   a.owned_symmetric = true;
 }
@@ -260,7 +253,7 @@ const GraphView::Adjacency& GraphView::adjacency(Norm norm) const {
     if (a->symmetric)
       a->transposed = Csr{};
     else if (!bipartite_ && n_halo_ > 0 && norm != Norm::mean)
-      keep_halo_rows_if_owned_symmetric(*a, n_owned_);
+      drop_transpose_if_owned_symmetric(*a, n_owned_);
     // A rank's part reads the halo degrees only here (bipartite blocks keep theirs: sum).
     if (norm == Norm::gcn && !bipartite_) std::vector<int64_t>().swap(halo_in_degree_);
     slot = std::move(a);
@@ -282,10 +275,38 @@ const int64_t* GraphView::global_ids_on(Device dev) const {
   return ids_on_device_.as<const int64_t>();
 }
 
+Csr GraphView::Adjacency::halo_transpose() const {
+  DGNN_CHECK(owned_symmetric, Error,
+             "GraphView::Adjacency::halo_transpose: only an owned-symmetric adjacency's");
+  const Csr& f = forward;
+  const int64_t owned = f.rows;
+  Csr t;
+  t.rows = f.cols - owned;
+  t.cols = owned;
+  t.offsets.assign(size_t(t.rows) + 1, 0);
+  for (int64_t r = 0; r < owned; ++r)
+    for (int64_t k = f.offsets[size_t(r)] + owned_end[size_t(r)]; k < f.offsets[size_t(r) + 1]; ++k)
+      ++t.offsets[size_t(f.indices[size_t(k)] - owned) + 1];
+  for (int64_t h = 0; h < t.rows; ++h) t.offsets[size_t(h) + 1] += t.offsets[size_t(h)];
+  t.indices.resize(size_t(t.offsets.back()));
+  if (!f.values.empty()) t.values.resize(t.indices.size());
+  std::vector<int64_t> at(t.offsets.begin(), t.offsets.end() - 1);
+  // Rows in ascending order: each halo row's entries come out sorted by owned row, as a
+  // stable counting-sort transpose lists them.
+  for (int64_t r = 0; r < owned; ++r)
+    for (int64_t k = f.offsets[size_t(r)] + owned_end[size_t(r)]; k < f.offsets[size_t(r) + 1];
+         ++k) {
+      const int64_t pos = at[size_t(f.indices[size_t(k)] - owned)]++;
+      t.indices[size_t(pos)] = int32_t(r);
+      if (!f.values.empty()) t.values[size_t(pos)] = f.values[size_t(k)];
+    }
+  return t;
+}
+
 const Csr& GraphView::Adjacency::backward() const {
   DGNN_CHECK(!owned_symmetric, Error,
-             "GraphView::Adjacency::backward: an owned-symmetric adjacency keeps only the "
-             "transpose's halo rows (owned_end and transposed say the rest)");
+             "GraphView::Adjacency::backward: an owned-symmetric adjacency keeps no transpose "
+             "(owned_end and halo_transpose() give it)");
   return symmetric ? forward : transposed;
 }
 
@@ -460,13 +481,15 @@ void backward_rows(const GraphView* gp, const kernels::DeviceCsr& bwd, Node& in,
 }
 
 // backward_rows through an owned-symmetric adjacency on the CPU (Adjacency::owned_symmetric):
-// the halo rows from the transpose's kept halo rows, the owned rows from the forward rows' owned
-// entries (the same entries in the same order as the transpose's owned rows, so the same bits).
+// the halo rows from the transpose's halo rows (made here, freed on return), the owned rows from
+// the forward rows' owned entries (the same entries in the same order as the transpose's owned
+// rows, so the same bits).
 void backward_owned_symmetric(const GraphView* gp, const GraphView::Adjacency& adj, Node& in,
                               ConstMatView gy) {
+  const Csr halo = adj.halo_transpose();
   backward_exchanged(
       gp, in, gy.cols, Device::cpu,
-      [&](MatView rows) { kernels::spmm(Device::cpu, adj.transposed.view(), gy, rows); },
+      [&](MatView rows) { kernels::spmm(Device::cpu, halo.view(), gy, rows); },
       [&](MatView rows) {
         kernels::fill(Device::cpu, rows.data, rows.rows * rows.cols, 0.f);
         kernels::spmm_span(Device::cpu, adj.forward.view(), nullptr, adj.owned_end.data(), 0, gy,
@@ -513,9 +536,10 @@ Var aggregate_streamed(const GraphView& g, const Var& x, Norm norm) {
       [gp, norm](Node& self) {
         const GraphView::Adjacency& adj = gp->adjacency(norm);
         // An owned-symmetric adjacency: the owned rows are the forward rows' owned entries and
-        // the transpose kept is its halo rows only (Adjacency::owned_symmetric).
+        // the halo rows are made here (Adjacency::owned_symmetric).
         const bool split = adj.owned_symmetric;
-        const Csr& bwd = split ? adj.transposed : adj.backward();
+        const Csr halo = split ? adj.halo_transpose() : Csr{};
+        const Csr& bwd = split ? halo : adj.backward();
         HaloExchange& h = *gp->halo();
         const ConstMatView gy(self.grad.view());
         const MatView gx = self.inputs[0]->grad_buffer().view();

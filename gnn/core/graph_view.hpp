@@ -82,13 +82,19 @@ class GraphView {
     bool symmetric = false;
     // A rank's part of an undirected graph (GCN or sum weights): the owned columns of the
     // forward matrix are symmetric, so the transpose's owned rows are the forward rows' owned
-    // entries (their first owned_end[r] entries, columns being sorted) and only its halo rows
-    // are kept: `transposed` is then n_halo x n_owned, halo row h being row n_owned + h of the
-    // whole transpose. Saves the copy of every owned entry that a rectangular matrix (never
-    // `symmetric`) would otherwise keep. The CPU backward reads this form; a GPU gets the whole
+    // entries (their first owned_end[r] entries, columns being sorted), and its halo rows are
+    // the forward rows' other entries turned around: nothing of the transpose is kept
+    // (`transposed` is empty). Saves a copy of every entry that a rectangular matrix (never
+    // `symmetric`) would otherwise keep, and of every halo row's offset (on a graph cut as
+    // much as a random one, most rows of a rank's part are halo rows). The CPU backward reads
+    // this form, the halo rows made by halo_transpose() as it runs; a GPU gets the whole
     // transpose, built on the host when first asked for and not kept there.
     bool owned_symmetric = false;
     std::vector<int32_t> owned_end;
+    // The transpose's halo rows of an owned-symmetric matrix: n_halo x n_owned, halo row h
+    // being row n_owned + h of the whole transpose, entries in Csr::transpose()'s order (the
+    // same bits). One pass over the forward rows' halo entries.
+    Csr halo_transpose() const;
     // The matrices as the kernels of `dev` take them: the host CSRs on the CPU, device copies
     // (made on first use, kept with the graph) on a GPU.
     const kernels::DeviceCsr& forward_on(Device dev) const { return on(dev, false); }
