@@ -30,25 +30,23 @@ inline int64_t global_min(Communicator& comm, int64_t v) {
   return *std::min_element(all.begin(), all.end());
 }
 
-// out[p] goes to rank p; the result is what every rank sent here, in rank order (`from`, when
-// given, receives how many came from each rank). T must be trivially copyable.
+// send[...] laid out by destination, counts[p] of them for rank p in rank order, goes out; the
+// result is what every rank sent here, in rank order (`from`, when given, receives how many came
+// from each rank). T must be trivially copyable. Collective.
 template <class T>
-std::vector<T> route(Communicator& comm, const std::vector<std::vector<T>>& out,
-                        std::vector<int64_t>* from = nullptr) {
+std::vector<T> route_flat(Communicator& comm, const std::vector<T>& send,
+                          const std::vector<int64_t>& counts,
+                          std::vector<int64_t>* from = nullptr) {
   const size_t p = size_t(comm.size());
-  std::vector<int64_t> send_n(p), recv_n(p), ones(p, 8), displ(p);
-  for (size_t r = 0; r < p; ++r) send_n[r] = int64_t(out[r].size()), displ[r] = int64_t(r) * 8;
-  comm.alltoallv(send_n.data(), ones, displ, recv_n.data(), ones, displ);
+  std::vector<int64_t> recv_n(p), ones(p, 8), displ(p);
+  for (size_t r = 0; r < p; ++r) displ[r] = int64_t(r) * 8;
+  comm.alltoallv(counts.data(), ones, displ, recv_n.data(), ones, displ);
   std::vector<int64_t> sc(p), sd(p), rc(p), rd(p);
-  std::vector<T> send;
-  size_t total_send = 0;
-  for (const auto& v : out) total_send += v.size();
-  send.reserve(total_send);
-  int64_t recv_total = 0;
+  int64_t sent = 0, recv_total = 0;
   for (size_t r = 0; r < p; ++r) {
-    sd[r] = int64_t(send.size() * sizeof(T));
-    sc[r] = int64_t(out[r].size() * sizeof(T));
-    send.insert(send.end(), out[r].begin(), out[r].end());
+    sd[r] = sent * int64_t(sizeof(T));
+    sc[r] = counts[r] * int64_t(sizeof(T));
+    sent += counts[r];
     rd[r] = recv_total * int64_t(sizeof(T));
     rc[r] = recv_n[r] * int64_t(sizeof(T));
     recv_total += recv_n[r];
@@ -57,6 +55,23 @@ std::vector<T> route(Communicator& comm, const std::vector<std::vector<T>>& out,
   comm.alltoallv(send.data(), sc, sd, in.data(), rc, rd);
   if (from) *from = recv_n;
   return in;
+}
+
+// out[p] goes to rank p; the result is what every rank sent here, in rank order (`from`, when
+// given, receives how many came from each rank). T must be trivially copyable. Collective.
+template <class T>
+std::vector<T> route(Communicator& comm, const std::vector<std::vector<T>>& out,
+                     std::vector<int64_t>* from = nullptr) {
+  std::vector<int64_t> counts;
+  std::vector<T> send;
+  size_t total = 0;
+  for (const auto& v : out) total += v.size();
+  send.reserve(total);
+  for (const auto& v : out) {
+    counts.push_back(int64_t(v.size()));
+    send.insert(send.end(), v.begin(), v.end());
+  }
+  return route_flat(comm, send, counts, from);
 }
 
 // Every rank's `mine`, concatenated in rank order, on every rank. T trivially copyable.

@@ -32,16 +32,24 @@ struct EdgeRec {
   float w;
 };
 
-// Sends each edge to the ranks `send` puts it for (send(e, out) pushes it to out[rank], at most
-// once per rank), and builds the snapshots of what arrived, in file order.
+// Sends each edge to the ranks `send` names for it (send(e, to) calls to(rank), at most once per
+// rank), and builds the snapshots of what arrived, in file order. The edges are laid out by
+// destination in one buffer, counted first (a bucket per rank grown edge by edge held up to
+// twice its edges, and was then copied whole to be sent). `consumed`: the caller's edges
+// themselves, which it needs no more: freed once laid out, before anything arrives.
 template <class Send>
 TemporalGraph build_sent(const std::vector<EdgeRec>& edges, Send&& send, int64_t n,
                          const SnapshotCut& cut, const TemporalInput& in, bool weighted,
-                         Communicator& comm) {
-  std::vector<std::vector<EdgeRec>> out(static_cast<size_t>(comm.size()));
-  for (const EdgeRec& e : edges) send(e, out);
-  std::vector<EdgeRec> got = route(comm, out);
-  std::vector<std::vector<EdgeRec>>().swap(out);
+                         Communicator& comm, std::vector<EdgeRec>* consumed = nullptr) {
+  std::vector<int64_t> counts(static_cast<size_t>(comm.size()), 0);
+  for (const EdgeRec& e : edges) send(e, [&](int q) { ++counts[size_t(q)]; });
+  std::vector<int64_t> at(counts.size(), 0);
+  for (size_t q = 1; q < counts.size(); ++q) at[q] = at[q - 1] + counts[q - 1];
+  std::vector<EdgeRec> flat(size_t(at.back() + counts.back()));
+  for (const EdgeRec& e : edges) send(e, [&](int q) { flat[size_t(at[size_t(q)]++)] = e; });
+  if (consumed) std::vector<EdgeRec>().swap(*consumed);
+  std::vector<EdgeRec> got = route_flat(comm, flat, counts);
+  std::vector<EdgeRec>().swap(flat);
   std::sort(got.begin(), got.end(),
             [](const EdgeRec& a, const EdgeRec& b) { return a.line < b.line; });
   std::vector<int32_t> src(got.size()), dst(got.size()), bucket(got.size());
@@ -61,15 +69,15 @@ TemporalGraph build_sent(const std::vector<EdgeRec>& edges, Send&& send, int64_t
 template <class To>
 TemporalGraph build_routed(const std::vector<EdgeRec>& edges, To&& to, int64_t n,
                            const SnapshotCut& cut, const TemporalInput& in, bool weighted,
-                           Communicator& comm) {
+                           Communicator& comm, std::vector<EdgeRec>* consumed = nullptr) {
   return build_sent(
       edges,
-      [&](const EdgeRec& e, std::vector<std::vector<EdgeRec>>& out) {
+      [&](const EdgeRec& e, auto&& send_to) {
         const int a = to(e.src), b = to(e.dst);
-        out[size_t(a)].push_back(e);
-        if (b != a) out[size_t(b)].push_back(e);
+        send_to(a);
+        if (b != a) send_to(b);
       },
-      n, cut, in, weighted, comm);
+      n, cut, in, weighted, comm, consumed);
 }
 
 // This rank's edges with dense ids and buckets, the ids' numbering, and the cut.
@@ -318,8 +326,8 @@ LoadedTemporal load_temporal_sharded(const std::string& path, const EdgeListOpti
   // cut as move_vertex_shares cuts them from the whole ones.
   const std::vector<int32_t>& part = out.part;
   TemporalGraph lg = build_routed(
-      r.edges, [&](int32_t v) { return int(part[size_t(v)]); }, n, r.cut, in, weighted, comm);
-  std::vector<EdgeRec>().swap(r.edges);
+      r.edges, [&](int32_t v) { return int(part[size_t(v)]); }, n, r.cut, in, weighted, comm,
+      &r.edges);
   const int t = lg.num_snapshots();
   out.nnz.assign(size_t(t), 0);
   Csr last;
@@ -387,10 +395,10 @@ LoadedTemporal load_temporal_steps_sharded(
   {
     TemporalGraph lg = build_sent(
         r.edges,
-        [&](const EdgeRec& e, std::vector<std::vector<EdgeRec>>& to) {
-          to[size_t(ids.owner_of_dense(std::min(e.src, e.dst)))].push_back(e);
+        [&](const EdgeRec& e, auto&& send_to) {
+          send_to(int(ids.owner_of_dense(std::min(e.src, e.dst))));
         },
-        n, r.cut, in, weighted, comm);
+        n, r.cut, in, weighted, comm);  // the edges go out again below
     SnapshotCursor cur(lg);
     do out.nnz[size_t(cur.index())] = cur.current().nnz();
     while (cur.next());
@@ -478,12 +486,12 @@ LoadedTemporal load_temporal_steps_sharded(
     }
   TemporalGraph lg = build_sent(
       r.edges,
-      [&](const EdgeRec& e, std::vector<std::vector<EdgeRec>>& to) {
+      [&](const EdgeRec& e, auto&& send_to) {
         const std::vector<char>& w = wants[size_t(e.bucket)];
         for (int q = 0; q < p; ++q)
-          if (w[size_t(q)]) to[size_t(q)].push_back(e);
+          if (w[size_t(q)]) send_to(q);
       },
-      n, r.cut, in, weighted, comm);
+      n, r.cut, in, weighted, comm, &r.edges);
   r = ReadShard{};
   out.held.assign(size_t(t), Csr{});
   SnapshotCursor cur(lg);
