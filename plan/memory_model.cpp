@@ -129,21 +129,22 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
   m.graph += in.ranks > 1
                  ? int64_t(std::ceil(double(in.events) * std::min(1.0, 2.0 * share) * 12))
                  : in.events * 8;
-  // The halo: a plan per snapshot; and the rows a rank fetches from their owners: the ends of the
-  // pairs one step scores (each step's scores are back-propagated at once: at most every other
-  // vertex's row) and,
-  // to evaluate, the embedding and the scorer's two projections of every vertex its candidates
-  // may name: each positive names 1 + neg_eval; a rank whose candidates are more than a quarter
-  // of the vertices fetches every vertex's (LinkPredictionTrainer::fetch_candidates).
+  // The halo: a plan per snapshot; and the rows a rank fetches from their owners: training
+  // scores a step's pairs in P rounds, one owner of second ends a round, each back-propagated
+  // before the next (at most the owner's rows, or the round's share of the pairs); to evaluate,
+  // the embedding of every vertex its candidates may name (each positive names 1 + neg_eval; a
+  // rank whose candidates are more than a quarter of the vertices fetches every vertex's:
+  // LinkPredictionTrainer::fetch_candidates), moved one peer a round (that peer's rows served
+  // and got beside them).
   const int64_t step_positives = (in.events + snapshots - 1) / snapshots;
   m.halo = 0;
   if (in.ranks > 1) {
-    const int64_t others = std::max<int64_t>(0, vertices - c.rows);
+    const int64_t round_ends =
+        std::min(c.rows, (part(in.step_pairs) + in.ranks - 1) / int64_t(in.ranks));
     const int64_t named = part(step_positives) * (1 + int64_t(std::max(0, in.neg_eval)));
     const int64_t eval_rows = named * 4 <= vertices ? named : vertices;
     m.halo = snapshots * halo_plan_bytes(c) +
-             std::min(others, part(in.step_pairs)) * in.hidden * kF +
-             eval_rows * (in.hidden + 2 * in.shape.scorer_hidden) * kF;
+             std::max(round_ends, eval_rows + 2 * c.rows) * in.hidden * kF;
   }
   m.features = c.rows * in.features * kF;
   m.labels = 0;  // link tasks: the labels are the pairs

@@ -150,13 +150,14 @@ TEST_CASE("memory model: shares fall as 1 / P, the model does not", "[memory]") 
   CHECK(t4.model == t1.model);
   // What does not fall with the ranks: evaluation's positives of a step (150 bytes each, 200k)
   // on every rank, the chunk of negatives' keys it counts at a time (one process: 2^20 of its
-  // 20M; 4 ranks: 2^20 of 5M), and the rows a rank fetches (a step's pairs' ends, every vertex
-  // to evaluate).
+  // 20M; 4 ranks: 2^20 of 5M), and the rows a rank fetches: to train, a round's ends (at most
+  // the 25k rows of one owner); to evaluate, every vertex's, with one peer's rows served and
+  // got beside them, the larger.
   const int64_t step_positives = 6'000'000 / 30, chunk = int64_t(1) << 20;
   CHECK((t4.pairs - step_positives * 150 - chunk * 8) * 4 ==
         t1.pairs - step_positives * 150 - chunk * 8);
   CHECK(t1.halo == 0);
-  CHECK(t4.halo == 30 * 0 + 75'000 * 16 * 4 + 100'000 * (16 + 2 * 16) * 4);
+  CHECK(t4.halo == 30 * 0 + (100'000 + 2 * 25'000) * 16 * 4);
   // Events: one process 8 bytes each; a rank those with an end it owns (twice its share), 12.
   CHECK(t1.graph - 30 * local_graph_bytes(balanced_share(100'000, 400'000, 1), false, true, true) ==
         6'000'000 * 8);
