@@ -7,6 +7,7 @@
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/comm/device_comm.hpp"
 #include "dgnn/datasets/evolving_sbm.hpp"
+#include "dgnn/gnn/core/fetch.hpp"
 #include "dgnn/gnn/temporal/link_eval.hpp"
 #include "dgnn/gnn/temporal/temporal_dist.hpp"
 #include "dgnn/gnn/temporal/temporal_trainer.hpp"
@@ -53,8 +54,7 @@ Run train(Communicator& comm, TemporalKind kind, Partitioner method, TemporalTas
   opt.neg_eval = 10;
   opt.eval_all_pairs = all_pairs;
   LinkPredictionTrainer trainer(*model, head, g, tr ? tr->graphs : views,
-                                tr ? tr->features : features, comm, opt,
-                                tr ? &tr->dir : nullptr);
+                                tr ? tr->features : features, comm, opt, tr ? &tr->dir : nullptr);
   Run r;
   r.result = trainer.run([&](const EpochRecord& e) { r.losses.push_back(e.loss); });
   return r;
@@ -70,8 +70,8 @@ TEST_CASE("vertex-partitioned temporal link prediction equals one process", "[td
   for (TemporalKind kind : {TemporalKind::evolvegcn_o, TemporalKind::gcrn, TemporalKind::tgcn}) {
     const Run ref = train(self, kind, Partitioner::metis, TemporalTask::link);
     for (Partitioner method : {Partitioner::metis, Partitioner::random}) {
-      INFO(temporal_kind_name(kind) << " / " << partitioner_name(method) << " on " << comm.size()
-                                    << " ranks");
+      INFO(temporal_kind_name(kind)
+           << " / " << partitioner_name(method) << " on " << comm.size() << " ranks");
       const Run got = train(comm, kind, method, TemporalTask::link);
       REQUIRE(got.losses.size() == ref.losses.size());
       for (size_t e = 0; e < ref.losses.size(); ++e) {
@@ -151,4 +151,41 @@ TEST_CASE("vertex strategy: all-pairs evaluation (--neg-eval all) equals one pro
     CHECK(got.result.test.mrr == Approx(ref.result.test.mrr).margin(1e-4));
     CHECK(ref.result.test.map > 0);
   }
+}
+
+TEST_CASE("fetch_rows peer by peer equals the whole exchange, rows and gradients", "[tdist]") {
+  // Every rank asks for rows of every owner (repeats, its own rows, and on rank 1 none at
+  // all); both ways give the same output, and back-propagating it adds the same gradient into
+  // each owner's rows.
+  Communicator& comm = world();
+  const int p = comm.size(), me = comm.rank();
+  const int64_t n = 37, f = 5;
+  RowDirectory dir;
+  std::vector<int32_t> next(static_cast<size_t>(p), 0);
+  for (int64_t v = 0; v < n; ++v) {
+    dir.owner.push_back(int32_t((v * 7) % p));
+    dir.local.push_back(next[size_t(dir.owner.back())]++);
+  }
+  const int64_t mine = next[size_t(me)];
+  Tensor own(mine, f);
+  for (int64_t r = 0; r < mine; ++r)
+    for (int64_t c = 0; c < f; ++c) own.data()[r * f + c] = float(me * 1000 + r * 10 + c);
+  std::vector<int32_t> ids;
+  if (me != 1)
+    for (int64_t k = 0; k < 3 * n; ++k) ids.push_back(int32_t((k * 11 + me * 5) % n));
+  std::vector<std::vector<float>> values, grads;
+  for (bool by_peer : {false, true}) {
+    Var h(own.clone(), true);
+    Var got = fetch_rows(comm, dir, h, ids, by_peer);
+    REQUIRE(got.rows() == int64_t(ids.size()));
+    values.emplace_back(got.value().data(), got.value().data() + got.value().numel());
+    // Each fetched row is its owner's row (value me * 1000 + local * 10 + column).
+    for (size_t i = 0; i < ids.size(); ++i)
+      CHECK(got.value().data()[i * size_t(f)] ==
+            float(dir.owner[size_t(ids[i])] * 1000 + dir.local[size_t(ids[i])] * 10));
+    sum(scale(got, 1.f)).backward();
+    grads.emplace_back(h.grad().data(), h.grad().data() + h.grad().numel());
+  }
+  CHECK(values[0] == values[1]);
+  CHECK(grads[0] == grads[1]);
 }
