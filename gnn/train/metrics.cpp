@@ -338,16 +338,11 @@ RankCounter::RankCounter(const float* pos, size_t p, double tie) {
   check_tie("RankCounter", tie);
   DGNN_CHECK(p <= std::numeric_limits<uint32_t>::max(), Error,
              "RankCounter: more than 2^32 - 1 positives");
-  lo_.resize(p);
-  hi_.resize(p);
+  tie_ = tie;
   order_.resize(p);
-  for (size_t i = 0; i < p; ++i) {
+  for (size_t i = 0; i < p; ++i)
     DGNN_CHECK(!std::isnan(pos[i]), Error,
                "RankCounter: positive " + std::to_string(i) + " scores NaN");
-    const double d = tie_radius(pos[i], tie);
-    lo_[i] = double(pos[i]) - d;
-    hi_[i] = double(pos[i]) + d;
-  }
   // By ascending score, equal scores (-0 and +0 too) by index: (key, index) pairs radix-sorted
   // by key, stably, from index order.
   std::vector<uint64_t> by(p), tmp;
@@ -358,8 +353,9 @@ RankCounter::RankCounter(const float* pos, size_t p, double tie) {
   std::vector<double> lo(p), hi(p);
   for (size_t r = 0; r < p; ++r) {
     pos_sorted_[r] = pos[order_[r]];
-    lo[r] = lo_[order_[r]];
-    hi[r] = hi_[order_[r]];
+    const double d = tie_radius(pos[order_[r]], tie);
+    lo[r] = pos_sorted_[r] - d;
+    hi[r] = pos_sorted_[r] + d;
   }
   // The ends rise with the score (tie <= 1), so in score order both lists are sorted already:
   // one merge. (Checked: a list rounding put out of order is sorted first.)
@@ -444,7 +440,7 @@ std::vector<int64_t> RankCounter::tally(std::vector<Part>& parts) const {
 }
 
 std::pair<double, double> RankCounter::finish(std::vector<int64_t> tally) const {
-  const size_t m = ends_.size(), p = lo_.size();
+  const size_t m = ends_.size(), p = pos_sorted_.size();
   DGNN_CHECK(tally.size() == 2 * m + 1, ShapeError,
              "RankCounter::finish: a tally of another counter");
   if (p == 0) return {kNaN, kNaN};
@@ -476,8 +472,10 @@ std::pair<double, double> RankCounter::finish(std::vector<int64_t> tally) const 
     while (at < v.size() && before(v[at])) ++at;
   };
   for (size_t r = 0; r < p; ++r) {
+    // Its tie interval, from its score (as the constructor made the ends: the same bits).
     const size_t i = order_[r];
-    const double lo = lo_[i], hi = hi_[i];
+    const double d = tie_radius(float(pos_sorted_[r]), tie_);
+    const double lo = pos_sorted_[r] - d, hi = pos_sorted_[r] + d;
     seek(ends_, l, [lo](double e) { return e < lo; });        // l: the end equal to lo
     seek(ends_, h, [hi](double e) { return e < hi; });        // h: the end equal to hi
     seek(pos_sorted_, pb, [lo](double x) { return x < lo; });  // positives below lo

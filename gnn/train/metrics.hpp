@@ -128,7 +128,8 @@ class RankCounter {
 
  private:
   void flush(Part& part) const;  // sorts the buffered keys and adds them to the counts
-  std::vector<double> lo_, hi_, ends_, pos_sorted_;
+  double tie_ = 0;
+  std::vector<double> ends_, pos_sorted_;  // a positive's tie interval: from its score
   std::vector<uint32_t> order_;  // the positives by ascending score
   // Per end: the order key of the largest float at or below it, and whether the end is that
   // float.
