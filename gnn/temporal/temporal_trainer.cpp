@@ -111,20 +111,28 @@ Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch&
   // their owners (a differentiable all-to-all), each distinct vertex once (the negatives repeat
   // vertices), in order of first appearance; each pair indexes its end's row.
   if (comm_.size() == 1) return head_.score(ctx, h, local.src, local.dst);
-  std::vector<int32_t> rows(local.src.size()), slot(local.dst.size()), ends;
+  std::vector<int32_t> rows(local.src.size()), slot;
   for (size_t i = 0; i < rows.size(); ++i) rows[i] = dir_.local[size_t(local.src[i])];
+  const std::vector<int32_t> ends = distinct_ends(local.dst, slot);
+  return head_.score(ctx, PairEnd{h, std::move(rows)},
+                     PairEnd{fetch_rows(comm_, dir_, h, ends), std::move(slot)});
+}
+
+std::vector<int32_t> LinkPredictionTrainer::distinct_ends(const std::vector<int32_t>& dst,
+                                                          std::vector<int32_t>& slot) {
+  std::vector<int32_t> ends;
+  slot.resize(dst.size());
   end_slot_.resize(dir_.owner.size(), -1);
-  for (size_t i = 0; i < slot.size(); ++i) {
-    int32_t& at = end_slot_[size_t(local.dst[i])];
+  for (size_t i = 0; i < dst.size(); ++i) {
+    int32_t& at = end_slot_[size_t(dst[i])];
     if (at < 0) {
       at = int32_t(ends.size());
-      ends.push_back(local.dst[i]);
+      ends.push_back(dst[i]);
     }
     slot[i] = at;
   }
   for (int32_t v : ends) end_slot_[size_t(v)] = -1;
-  return head_.score(ctx, PairEnd{h, std::move(rows)},
-                     PairEnd{fetch_rows(comm_, dir_, h, ends), std::move(slot)});
+  return ends;
 }
 
 Var LinkPredictionTrainer::round_loss(ForwardContext& ctx, const Var& h, const Batch& local,
@@ -140,32 +148,22 @@ Var LinkPredictionTrainer::round_loss(ForwardContext& ctx, const Var& h, const B
   const std::vector<int32_t>& pairs = by_owner[size_t((me + round) % p)];
   // Round 0 reads this rank's own rows and moves nothing: with no pair there, nothing to add.
   if (round == 0 && pairs.empty()) return {};
-  std::vector<int32_t> rows(pairs.size()), slot(pairs.size()), ends;
+  std::vector<int32_t> rows(pairs.size()), dst(pairs.size()), slot;
   std::vector<float> target(pairs.size()), weight(local.weight.empty() ? 0 : pairs.size());
   for (size_t k = 0; k < pairs.size(); ++k) {
     const size_t i = size_t(pairs[k]);
     rows[k] = dir_.local[size_t(local.src[i])];
+    dst[k] = local.dst[i];
     target[k] = local.target[i];
     if (!weight.empty()) weight[k] = local.weight[i];
   }
   Var table = h;
   if (round == 0) {
-    for (size_t k = 0; k < pairs.size(); ++k)
-      slot[k] = dir_.local[size_t(local.dst[size_t(pairs[k])])];
+    // The rank's own rows, read in place.
+    slot.resize(dst.size());
+    for (size_t k = 0; k < dst.size(); ++k) slot[k] = dir_.local[size_t(dst[k])];
   } else {
-    // Each distinct second vertex once (the negatives repeat them), in order of first
-    // appearance; each pair indexes its row.
-    end_slot_.resize(dir_.owner.size(), -1);
-    for (size_t k = 0; k < pairs.size(); ++k) {
-      int32_t& at = end_slot_[size_t(local.dst[size_t(pairs[k])])];
-      if (at < 0) {
-        at = int32_t(ends.size());
-        ends.push_back(local.dst[size_t(pairs[k])]);
-      }
-      slot[k] = at;
-    }
-    for (int32_t v : ends) end_slot_[size_t(v)] = -1;
-    table = fetch_rows(comm_, dir_, h, ends);
+    table = fetch_rows(comm_, dir_, h, distinct_ends(dst, slot));
   }
   Var logits = head_.score(ctx, PairEnd{h, std::move(rows)}, PairEnd{table, std::move(slot)});
   // A rank with no pairs here still back-propagates its (empty) scores: the fetch's backward

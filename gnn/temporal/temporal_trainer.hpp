@@ -286,6 +286,9 @@ class LinkPredictionTrainer : private TrainingTask {
   // where scoring every pair at once held a row of nearly every vertex on every rank (random
   // negatives name them all). `by_owner`: the batch's pairs grouped by their second vertex's
   // owner, in batch order. Collective in rounds 1.. (every rank calls each, even with no pairs).
+  // The distinct vertices of `dst` in order of first appearance (the rows to fetch: the
+  // negatives repeat vertices); slot[i] is dst[i]'s place among them.
+  std::vector<int32_t> distinct_ends(const std::vector<int32_t>& dst, std::vector<int32_t>& slot);
   Var round_loss(ForwardContext& ctx, const Var& h, const Batch& local,
                  const std::vector<std::vector<int32_t>>& by_owner, int round);
   // Validation's and test's logits of a sampled batch (its positives, then neg_eval negatives
@@ -305,10 +308,10 @@ class LinkPredictionTrainer : private TrainingTask {
     std::vector<float> all_scores;  // edge classification pools the split's edges
     std::vector<uint8_t> all_labels;
     // add_fused_eval_step's buffers, reused by every step of the evaluation.
-    std::vector<float> logits;              // per positive: its score
-    std::vector<double> loss, rr;           // per positive, with its negatives
-    std::vector<double> group;              // per source with positives (ascending): its MRR value
-    std::vector<RankCounter::Part> parts;   // per thread: its candidates' counts (RankCounter)
+    std::vector<float> logits;             // per positive: its score
+    std::vector<double> loss, rr;          // per positive, with its negatives
+    std::vector<double> group;             // per source with positives (ascending): its MRR value
+    std::vector<RankCounter::Part> parts;  // per thread: its candidates' counts (RankCounter)
   };
   void add_eval_step(EvalSums& acc, const Var& logits, const Batch& local);
   // Link prediction with sampled negatives on the CPU: step `step` scored from every vertex's
@@ -316,8 +319,8 @@ class LinkPredictionTrainer : private TrainingTask {
   // on all threads: first the positives alone, whose scores every rank needs, then each
   // positive with its negatives through the factored scorer, the source's MRR group, the TGB
   // ranks and the loss at once, the negatives counted where they fall among the positives
-  // (RankCounter, per thread; AUC, AP), not kept. This rank visits the sources `mine` accepts (all when
-  // empty); the per-positive and per-source values and the tallies are summed over `comm`
+  // (RankCounter, per thread; AUC, AP), not kept. This rank visits the sources `mine` accepts (all
+  // when empty); the per-positive and per-source values and the tallies are summed over `comm`
   // (collective there), and every rank adds the step's metrics to acc as one process would
   // (the same bits). No batch and no list of the step's pair scores is built.
   // A NaN score, or a positive scoring otherwise in its two passes, throws on every rank of
