@@ -170,12 +170,16 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
   m.pairs = part(in.step_pairs) * (3 * kF + (in.shape.scorer_hidden + 1) * kF) +
             window * c.rows * in.hidden * kF;
   // Evaluating a step: its sources' negatives as 4-byte keys and the radix sort's buffer, in
-  // chunks of at most max(2^20, 4 x positives) keys (AUC and AP count them among the
-  // positives), and the step's positives' scores, tie intervals and counts on every rank
-  // (RankCounter and its tally: about 150 bytes each).
+  // chunks of twice the interval ends (2 a positive), from 2^18 to 2^20 keys (AUC and AP count
+  // them among the positives: RankCounter::add); on every rank,
+  // what placing its negatives needs of the step's positives (their scores and loss terms, the
+  // sorted scores, order and interval ends' keys of RankCounter, a part's counts per end: about
+  // 50 bytes each); and its slice of the rest (the ends' values, the summed counts, the terms:
+  // about 80 bytes a positive over the ranks).
   const int64_t negatives = part(step_positives) * int64_t(std::max(1, in.neg_eval));
-  m.pairs += std::min(negatives, std::max<int64_t>(int64_t(1) << 20, 4 * step_positives)) * 8 +
-             step_positives * 150;
+  const int64_t chunk = std::clamp<int64_t>(4 * step_positives, int64_t(1) << 18, int64_t(1) << 20);
+  m.pairs += std::min(negatives, chunk) * 8 + step_positives * 50 +
+             part(step_positives) * 80;
   return m;
 }
 

@@ -241,7 +241,9 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, Var h, 
   // -0 + 0 is +0: a score of -0 arrives as +0, which every use treats alike (order keys,
   // the loss, the comparisons below).
   comm.allreduce_sum(pos.data(), int64_t(kept));
-  const RankCounter counter(pos.data(), kept, kLogitTie);
+  // Each rank keeps its slice of the positives' interval ends (RankCounter: O(step / ranks)
+  // of them, and 18 bytes a positive to place its own candidates).
+  const RankCounter counter(pos.data(), kept, kLogitTie, comm.size(), comm.rank());
   visit_link_sources(
       g_, step, opt_.neg_eval, opt_.seed, kEvalSalt, history_.get(), [](size_t, size_t) {},
       [&](int32_t u, size_t count, const uint32_t* js, const int32_t* vs, const int32_t*) {
@@ -284,8 +286,7 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, Var h, 
   if (!check()) return;
   // AUC and AP: the positives (in ordinal order) place the negatives every thread and rank
   // collected.
-  std::vector<int64_t> tally = counter.tally(parts);
-  comm.allreduce_sum(tally.data(), int64_t(tally.size()));
+  const auto [auc, map] = counter.finish(parts, comm);
   comm.allreduce_sum(loss.data(), int64_t(kept));
   if (tgb) comm.allreduce_sum(rr.data(), int64_t(kept));
   // MRR: the mean over the step's sources with positives, summed in ascending id (rank_metrics'
@@ -311,7 +312,6 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, Var h, 
   double l = 0;
   for (size_t j = 0; j < kept; ++j) l += loss[j];
   acc.m.loss += double(float(l));  // bce_with_logits returns a float
-  const auto [auc, map] = counter.finish(std::move(tally));
   acc.m.auc += auc;
   acc.m.map += map;
   double mrr = 0;

@@ -13,6 +13,8 @@
 
 namespace dgnn {
 
+class Communicator;
+
 // Ties. A candidate ties with a positive scoring s when its score is within
 // tie * max(1, |s|) of s (an interval around each positive; tie = 0: equal scores only). The
 // temporal trainer ranks its logits with kLogitTie: float32 rounding moves a logit by a few ulps
@@ -103,14 +105,25 @@ double group_reciprocal_rank(float* pos, size_t k, const float* neg, size_t m, d
 // candidate is then added once, from any thread, each thread into a Part of its own.
 // finish(tally(parts)) gives {roc_auc, average_precision} of the positives and the parts as one
 // list, as rank_metrics computes them: the same counts, summed over the positives in order. A
-// part buffers its candidates' 4-byte order keys up to a bound (kChunk, or twice the ends when
-// more), then radix-sorts them and merges them with the positives' tie-interval ends into one
-// count per end and gap: its memory is that bound and 16 bytes a positive, whatever the number
-// of candidates. NaN where undefined (no positive; AUC with no negative).
+// part buffers its candidates' 4-byte order keys (twice as many as there are ends, from kChunk
+// to 4 kChunk), then radix-sorts them and merges them with the positives' tie-interval ends
+// into one count per end and gap: its memory is that bound and 8 bytes an end (about 2 a
+// positive), whatever the number of candidates.
+// NaN where undefined (no positive; AUC with no negative).
+//
+// Over the ranks of a job (each scoring its own candidates against every positive), a counter
+// made with (slices, slice) = (ranks, rank) keeps the ends' values of its slice of them only,
+// and finish(parts, comm) gives every rank the same two numbers, the same bits as one process:
+// each slice's counts are summed onto its rank, which places the positives whose interval ends
+// it holds, and the positives' terms are summed in order along the ranks. What every rank still
+// holds whole is what placing its candidates needs: about 4 + 4 + 10 bytes a positive (its sorted
+// score, its index, its ends' keys) and a part's 8 bytes an end. One process held about 130
+// bytes a positive on every rank (the ends as doubles, the whole tally twice, the terms).
 class RankCounter {
  public:
-  RankCounter(const float* pos, size_t p, double tie);  // Error when a positive is NaN
-  static constexpr size_t kChunk = size_t(1) << 20;
+  RankCounter(const float* pos, size_t p, double tie, int slices = 1,
+              int slice = 0);  // Error when a positive is NaN
+  static constexpr size_t kChunk = size_t(1) << 18;
   struct Part {
     std::vector<uint32_t> keys, tmp, hist;  // buffered keys; the radix sort's scratch and counts
     std::vector<uint32_t> at;               // the counts so far (see tally()); empty until used
@@ -122,17 +135,29 @@ class RankCounter {
   // Where the parts' candidates fall among the ends: at[2j], strictly between ends j - 1 and j
   // (at[2m]: above the last end); at[2j + 1], at end j. Clears the parts (each on a thread of
   // its own). Tallies of one counter add up: the sum of the tallies of every rank of a job is
-  // the tally of all their candidates. finish() adds the positives.
+  // the tally of all their candidates. finish() adds the positives. One slice only.
   std::vector<int64_t> tally(std::vector<Part>& parts) const;
-  std::pair<double, double> finish(std::vector<int64_t> tally) const;  // move it in
+  std::pair<double, double> finish(std::vector<Part>& parts) const {
+    return finish(tally(parts));
+  }
+  std::pair<double, double> finish(std::vector<int64_t> tally) const;  // move it in; one slice
+  // {roc_auc, average_precision} of every rank's parts and the positives, on every rank of
+  // `comm` (whose size and rank are the counter's slices and slice). Clears the parts.
+  // Collective.
+  std::pair<double, double> finish(std::vector<Part>& parts, Communicator& comm) const;
 
  private:
   void flush(Part& part) const;  // sorts the buffered keys and adds them to the counts
   double tie_ = 0;
-  std::vector<double> ends_, pos_sorted_;  // a positive's tie interval: from its score
-  std::vector<uint32_t> order_;  // the positives by ascending score
-  // Per end: the order key of the largest float at or below it, and whether the end is that
-  // float.
+  int slices_ = 1, slice_ = 0;
+  size_t m_ = 0;           // the distinct tie-interval ends, over every slice
+  size_t j0_ = 0, j1_ = 0;  // this slice's: ends [j0_, j1_)
+  double prev_end_ = 0;    // end j0_ - 1 (when j0_ > 0)
+  std::vector<double> ends_;       // ends [j0_, j1_), ascending
+  std::vector<float> pos_sorted_;  // the positives' scores, ascending
+  std::vector<uint32_t> order_;    // the positives by ascending score
+  // Per end (all of them): the order key of the largest float at or below it, and whether the
+  // end is that float.
   std::vector<uint32_t> floor_key_;
   std::vector<uint8_t> exact_;
 };

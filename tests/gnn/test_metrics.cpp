@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
 #include "dgnn/gnn/core/loss.hpp"
@@ -296,6 +297,11 @@ TEST_CASE("RankCounter and group_reciprocal_rank stream what roc_auc, average_pr
         REQUIRE(counter.add(neg.data() + at, len, parts[rng.below(parts.size())]));
         at += len;
       }
+      // finish(parts, comm) on one rank: the same bits as finish(tally).
+      std::vector<RankCounter::Part> again = parts;
+      SelfCommunicator self;
+      const auto [auc1, map1] = counter.finish(again, self);
+      CHECK(again[0].at.empty());
       // Tallied as two ranks would, each over its own parts, and summed.
       std::vector<RankCounter::Part> first(parts.begin(), parts.begin() + 1),
           rest(parts.begin() + 1, parts.end());
@@ -308,6 +314,8 @@ TEST_CASE("RankCounter and group_reciprocal_rank stream what roc_auc, average_pr
       CHECK(same(map, average_precision(s, y, tie)));
       CHECK(same(auc2, auc));
       CHECK(same(map2, map));
+      CHECK(same(auc1, auc));
+      CHECK(same(map1, map));
       // One group: the positives and the negatives (small and large positive counts).
       const std::vector<int32_t> one(n, 0);
       std::vector<float> p = pos;
@@ -355,13 +363,14 @@ TEST_CASE("RankCounter and group_reciprocal_rank stream what roc_auc, average_pr
       CHECK(parts[0].at.empty());  // tally() cleared them
     }
   }
-  // More candidates than a part buffers (RankCounter::kChunk): they are counted chunk by chunk.
+  // More candidates than a part buffers (RankCounter::kChunk): they are counted chunk by chunk,
+  // each chunk's keys fewer than the ends (a third of the scores are positives: 2 ends each).
   {
     std::vector<float> s, pos, neg;
     std::vector<uint8_t> y;
     const size_t n = RankCounter::kChunk * 5 / 2;
     for (size_t i = 0; i < n; ++i) {
-      const bool positive = i % 1000 == 0;
+      const bool positive = i % 3 == 0;
       const float v = float(rng.uniform() * 8 - 4) + (positive ? 0.5f : 0.f);
       s.push_back(v);
       y.push_back(positive);
@@ -371,9 +380,14 @@ TEST_CASE("RankCounter and group_reciprocal_rank stream what roc_auc, average_pr
     std::vector<RankCounter::Part> parts(1);
     for (size_t at = 0; at < neg.size(); at += 300000)
       REQUIRE(counter.add(neg.data() + at, std::min<size_t>(300000, neg.size() - at), parts[0]));
+    std::vector<RankCounter::Part> again = parts;
     const auto [auc, map] = counter.finish(counter.tally(parts));
     CHECK(same(auc, roc_auc(s, y, kLogitTie)));
     CHECK(same(map, average_precision(s, y, kLogitTie)));
+    SelfCommunicator self;
+    const auto [auc1, map1] = counter.finish(again, self);
+    CHECK(same(auc1, auc));
+    CHECK(same(map1, map));
   }
   // A part filled by one counter is refused by another of a different size.
   const std::vector<float> two{0.5f, 2.f};

@@ -2,6 +2,7 @@
 // every epoch, and the test metrics, with METIS and random partitions.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <random>
 
 #include "../small_evolving.hpp"
 #include "dgnn/comm/communicator.hpp"
@@ -104,6 +105,56 @@ TEST_CASE("vertex strategy through the staged device communicator equals one pro
     INFO("epoch " << e + 1);
     CHECK(std::abs(got.losses[e] - ref.losses[e]) <= 1e-4 * std::abs(ref.losses[e]));
   }
+}
+
+TEST_CASE("RankCounter over ranks, each holding a slice of the ends, equals one process",
+          "[rankcounter]") {
+  // Every rank makes the same positives and negatives; each adds its own scattered share of the
+  // negatives (none on some ranks) over two parts. Coarse levels (ties, across slices too),
+  // signed zeros, huge values; fewer positives than ranks; no negative at all; no positive.
+  Communicator& comm = world();
+  const int ranks = comm.size(), me = comm.rank();
+  std::mt19937_64 gen(11);
+  auto uniform = [&] { return double(gen() >> 11) * 0x1.0p-53; };
+  for (size_t p : {size_t(0), size_t(1), size_t(2), size_t(3), size_t(37), size_t(3000)}) {
+    for (size_t n_neg : {size_t(0), size_t(5), size_t(20000)}) {
+      for (double tie : {0.0, kLogitTie, 0.1}) {
+        INFO(p << " positives, " << n_neg << " negatives, tie " << tie);
+        auto score = [&](bool positive) {
+          const double r = uniform();
+          if (r < 0.02) return r < 0.01 ? 0.f : -0.f;
+          if (r < 0.03) return r < 0.025 ? 3e38f : -3e38f;
+          if (r < 0.5) return float(int(uniform() * 9) - 4) * 0.25f;  // ties
+          return float(uniform() * 8 - 4) + (positive ? 0.5f : 0.f);
+        };
+        std::vector<float> pos(p), neg(n_neg);
+        for (float& x : pos) x = score(true);
+        for (float& x : neg) x = score(false);
+        const RankCounter whole(pos.data(), p, tie);
+        std::vector<RankCounter::Part> all(1);
+        CHECK(whole.add(neg.data(), neg.size(), all[0]));
+        const auto [auc, map] = whole.finish(whole.tally(all));
+        const RankCounter slice(pos.data(), p, tie, ranks, me);
+        std::vector<RankCounter::Part> parts(2);
+        for (size_t i = 0; i < n_neg; ++i)
+          if (int(i * 7 % size_t(ranks)) == me && (n_neg > 5 || me != 1))
+            CHECK(slice.add(&neg[i], 1, parts[i % 2]));
+        // The share rank 1 skipped (5 negatives), added by rank 0 instead.
+        if (n_neg == 5 && me == 0)
+          for (size_t i = 0; i < n_neg; ++i)
+            if (int(i * 7 % size_t(ranks)) == 1) CHECK(slice.add(&neg[i], 1, parts[0]));
+        const auto [auc_r, map_r] = slice.finish(parts, comm);
+        CHECK(((std::isnan(auc) && std::isnan(auc_r)) || auc == auc_r));
+        CHECK(((std::isnan(map) && std::isnan(map_r)) || map == map_r));
+        CHECK(parts[0].at.empty());
+      }
+    }
+  }
+  // A counter of another slice is refused (before any collective: on every rank alike).
+  const float one = 1.f;
+  const RankCounter other(&one, 1, 0.0, ranks + 1, 0);
+  std::vector<RankCounter::Part> none(1);
+  CHECK_THROWS_AS(other.finish(none, comm), Error);
 }
 
 TEST_CASE("all-pairs metrics over rows split between ranks equal one process", "[tdist]") {

@@ -51,6 +51,7 @@ add_test(NAME "mpi: dgnn train on 2 ranks (CLI)"
 set_tests_properties("mpi: dgnn train on 2 ranks (CLI)" PROPERTIES LABELS mpi TIMEOUT 300
   PROCESSORS 2 ENVIRONMENT "${DGNN_MPI_TEST_ENV}")
 dgnn_mpi_test(tdist 2 4)
+dgnn_mpi_test(rankcounter 2 3 4)
 dgnn_mpi_test(mbdist 2 3 4)
 dgnn_mpi_test(tnode 2 3)
 dgnn_mpi_test(tsnap 2 4)

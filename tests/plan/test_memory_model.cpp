@@ -148,14 +148,14 @@ TEST_CASE("memory model: shares fall as 1 / P, the model does not", "[memory]") 
   CHECK(t1.state == 2 * 100'000 * 16 * 4);  // the LSTM's h and c
   CHECK(t4.features * 4 == t1.features);
   CHECK(t4.model == t1.model);
-  // What does not fall with the ranks: evaluation's positives of a step (150 bytes each, 200k)
-  // on every rank, the chunk of negatives' keys it counts at a time (one process: 2^20 of its
-  // 20M; 4 ranks: 2^20 of 5M), and the rows a rank fetches: to train, a round's ends (at most
-  // the 25k rows of one owner); to evaluate, every vertex's, with one peer's rows served and
-  // got beside them, the larger.
-  const int64_t step_positives = 6'000'000 / 30, chunk = int64_t(1) << 20;
-  CHECK((t4.pairs - step_positives * 150 - chunk * 8) * 4 ==
-        t1.pairs - step_positives * 150 - chunk * 8);
+  // What does not fall with the ranks: what every rank needs of evaluation's positives of a
+  // step (50 bytes each, 200k), the chunk of negatives' keys it counts at a time (twice the
+  // 400k interval ends: one process 800k of its 20M, 4 ranks 800k of 5M), and the rows a rank
+  // fetches: to train, a round's ends (at most the 25k rows of one owner); to evaluate, every
+  // vertex's, with one peer's rows served and got beside them, the larger.
+  const int64_t step_positives = 6'000'000 / 30, chunk = 4 * step_positives;
+  CHECK((t4.pairs - step_positives * 50 - chunk * 8) * 4 ==
+        t1.pairs - step_positives * 50 - chunk * 8);
   CHECK(t1.halo == 0);
   CHECK(t4.halo == 30 * 0 + (100'000 + 2 * 25'000) * 16 * 4);
   // Events: one process 8 bytes each; a rank those with an end it owns (twice its share), 12.
