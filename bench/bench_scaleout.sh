@@ -57,7 +57,7 @@ rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
 pid = os.fork()
 if pid == 0:
     os.execv(args[0], args)
-rchar = 0
+rchar = pss = 0
 while True:
     done, status, usage = os.wait4(pid, os.WNOHANG)
     if done:
@@ -66,10 +66,13 @@ while True:
         for line in open(f"/proc/{pid}/io"):
             if line.startswith("rchar:"):
                 rchar = int(line.split()[1])
+        for line in open(f"/proc/{pid}/smaps_rollup"):
+            if line.startswith("Pss:"):
+                pss = max(pss, int(line.split()[1]) * 1024)
     except OSError:
         pass
     time.sleep(0.02)
-json.dump({"rank": rank, "maxrss": usage.ru_maxrss * 1024, "rchar": rchar,
+json.dump({"rank": rank, "maxrss": usage.ru_maxrss * 1024, "rchar": rchar, "pss": pss,
            "status": status}, open(os.path.join(out, f"rank-{rank}.json"), "w"))
 sys.exit(os.waitstatus_to_exitcode(status) if status else 0)
 '''
@@ -119,7 +122,7 @@ def run(name, p, args, sub="train", parts_args=True):
         peak = [d["maxrss"] for d in per]
     if read is None:
         read = [d["rchar"] for d in per]
-    return {"p": p, "peak": peak, "read": read, "src": src,
+    return {"p": p, "peak": peak, "read": read, "src": src, "pss": [d.get("pss", 0) for d in per],
             "epoch_ms": final.get("median_epoch_ms", float("nan"))}
 
 
@@ -127,13 +130,16 @@ def table(title, rows):
     print(f"\n{title}")
     base = rows[0] if rows and rows[0]["p"] == 1 else None
     print(f"{'ranks':>5} {'peak max':>9} {'sum':>9} {'max/1':>6} {'sum/1':>6} {'read max':>9} "
-          f"{'sum':>9} {'max/1':>6} {'sum/1':>6} {'epoch ms':>9}  per-rank peak | read  ({rows[0]['src']})")
+          f"{'sum':>9} {'max/1':>6} {'sum/1':>6} {'pss sum':>9} {'sum/1':>6} {'epoch ms':>9}  "
+          f"per-rank peak | read  ({rows[0]['src']})")
     for r in rows:
         pm, ps, rm, rs = max(r["peak"]), sum(r["peak"]), max(r["read"]), sum(r["read"])
+        qs = sum(r["pss"])
         ratio = lambda a, b: f"{a / b:6.2f}" if base and b else f"{'-':>6}"
         print(f"{r['p']:5d} {gb(pm):>9} {gb(ps):>9} {ratio(pm, max(base['peak']) if base else 0)} "
               f"{ratio(ps, sum(base['peak']) if base else 0)} {mb(rm):>9} {mb(rs):>9} "
               f"{ratio(rm, max(base['read']) if base else 0)} {ratio(rs, sum(base['read']) if base else 0)} "
+              f"{gb(qs):>9} {ratio(qs, sum(base['pss']) if base else 0)} "
               f"{r['epoch_ms']:9.0f}  "
               + " ".join(f"{x / 1e9:.2f}" for x in r["peak"]) + " GB | "
               + " ".join(f"{x / 1e6:.1f}" for x in r["read"]) + " MB")
@@ -206,4 +212,8 @@ for title, rows in results:
 print("\npeak: resident memory of each rank; read: input bytes each rank read; max/1, sum/1: the "
       "largest rank and the sum over ranks against one process in this run (ideal at P ranks: "
       "1/P plus the model, and 1)")
+print("pss sum: the ranks' proportional set sizes (the largest of samples every 20 ms), summed: "
+      "pages shared between the ranks of one machine (the libraries' code above all, about 17 MB "
+      "of every rank's resident memory under Open MPI) counted once, not once a rank as the "
+      "resident sum counts them; sampled, so it can miss a short peak")
 PY

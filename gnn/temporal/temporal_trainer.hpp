@@ -311,7 +311,7 @@ class LinkPredictionTrainer : private TrainingTask {
     std::vector<float> logits;             // per positive: its score
     std::vector<double> loss, rr;          // per positive, with its negatives
     std::vector<double> group;             // per source with positives (ascending): its MRR value
-    std::vector<RankCounter::Part> parts;  // per thread: its candidates' counts (RankCounter)
+    std::vector<RankCounter::Part> parts;  // per thread: its candidates' keys (RankCounter)
   };
   void add_eval_step(EvalSums& acc, const Var& logits, const Batch& local);
   // Link prediction with sampled negatives on the CPU: step `step` scored from every vertex's

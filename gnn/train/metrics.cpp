@@ -2,6 +2,7 @@
 #include "dgnn/gnn/train/metrics.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -398,18 +399,20 @@ RankCounter::RankCounter(const float* pos, size_t p, double tie, int slices, int
   } else {
     ends_.assign(ends.begin() + std::ptrdiff_t(j0_), ends.begin() + std::ptrdiff_t(j1_));
   }
+  at_.assign(2 * m + 1, 0);
 }
 
 bool RankCounter::add(const float* x, size_t n, Part& part) const {
   for (size_t i = 0; i < n; ++i)
     if (std::isnan(x[i])) return false;
   const size_t m = m_;
-  if (part.at.empty()) part.at.assign(2 * m + 1, 0);
-  DGNN_CHECK(part.at.size() == 2 * m + 1, ShapeError,
+  DGNN_CHECK(part.counter == nullptr || part.counter == this, ShapeError,
              "RankCounter::add: a part of another counter (clear() it first)");
-  DGNN_CHECK(part.added + n <= std::numeric_limits<uint32_t>::max(), Error,
-             "RankCounter::add: more than 2^32 - 1 candidates in one part (use more parts)");
-  part.added += n;
+  DGNN_CHECK(at_.size() == 2 * m + 1, Error, "RankCounter::add: the counter is spent (finish())");
+  part.counter = this;
+  const uint64_t before = std::atomic_ref<uint64_t>(added_).fetch_add(n, std::memory_order_relaxed);
+  DGNN_CHECK(before + n <= std::numeric_limits<uint32_t>::max(), Error,
+             "RankCounter::add: more than 2^32 - 1 candidates for one counter");
   // Each flush walks the ends it passes: a chunk of twice their count keeps that walk below
   // a step a key, up to 4 kChunk keys (16 MB with the sort's buffer); past that the walk skips
   // ahead (flush()).
@@ -440,6 +443,12 @@ void RankCounter::flush(Part& part) const {
   radix_sort_bits(part.keys, part.tmp, 0, 32, part.hist.data());
   const size_t m = m_;
   const uint32_t* fk = floor_key_.data();
+  // Sorted keys fall on few places in runs: one atomic add a run into the shared counts.
+  size_t slot = 0;
+  uint32_t run = 0;
+  auto put = [this](size_t at, uint32_t count) {
+    if (count) std::atomic_ref<uint32_t>(at_[at]).fetch_add(count, std::memory_order_relaxed);
+  };
   size_t j = 0;  // the first end at or above the current candidate
   for (uint32_t k : part.keys) {
     if (j < m && fk[j] < k) {
@@ -449,24 +458,27 @@ void RankCounter::flush(Part& part) const {
       while (below + step < m && fk[below + step] < k) below += step, step *= 2;
       j = size_t(std::lower_bound(fk + below + 1, fk + std::min(m, below + step), k) - fk);
     }
-    ++part.at[2 * j + size_t(j < m && exact_[j] && fk[j] == k)];
+    const size_t s = 2 * j + size_t(j < m && exact_[j] && fk[j] == k);
+    if (s != slot) put(slot, run), slot = s, run = 0;
+    ++run;
   }
+  put(slot, run);
   part.keys.clear();
   part.hist.clear();
 }
 
 std::vector<int64_t> RankCounter::tally(std::vector<Part>& parts) const {
   DGNN_CHECK(slices_ == 1, Error, "RankCounter::tally: a counter of one slice of several");
-  std::vector<int64_t> all(2 * m_ + 1, 0);
+  DGNN_CHECK(at_.size() == 2 * m_ + 1, Error, "RankCounter::tally: the counter is spent");
   for (const Part& part : parts)
-    DGNN_CHECK(part.at.empty() || part.at.size() == all.size(), ShapeError,
+    DGNN_CHECK(part.counter == nullptr || part.counter == this, ShapeError,
                "RankCounter::tally: a part of another counter");
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t r = 0; r < int64_t(parts.size()); ++r) flush(parts[size_t(r)]);
-  for (Part& part : parts) {
-    for (size_t j = 0; j < part.at.size(); ++j) all[j] += part.at[j];
-    part = Part{};  // its buffers freed, not only emptied: finish() runs beside the tally
-  }
+  for (Part& part : parts) part = Part{};  // its buffers freed, not only emptied
+  std::vector<int64_t> all(at_.begin(), at_.end());
+  std::fill(at_.begin(), at_.end(), 0u);
+  added_ = 0;
   return all;
 }
 
@@ -528,19 +540,16 @@ std::pair<double, double> RankCounter::finish(std::vector<Part>& parts, Communic
                  std::to_string(slices_) + " on rank " + std::to_string(comm.rank()) + " of " +
                  std::to_string(comm.size()));
   const size_t m = m_, p = pos_sorted_.size(), ranks = size_t(slices_), me = size_t(slice_);
+  DGNN_CHECK(at_.size() == 2 * m + 1, Error, "RankCounter::finish: the counter is spent");
   for (const Part& part : parts)
-    DGNN_CHECK(part.at.empty() || part.at.size() == 2 * m + 1, ShapeError,
+    DGNN_CHECK(part.counter == nullptr || part.counter == this, ShapeError,
                "RankCounter::finish: a part of another counter");
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t r = 0; r < int64_t(parts.size()); ++r) flush(parts[size_t(r)]);
-  for (Part& part : parts) {
-    std::vector<uint32_t>().swap(part.keys);
-    std::vector<uint32_t>().swap(part.tmp);
-    std::vector<uint32_t>().swap(part.hist);
-  }
-  // Each slice's counts summed over parts and ranks, kept by its rank: entries [2 j0, 2 j1)
-  // of the whole tally (see tally()), and on the last slice also entry 2m (above every end).
-  // One slice at a time: no rank holds more than a slice of the sums.
+  for (Part& part : parts) part = Part{};
+  // Each slice's counts summed over ranks, kept by its rank: entries [2 j0, 2 j1) of the whole
+  // tally (see tally()), and on the last slice also entry 2m (above every end). One slice at a
+  // time: no rank holds more than a slice of the sums.
   const bool last = me + 1 == ranks;
   const size_t len_e = j1_ - j0_;
   std::vector<int64_t> tally;
@@ -548,15 +557,12 @@ std::pair<double, double> RankCounter::finish(std::vector<Part>& parts, Communic
     const size_t a = size_t(uint64_t(s) * m / ranks), b = size_t(uint64_t(s + 1) * m / ranks);
     const size_t len = 2 * (b - a) + size_t(s + 1 == ranks);
     std::vector<int64_t> buf(len, 0);
-    for (const Part& part : parts) {
-      if (part.at.empty()) continue;
-      for (size_t k = 0; k < 2 * (b - a); ++k) buf[k] += part.at[2 * a + k];
-      if (s + 1 == ranks) buf[len - 1] += part.at[2 * m];
-    }
+    for (size_t k = 0; k < 2 * (b - a); ++k) buf[k] = at_[2 * a + k];
+    if (s + 1 == ranks) buf[len - 1] = at_[2 * m];
     if (len > 0) comm.allreduce_sum(buf.data(), int64_t(len));
     if (s == me) tally = std::move(buf);
   }
-  for (Part& part : parts) part = Part{};
+  std::vector<uint32_t>().swap(at_);
   if (p == 0) return {kNaN, kNaN};
   // The positives whose first end at or above their score is this slice's (or none is, on the
   // last slice): at that end, or in the gap below it. Ascending scores: one run of them.

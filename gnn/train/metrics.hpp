@@ -102,14 +102,15 @@ double group_reciprocal_rank(float* pos, size_t k, const float* neg, size_t m, d
 // ROC-AUC and average precision of a candidate list too long to hold as (score, label, group)
 // rows (link evaluation: millions of sampled negatives a step), counted as it streams by.
 // Made from the positives' scores, in the order their terms are to be summed; every other
-// candidate is then added once, from any thread, each thread into a Part of its own.
+// candidate is then added once, from any thread, each thread through a Part of its own.
 // finish(tally(parts)) gives {roc_auc, average_precision} of the positives and the parts as one
 // list, as rank_metrics computes them: the same counts, summed over the positives in order. A
 // part buffers its candidates' 4-byte order keys (twice as many as there are ends, from kChunk
 // to 4 kChunk), then radix-sorts them and merges them with the positives' tie-interval ends
-// into one count per end and gap: its memory is that bound and 8 bytes an end (about 2 a
-// positive), whatever the number of candidates.
-// NaN where undefined (no positive; AUC with no negative).
+// into the counter's one count per end and gap, which every part shares (atomic adds, one a run
+// of equal places): its memory is that buffer, and the counter's 8 bytes an end (about 2 a
+// positive), whatever the number of candidates and threads. NaN where undefined (no positive;
+// AUC with no negative).
 //
 // Over the ranks of a job (each scoring its own candidates against every positive), a counter
 // made with (slices, slice) = (ranks, rank) keeps the ends' values of its slice of them only,
@@ -117,33 +118,37 @@ double group_reciprocal_rank(float* pos, size_t k, const float* neg, size_t m, d
 // each slice's counts are summed onto its rank, which places the positives whose interval ends
 // it holds, and the positives' terms are summed in order along the ranks. What every rank still
 // holds whole is what placing its candidates needs: about 4 + 4 + 10 bytes a positive (its sorted
-// score, its index, its ends' keys) and a part's 8 bytes an end. One process held about 130
-// bytes a positive on every rank (the ends as doubles, the whole tally twice, the terms).
+// score, its index, its ends' keys) and the counts' 8 bytes an end. It held about 130 bytes a
+// positive on every rank before (the ends as doubles, the whole tally twice, the terms), and
+// the counts once per thread.
 class RankCounter {
  public:
   RankCounter(const float* pos, size_t p, double tie, int slices = 1,
               int slice = 0);  // Error when a positive is NaN
+  RankCounter(const RankCounter&) = delete;
+  RankCounter& operator=(const RankCounter&) = delete;
   static constexpr size_t kChunk = size_t(1) << 18;
   struct Part {
     std::vector<uint32_t> keys, tmp, hist;  // buffered keys; the radix sort's scratch and counts
-    std::vector<uint32_t> at;               // the counts so far (see tally()); empty until used
-    uint64_t added = 0;                     // at most 2^32 - 1 candidates a part
-    void clear() { keys.clear(), hist.clear(), at.clear(), added = 0; }
+    const RankCounter* counter = nullptr;   // whose counts it adds to; null until used
+    void clear() { keys.clear(), hist.clear(), counter = nullptr; }
   };
-  // False when a score is NaN (nothing of x is counted then).
+  // False when a score is NaN (nothing of x is counted then). At most 2^32 - 1 candidates in all.
   bool add(const float* x, size_t n, Part& part) const;
-  // Where the parts' candidates fall among the ends: at[2j], strictly between ends j - 1 and j
-  // (at[2m]: above the last end); at[2j + 1], at end j. Clears the parts (each on a thread of
-  // its own). Tallies of one counter add up: the sum of the tallies of every rank of a job is
-  // the tally of all their candidates. finish() adds the positives. One slice only.
+  // Where the candidates fall among the ends: at[2j], strictly between ends j - 1 and j
+  // (at[2m]: above the last end); at[2j + 1], at end j. Flushes the parts (each on a thread of
+  // its own) and clears them, returns the counts of every candidate flushed so far and starts
+  // them again from zero. Tallies add up: the sum of the tallies of every rank of a job (or of
+  // one counter, tallied twice) is the tally of all their candidates. finish() adds the
+  // positives. One slice only.
   std::vector<int64_t> tally(std::vector<Part>& parts) const;
   std::pair<double, double> finish(std::vector<Part>& parts) const {
     return finish(tally(parts));
   }
   std::pair<double, double> finish(std::vector<int64_t> tally) const;  // move it in; one slice
   // {roc_auc, average_precision} of every rank's parts and the positives, on every rank of
-  // `comm` (whose size and rank are the counter's slices and slice). Clears the parts.
-  // Collective.
+  // `comm` (whose size and rank are the counter's slices and slice). Clears the parts; the
+  // counter is spent (its counts are freed). Collective.
   std::pair<double, double> finish(std::vector<Part>& parts, Communicator& comm) const;
 
  private:
@@ -160,6 +165,9 @@ class RankCounter {
   // end is that float.
   std::vector<uint32_t> floor_key_;
   std::vector<uint8_t> exact_;
+  // The counts (see tally()), 2m + 1, shared by the parts: atomic adds. Candidates added.
+  mutable std::vector<uint32_t> at_;
+  mutable uint64_t added_ = 0;
 };
 
 // Precision, recall and F1 of the positive class. A ratio with a zero denominator is 0, as in

@@ -6,6 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include <omp.h>
+
 #include "dgnn/comm/communicator.hpp"
 #include "dgnn/common/error.hpp"
 #include "dgnn/common/hash_rng.hpp"
@@ -297,11 +299,16 @@ TEST_CASE("RankCounter and group_reciprocal_rank stream what roc_auc, average_pr
         REQUIRE(counter.add(neg.data() + at, len, parts[rng.below(parts.size())]));
         at += len;
       }
-      // finish(parts, comm) on one rank: the same bits as finish(tally).
-      std::vector<RankCounter::Part> again = parts;
+      // finish(parts, comm) on one rank, the negatives added to another counter of the same
+      // positives: the same bits as finish(tally).
+      const RankCounter counter1(pos.data(), pos.size(), tie);
+      std::vector<RankCounter::Part> parts1(2);
+      REQUIRE(counter1.add(neg.data(), neg.size() / 2, parts1[0]));
+      REQUIRE(counter1.add(neg.data() + neg.size() / 2, neg.size() - neg.size() / 2, parts1[1]));
       SelfCommunicator self;
-      const auto [auc1, map1] = counter.finish(again, self);
-      CHECK(again[0].at.empty());
+      const auto [auc1, map1] = counter1.finish(parts1, self);
+      CHECK(parts1[0].counter == nullptr);
+      CHECK_THROWS_AS(counter1.finish(parts1, self), Error);  // spent
       // Tallied as two ranks would, each over its own parts, and summed.
       std::vector<RankCounter::Part> first(parts.begin(), parts.begin() + 1),
           rest(parts.begin() + 1, parts.end());
@@ -360,7 +367,7 @@ TEST_CASE("RankCounter and group_reciprocal_rank stream what roc_auc, average_pr
       const auto [auc, map] = counter.finish(counter.tally(parts));
       CHECK(same(auc, roc_auc(s, y, tie)));
       CHECK(same(map, average_precision(s, y, tie)));
-      CHECK(parts[0].at.empty());  // tally() cleared them
+      CHECK(parts[0].counter == nullptr);  // tally() cleared them
     }
   }
   // More candidates than a part buffers (RankCounter::kChunk): they are counted chunk by chunk,
@@ -380,14 +387,24 @@ TEST_CASE("RankCounter and group_reciprocal_rank stream what roc_auc, average_pr
     std::vector<RankCounter::Part> parts(1);
     for (size_t at = 0; at < neg.size(); at += 300000)
       REQUIRE(counter.add(neg.data() + at, std::min<size_t>(300000, neg.size() - at), parts[0]));
-    std::vector<RankCounter::Part> again = parts;
     const auto [auc, map] = counter.finish(counter.tally(parts));
     CHECK(same(auc, roc_auc(s, y, kLogitTie)));
     CHECK(same(map, average_precision(s, y, kLogitTie)));
+    // The same from four threads at once, each through its own part into the shared counts.
+    const RankCounter counter4(pos.data(), pos.size(), kLogitTie);
+    std::vector<RankCounter::Part> parts4(4);
+    int bad = 0;
+#pragma omp parallel for num_threads(4) schedule(dynamic, 1) reduction(+ : bad)
+    for (int64_t c = 0; c < int64_t((neg.size() + 9999) / 10000); ++c) {
+      const size_t at = size_t(c) * 10000;
+      bad += !counter4.add(neg.data() + at, std::min<size_t>(10000, neg.size() - at),
+                           parts4[size_t(omp_get_thread_num()) % 4]);
+    }
+    CHECK(bad == 0);
     SelfCommunicator self;
-    const auto [auc1, map1] = counter.finish(again, self);
-    CHECK(same(auc1, auc));
-    CHECK(same(map1, map));
+    const auto [auc4, map4] = counter4.finish(parts4, self);
+    CHECK(same(auc4, auc));
+    CHECK(same(map4, map));
   }
   // A part filled by one counter is refused by another of a different size.
   const std::vector<float> two{0.5f, 2.f};

@@ -146,7 +146,7 @@ TEST_CASE("RankCounter over ranks, each holding a slice of the ends, equals one 
         const auto [auc_r, map_r] = slice.finish(parts, comm);
         CHECK(((std::isnan(auc) && std::isnan(auc_r)) || auc == auc_r));
         CHECK(((std::isnan(map) && std::isnan(map_r)) || map == map_r));
-        CHECK(parts[0].at.empty());
+        CHECK(parts[0].counter == nullptr);
       }
     }
   }
