@@ -30,6 +30,32 @@ inline int64_t global_min(Communicator& comm, int64_t v) {
   return *std::min_element(all.begin(), all.end());
 }
 
+// Items 0..n-1 in contiguous ranges, one a rank, in rank order: rank q's range starts at
+// index_range_begin(q) (index_range_begin(ranks) is n); index_range_owner(i) is the rank whose
+// range holds item i.
+inline size_t index_range_begin(size_t q, size_t n, size_t ranks) {
+  return size_t(uint64_t(q) * n / ranks);
+}
+inline size_t index_range_owner(size_t i, size_t n, size_t ranks) {
+  return size_t((uint64_t(i + 1) * ranks - 1) / n);
+}
+
+// `width` running sums carried along the ranks in rank order: rank q takes rank q - 1's (zeros
+// on rank 0), adds its own terms to them with add(sums), and passes them on; every rank returns
+// with the last rank's. With a list's terms split into index ranges (index_range_begin), this
+// sums the whole list in index order: the same bits as one process's loop. Collective (a
+// message between each pair of neighbours, then a broadcast).
+template <class Add>
+void fold_along_ranks(Communicator& comm, double* sums, int width, Add&& add) {
+  const int me = comm.rank(), ranks = comm.size();
+  const int64_t bytes = int64_t(width) * int64_t(sizeof(double));
+  std::fill(sums, sums + width, 0.0);
+  if (me > 0) comm.exchange_begin({}, {PeerBuffer{me - 1, sums, bytes}})->wait();
+  add(sums);
+  if (me + 1 < ranks) comm.exchange_begin({PeerBuffer{me + 1, sums, bytes}}, {})->wait();
+  comm.broadcast(sums, bytes, ranks - 1);
+}
+
 // send[...] laid out by destination, counts[p] of them for rank p in rank order, goes out; the
 // result is what every rank sent here, in rank order (`from`, when given, receives how many came
 // from each rank). T must be trivially copyable. Collective.
@@ -72,6 +98,25 @@ std::vector<T> route(Communicator& comm, const std::vector<std::vector<T>>& out,
     send.insert(send.end(), v.begin(), v.end());
   }
   return route_flat(comm, send, counts, from);
+}
+
+// The records of `lists` (one list a thread, say), each to the rank owner(record) names, laid
+// out by destination (each list's records in order) and moved by route_flat: what came to this
+// rank, in rank order. `lists` are emptied as they are laid out. Collective.
+template <class T, class Owner>
+std::vector<T> route_to_owners(Communicator& comm, std::vector<std::vector<T>>& lists,
+                               Owner&& owner) {
+  const size_t p = size_t(comm.size());
+  std::vector<int64_t> counts(p, 0), at(p, 0);
+  for (const auto& l : lists)
+    for (const T& x : l) ++counts[size_t(owner(x))];
+  for (size_t q = 1; q < p; ++q) at[q] = at[q - 1] + counts[q - 1];
+  std::vector<T> laid(size_t(at[p - 1] + counts[p - 1]));
+  for (auto& l : lists) {
+    for (const T& x : l) laid[size_t(at[size_t(owner(x))]++)] = x;
+    std::vector<T>().swap(l);
+  }
+  return route_flat(comm, laid, counts);
 }
 
 // Every rank's `mine`, concatenated in rank order, on every rank. T trivially copyable.

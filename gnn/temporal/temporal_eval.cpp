@@ -178,18 +178,15 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, Var h, 
   const bool tgb = history_ != nullptr;
   const size_t threads = static_cast<size_t>(omp_get_max_threads());
   LinkWeights w{};
-  // Per positive j: its score, its loss term and (tgb) its reciprocal rank; per source with
-  // positives: its MRR group value. Each rank fills those of its sources (zeros elsewhere), so
-  // sums over ranks are the values; all are then summed in j and source order, as one process
-  // sums them (the same bits on any rank and thread count).
+  // Per positive j: its score (every rank fills its sources' and the sums over ranks are the
+  // scores), its loss term and (tgb) its reciprocal rank; per source with positives: its MRR
+  // group value. The last three are kept by the rank that makes them and summed in j and source
+  // order, as one process sums them (the same bits on any rank and thread count).
   std::vector<float>& pos = acc.logits;
-  std::vector<double>& loss = acc.loss;
-  std::vector<double>& rr = acc.rr;
-  std::vector<double>& group = acc.group;
+  std::vector<std::vector<EvalSums::PositiveTerm>>& terms = acc.terms;
+  std::vector<std::vector<EvalSums::SourceTerm>>& groups = acc.groups;
   std::vector<RankCounter::Part>& parts = acc.parts;
-  const bool share = g_.events[size_t(step + 1)].sharded();
   const LinkStepPlan* plan = &eval_plan(step, mine);
-  const std::vector<int32_t>& sources = link_step_sources(*plan);
   size_t total = 0;  // the step's distinct positives
   // This rank's troubles, counted per thread: NaN scores, and positives that scored otherwise
   // in their second pass. Summed over ranks, so that all throw alike.
@@ -213,9 +210,9 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, Var h, 
         total = all;
         w = link_weights(total, k);
         pos.assign(total, 0.f);
-        loss.assign(total, 0.0);
-        rr.assign(tgb ? total : 0, 0.0);
-        group.assign(sources.size(), 0.0);
+        terms.resize(threads);
+        groups.resize(threads);
+        for (size_t t = 0; t < threads; ++t) terms[t].clear(), groups[t].clear();
         parts.resize(threads);
         for (auto& part : parts) part.clear();
       },
@@ -268,16 +265,17 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, Var h, 
             return;
           }
         for (size_t c = 0; c < count; ++c) {
-          const size_t j = js[c];
           const float* nj = neg + c * k;
-          loss[j] = double(w.positive) * kernels::softplus_sum(Device::cpu, &score[c], 1, -1.f) +
-                    double(w.negative) * kernels::softplus_sum(Device::cpu, nj, int64_t(k), 1.f);
-          if (tgb) rr[j] = one_vs_many_reciprocal_rank(score[c], nj, int64_t(k), kLogitTie);
+          const double loss =
+              double(w.positive) * kernels::softplus_sum(Device::cpu, &score[c], 1, -1.f) +
+              double(w.negative) * kernels::softplus_sum(Device::cpu, nj, int64_t(k), 1.f);
+          const double rr =
+              tgb ? one_vs_many_reciprocal_rank(score[c], nj, int64_t(k), kLogitTie) : 0.0;
+          terms[t].push_back({js[c], loss, rr});
         }
         // Last: it sorts the positives' scores in place (the negatives after them stay).
-        const size_t at =
-            size_t(std::lower_bound(sources.begin(), sources.end(), u) - sources.begin());
-        group[at] = group_reciprocal_rank(score.data(), count, neg, count * k, kLogitTie, gs);
+        groups[t].push_back(
+            {u, group_reciprocal_rank(score.data(), count, neg, count * k, kLogitTie, gs)});
       },
       plan, mine);
   // Nothing reads the rows now (f's view of them included): fetched from the other ranks,
@@ -287,42 +285,46 @@ void LinkPredictionTrainer::add_fused_eval_step(EvalSums& acc, int step, Var h, 
   // AUC and AP: the positives (in ordinal order) place the negatives every thread and rank
   // collected.
   const auto [auc, map] = counter.finish(parts, comm);
-  comm.allreduce_sum(loss.data(), int64_t(kept));
-  if (tgb) comm.allreduce_sum(rr.data(), int64_t(kept));
-  // MRR: the mean over the step's sources with positives, summed in ascending id (rank_metrics'
-  // group order). Whole events: every rank plans every source, and the sums are the values. A
-  // share: each rank has its own sources' values, gathered with their ids.
-  size_t sources_n = group.size();
-  if (share && comm.size() > 1) {
-    struct SourceValue {
-      int32_t u;
-      double v;
-    };
-    std::vector<SourceValue> mine_v(sources.size());
-    for (size_t i = 0; i < sources.size(); ++i) mine_v[i] = {sources[i], group[i]};
-    std::vector<SourceValue> all = allgather_records(mine_v, comm);
-    std::sort(all.begin(), all.end(),
-              [](const SourceValue& a, const SourceValue& b) { return a.u < b.u; });
-    group.resize(all.size());
-    for (size_t i = 0; i < all.size(); ++i) group[i] = all[i].v;
-    sources_n = all.size();
-  } else {
-    comm.allreduce_sum(group.data(), int64_t(group.size()));
+  // The loss terms and TGB ranks in ordinal order, the MRR values in ascending source id
+  // (rank_metrics' group order): each goes to the rank holding its range of ordinals or ids,
+  // which adds its range after the ranks below it (fold_along_ranks). No rank holds the whole
+  // step's; one process's sums, the same bits.
+  const size_t ranks = size_t(comm.size()), me = size_t(comm.rank());
+  const size_t n = size_t(g_.num_vertices);
+  const std::vector<EvalSums::PositiveTerm> pin =
+      route_to_owners(comm, terms, [&](const EvalSums::PositiveTerm& x) {
+        return index_range_owner(x.j, kept, ranks);
+      });
+  const size_t j0 = index_range_begin(me, kept, ranks);
+  std::vector<double> loss(index_range_begin(me + 1, kept, ranks) - j0, 0.0);
+  std::vector<double> rr(tgb ? loss.size() : 0, 0.0);
+  for (const auto& x : pin) {
+    loss[x.j - j0] = x.loss;
+    if (tgb) rr[x.j - j0] = x.rr;
   }
-  double l = 0;
-  for (size_t j = 0; j < kept; ++j) l += loss[j];
-  acc.m.loss += double(float(l));  // bce_with_logits returns a float
+  int64_t sources_n = 0;
+  for (const auto& v : groups) sources_n += int64_t(v.size());
+  sources_n = global_sum(comm, sources_n);
+  std::vector<EvalSums::SourceTerm> gin =
+      route_to_owners(comm, groups, [&](const EvalSums::SourceTerm& x) {
+        return index_range_owner(size_t(x.u), n, ranks);
+      });
+  std::sort(gin.begin(), gin.end(),
+            [](const EvalSums::SourceTerm& a, const EvalSums::SourceTerm& b) { return a.u < b.u; });
+  double sums[3];  // the loss, the TGB ranks, the MRR values
+  fold_along_ranks(comm, sums, 3, [&](double* s) {
+    for (double v : loss) s[0] += v;
+    for (double v : rr) s[1] += v;
+    for (const auto& x : gin) s[2] += x.v;
+  });
+  acc.m.loss += double(float(sums[0]));  // bce_with_logits returns a float
   acc.m.auc += auc;
   acc.m.map += map;
-  double mrr = 0;
-  for (double v : group) mrr += v;
-  acc.m.mrr += mrr / double(sources_n);
+  acc.m.mrr += sums[2] / double(sources_n);
   if (tgb) {
     // The step's sum first, as every path sums its ranks (the snapshot strategy per owned step,
     // the batched path per batch).
-    double step_rr = 0;
-    for (size_t j = 0; j < kept; ++j) step_rr += rr[j];
-    acc.tgb_rr += step_rr;
+    acc.tgb_rr += sums[1];
     acc.tgb_positives += double(kept);
   }
 }

@@ -309,8 +309,18 @@ class LinkPredictionTrainer : private TrainingTask {
     std::vector<uint8_t> all_labels;
     // add_fused_eval_step's buffers, reused by every step of the evaluation.
     std::vector<float> logits;             // per positive: its score
-    std::vector<double> loss, rr;          // per positive, with its negatives
-    std::vector<double> group;             // per source with positives (ascending): its MRR value
+    // Per thread, this rank's: each positive's loss term and TGB reciprocal rank (with its
+    // negatives) by its ordinal; each source's MRR value.
+    struct PositiveTerm {
+      uint32_t j;
+      double loss, rr;
+    };
+    struct SourceTerm {
+      int32_t u;
+      double v;
+    };
+    std::vector<std::vector<PositiveTerm>> terms;
+    std::vector<std::vector<SourceTerm>> groups;
     std::vector<RankCounter::Part> parts;  // per thread: its candidates' keys (RankCounter)
   };
   void add_eval_step(EvalSums& acc, const Var& logits, const Batch& local);

@@ -603,12 +603,7 @@ std::pair<double, double> RankCounter::finish(std::vector<Part>& parts, Communic
     uint32_t i, has;  // has: 1, bl and ap are set; 2, am is
     double bl, ap, am;
   };
-  const auto index_begin = [p, ranks](size_t q) { return size_t(uint64_t(q) * p / ranks); };
-  const auto index_owner = [p, ranks](size_t i) {
-    return size_t((uint64_t(i + 1) * ranks - 1) / p);
-  };
-  std::vector<Term> out;
-  std::vector<int64_t> counts(ranks, 0);
+  std::vector<std::vector<Term>> out(1);
   if (len_e > 0) {
     const double first = ends_.front(), top = ends_.back();
     for (size_t r = 0; r < p; ++r) {
@@ -629,21 +624,15 @@ std::pair<double, double> RankCounter::finish(std::vector<Part>& parts, Communic
         const size_t pa = count_below([hi](double y) { return y <= hi; });
         t.am = double(tally[2 * h] + tally[2 * h + 1]) - double(pa);
       }
-      out.push_back(t);
-      ++counts[index_owner(t.i)];
+      out[0].push_back(t);
     }
   }
   std::vector<int64_t>().swap(tally);
-  std::vector<Term> laid(out.size());
-  {
-    std::vector<int64_t> at(ranks, 0);
-    for (size_t q = 1; q < ranks; ++q) at[q] = at[q - 1] + counts[q - 1];
-    for (const Term& t : out) laid[size_t(at[index_owner(t.i)]++)] = t;
-  }
-  std::vector<Term>().swap(out);
-  const std::vector<Term> in = route_flat(comm, laid, counts);
-  std::vector<Term>().swap(laid);
-  const size_t i0 = index_begin(me), n_mine = index_begin(me + 1) - i0;
+  const std::vector<Term> in = route_to_owners(comm, out, [&](const Term& t) {
+    return index_range_owner(t.i, p, ranks);
+  });
+  const size_t i0 = index_range_begin(me, p, ranks),
+               n_mine = index_range_begin(me + 1, p, ranks) - i0;
   std::vector<double> bl(n_mine), ap(n_mine), am(n_mine);
   std::vector<uint8_t> got(n_mine, 0);
   for (const Term& t : in) {
@@ -657,14 +646,13 @@ std::pair<double, double> RankCounter::finish(std::vector<Part>& parts, Communic
                "RankCounter::finish: positive " + std::to_string(i0 + k) +
                    " has no count for an end of its interval (the ranks' positives differ?)");
   // Summed in index order along the ranks: rank q goes on from rank q - 1's sums.
-  double sum[2] = {0, 0};
-  if (me > 0) comm.exchange_begin({}, {PeerBuffer{int(me) - 1, sum, sizeof sum}})->wait();
-  for (size_t k = 0; k < n_mine; ++k) {
-    const double win_term = bl[k] + 0.5 * (am[k] - bl[k]);
-    sum[0] += win_term, sum[1] += ap[k];
-  }
-  if (!last) comm.exchange_begin({PeerBuffer{int(me) + 1, sum, sizeof sum}}, {})->wait();
-  comm.broadcast(sum, sizeof sum, int(ranks) - 1);
+  double sum[2];
+  fold_along_ranks(comm, sum, 2, [&](double* s) {
+    for (size_t k = 0; k < n_mine; ++k) {
+      const double win_term = bl[k] + 0.5 * (am[k] - bl[k]);
+      s[0] += win_term, s[1] += ap[k];
+    }
+  });
   return {neg > 0 ? sum[0] / (np * neg) : kNaN, sum[1] / np};
 }
 
