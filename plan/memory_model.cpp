@@ -172,9 +172,9 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
   // Evaluating a step: its sources' negatives as 4-byte keys and the radix sort's buffer, in
   // chunks of twice the interval ends (2 a positive), from 2^18 to 2^20 keys (AUC and AP count
   // them among the positives: RankCounter::add); on every rank,
-  // what placing its negatives needs of the step's positives (their scores and loss terms, the
-  // sorted scores, order and interval ends' keys of RankCounter, a part's counts per end: about
-  // 50 bytes each); and its slice of the rest (the ends' values, the summed counts, the terms:
+  // what placing its negatives needs of the step's positives (their scores, the sorted scores,
+  // order and interval ends' keys of RankCounter, its counts per end: about 40 bytes each,
+  // counted as 50); and its slice of the rest (the ends' values, the summed counts, the terms:
   // about 80 bytes a positive over the ranks).
   const int64_t negatives = part(step_positives) * int64_t(std::max(1, in.neg_eval));
   const int64_t chunk = std::clamp<int64_t>(4 * step_positives, int64_t(1) << 18, int64_t(1) << 20);
