@@ -1,6 +1,8 @@
 #include "dgnn/gnn/core/fetch.hpp"
 
+#include <algorithm>
 #include <numeric>
+#include <string>
 #include <utility>
 
 #include "dgnn/comm/device_comm.hpp"
@@ -17,6 +19,23 @@ RowDirectory RowDirectory::single(int64_t n) {
   d.local.resize(size_t(n));
   std::iota(d.local.begin(), d.local.end(), 0);
   return d;
+}
+
+RowDirectory RowDirectory::by_ascending_id(std::vector<int32_t> owner, int rank) {
+  RowDirectory d;
+  d.owner = std::move(owner);
+  for (size_t v = 0; v < d.owner.size(); ++v)
+    if (d.owner[v] == rank) d.owned.push_back(int32_t(v));
+  d.owned.shrink_to_fit();
+  return d;
+}
+
+int32_t RowDirectory::owned_row(int32_t v) const {
+  if (!local.empty()) return local[size_t(v)];
+  const auto it = std::lower_bound(owned.begin(), owned.end(), v);
+  DGNN_CHECK(it != owned.end() && *it == v, Error,
+             "RowDirectory: vertex " + std::to_string(v) + " is not owned by this rank");
+  return int32_t(it - owned.begin());
 }
 
 namespace {
@@ -53,7 +72,8 @@ Var fetch_rows(Communicator& comm, const RowDirectory& dir, const Var& h,
     const int32_t v = ids[i];
     DGNN_CHECK(v >= 0 && size_t(v) < dir.owner.size(), ShapeError,
                "fetch_rows: vertex id out of range");
-    want[size_t(dir.owner[size_t(v)])].push_back(dir.local[size_t(v)]);
+    // With no row numbers here, the owner finds the rows of the ids it is asked for.
+    want[size_t(dir.owner[size_t(v)])].push_back(dir.local.empty() ? v : dir.local[size_t(v)]);
     slot[size_t(dir.owner[size_t(v)])].push_back(int32_t(i));
   }
   // Exchange request counts (one number to each rank: O(P) a rank, where an all-reduce of the
@@ -70,6 +90,27 @@ Var fetch_rows(Communicator& comm, const RowDirectory& dir, const Var& h,
   Layout rs(send_rows, 4), rr(recv_rows, 4);
   req_recv.resize(size_t(rr.total / 4));
   comm.alltoallv(req_send.data(), rs.counts, rs.displs, req_recv.data(), rr.counts, rr.displs);
+  if (dir.local.empty()) {
+    // Each peer's ids usually ascend (a whole fetch asks for every row in order): search from
+    // the last one found, in doubling steps, so that such a run costs O(1) an id.
+    const std::vector<int32_t>& own = dir.owned;
+    size_t at = 0;
+    for (int32_t& r : req_recv) {
+      size_t lo = 0, hi = own.size();
+      if (at < own.size() && own[at] <= r) {
+        lo = at;
+        size_t step = 1;
+        for (; lo + step < own.size() && own[lo + step] <= r; step *= 2) lo += step;
+        hi = std::min(own.size(), lo + step + 1);  // own[lo] <= r < own[lo + step]
+      }
+      const auto it = std::lower_bound(own.begin() + ptrdiff_t(lo), own.begin() + ptrdiff_t(hi), r);
+      DGNN_CHECK(it != own.end() && *it == r, Error,
+                 "fetch_rows: asked for vertex " + std::to_string(r) + ", which rank " +
+                     std::to_string(comm.rank()) + " does not own");
+      r = int32_t(it - own.begin());
+      at = size_t(r);
+    }
+  }
 
   // Serve the rows others asked for, receive ours. Row lists go where the kernels of the
   // rows' device read them; the rows themselves move in that device's memory.

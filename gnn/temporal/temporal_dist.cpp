@@ -76,7 +76,7 @@ LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int p
   s.global_ids = owned;
   s.global_ids.insert(s.global_ids.end(), halo.begin(), halo.end());
   auto local_col = [&](int64_t u) -> int32_t {
-    if (part[size_t(u)] == rank) return dir.local[size_t(u)];
+    if (part[size_t(u)] == rank) return dir.owned_row(int32_t(u));
     auto it = std::lower_bound(halo.begin(), halo.end(), u, [&](int64_t x, int64_t y) {
       return part[size_t(x)] != part[size_t(y)] ? part[size_t(x)] < part[size_t(y)] : x < y;
     });
@@ -140,7 +140,7 @@ LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int p
     recv.shrink_to_fit();
     if (nq.empty() && recv.empty()) continue;
     std::vector<int32_t> send(nq.size());
-    for (size_t k = 0; k < nq.size(); ++k) send[k] = dir.local[size_t(nq[k])];
+    for (size_t k = 0; k < nq.size(); ++k) send[k] = dir.owned_row(nq[k]);
     s.plan.peers.push_back(q);
     s.plan.send_rows.push_back(std::move(send));
     s.plan.recv_rows.push_back(std::move(recv));
@@ -158,16 +158,13 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
   DGNN_CHECK(int64_t(part.size()) == g.num_vertices, ShapeError,
              "the partition must assign every vertex");
   auto tr = std::make_unique<TemporalRank>();
-  tr->dir.owner = part;
-  tr->dir.local.assign(part.size(), 0);
-  std::vector<int32_t> next(static_cast<size_t>(parts), 0);
-  for (size_t v = 0; v < part.size(); ++v) {
+  for (size_t v = 0; v < part.size(); ++v)
     DGNN_CHECK(part[v] >= 0 && part[v] < parts, OptionError,
                "the partition has a part outside 0.." + std::to_string(parts - 1));
-    tr->dir.local[v] = next[size_t(part[v])]++;
-    if (part[v] == rank) tr->owned.push_back(int64_t(v));
-  }
-  std::vector<int32_t> owned_rows(tr->owned.begin(), tr->owned.end());
+  // Rows by ascending id on each owner, found by the owner: no row number for every vertex.
+  tr->dir = RowDirectory::by_ascending_id(part, rank);
+  tr->owned.assign(tr->dir.owned.begin(), tr->dir.owned.end());
+  const std::vector<int32_t>& owned_rows = tr->dir.owned;
   for (const Var& f : features) {
     // Sliced on the host (the row list is host memory), then moved to `dev`.
     Tensor host_copy;

@@ -21,7 +21,7 @@
 namespace dgnn {
 
 struct TemporalRank {
-  RowDirectory dir;             // every vertex's owner and row there
+  RowDirectory dir;             // every vertex's owner; rows by ascending id (dir.owned)
   std::vector<int64_t> owned;   // this rank's vertices (global ids, ascending)
   // Per snapshot, only with make_temporal_rank's keep_plans (tests): each exchange holds its own
   // copy of its plan, so the rank does not keep a second one for the run.

@@ -171,6 +171,7 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
   } else if (shares) {
     // Each rank makes its own vertices' rows only, from its shares (which hold their degrees).
     rank_data_ = make_temporal_rank(g, {}, in_.part, comm, dev);
+    std::vector<int32_t>().swap(in_.part);  // the rank's directory holds the owners
     add_rank_features(g, *rank_data_, by_rows ? cfg_.feature_rows : FeatureRowsFn{},
                       static_features, &static_dim_, comm, dev, &feature_dim_);
   } else {

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "dgnn/common/error.hpp"
+#include "dgnn/common/hash_rng.hpp"
 #include "dgnn/gnn/core/loss.hpp"
 #include "dgnn/gnn/train/metrics.hpp"
 #include "dgnn/gnn/train/trainer.hpp"
@@ -29,12 +30,13 @@ LinkPredictionTrainer::LinkPredictionTrainer(TemporalModel& model, PairClassifie
       features_(features),
       comm_(comm),
       opt_(opt),
-      plan_(plan) {
+      plan_(plan),
+      single_(dir ? RowDirectory{} : RowDirectory::single(g.num_vertices)),
+      dir_(dir ? *dir : single_) {
   const int t = g.num_snapshots();
   if (int(graphs.size()) != t) throw ShapeError("need one graph view per snapshot");
   if (features.size() != 1 && int(features.size()) != t)
     throw ShapeError("need one feature matrix, or one per snapshot");
-  dir_ = dir ? *dir : RowDirectory::single(g.num_vertices);
   if (int64_t(dir_.owner.size()) != g.num_vertices)
     throw ShapeError("the row directory must list every vertex of the temporal graph");
   const TemporalSplit sp = temporal_split(g, opt_);
@@ -112,7 +114,7 @@ Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch&
   // vertices), in order of first appearance; each pair indexes its end's row.
   if (comm_.size() == 1) return head_.score(ctx, h, local.src, local.dst);
   std::vector<int32_t> rows(local.src.size()), slot;
-  for (size_t i = 0; i < rows.size(); ++i) rows[i] = dir_.local[size_t(local.src[i])];
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = dir_.owned_row(local.src[i]);
   const std::vector<int32_t> ends = distinct_ends(local.dst, slot);
   return head_.score(ctx, PairEnd{h, std::move(rows)},
                      PairEnd{fetch_rows(comm_, dir_, h, ends), std::move(slot)});
@@ -120,18 +122,24 @@ Var LinkPredictionTrainer::score(ForwardContext& ctx, const Var& h, const Batch&
 
 std::vector<int32_t> LinkPredictionTrainer::distinct_ends(const std::vector<int32_t>& dst,
                                                           std::vector<int32_t>& slot) {
+  // A table sized by the batch (open addressing, at most half full), not by the graph: a mark
+  // per vertex was 4 bytes a vertex of the whole graph on every rank.
   std::vector<int32_t> ends;
   slot.resize(dst.size());
-  end_slot_.resize(dir_.owner.size(), -1);
+  size_t cap = 16;
+  while (cap < 2 * dst.size()) cap *= 2;
+  std::vector<int64_t> table(cap, -1);  // (vertex << 32 | its slot), or -1
+  const size_t mask = cap - 1;
   for (size_t i = 0; i < dst.size(); ++i) {
-    int32_t& at = end_slot_[size_t(dst[i])];
-    if (at < 0) {
-      at = int32_t(ends.size());
-      ends.push_back(dst[i]);
+    const int32_t v = dst[i];
+    size_t at = size_t(mix64(uint64_t(uint32_t(v)))) & mask;
+    while (table[at] >= 0 && int32_t(table[at] >> 32) != v) at = (at + 1) & mask;
+    if (table[at] < 0) {
+      table[at] = int64_t(v) << 32 | int64_t(ends.size());
+      ends.push_back(v);
     }
-    slot[i] = at;
+    slot[i] = int32_t(table[at] & 0xffffffff);
   }
-  for (int32_t v : ends) end_slot_[size_t(v)] = -1;
   return ends;
 }
 
@@ -152,7 +160,7 @@ Var LinkPredictionTrainer::round_loss(ForwardContext& ctx, const Var& h, const B
   std::vector<float> target(pairs.size()), weight(local.weight.empty() ? 0 : pairs.size());
   for (size_t k = 0; k < pairs.size(); ++k) {
     const size_t i = size_t(pairs[k]);
-    rows[k] = dir_.local[size_t(local.src[i])];
+    rows[k] = dir_.owned_row(local.src[i]);
     dst[k] = local.dst[i];
     target[k] = local.target[i];
     if (!weight.empty()) weight[k] = local.weight[i];
@@ -161,7 +169,7 @@ Var LinkPredictionTrainer::round_loss(ForwardContext& ctx, const Var& h, const B
   if (round == 0) {
     // The rank's own rows, read in place.
     slot.resize(dst.size());
-    for (size_t k = 0; k < dst.size(); ++k) slot[k] = dir_.local[size_t(dst[k])];
+    for (size_t k = 0; k < dst.size(); ++k) slot[k] = dir_.owned_row(dst[k]);
   } else {
     table = fetch_rows(comm_, dir_, h, distinct_ends(dst, slot));
   }

@@ -207,8 +207,8 @@ struct TemporalResult : LoopSummary {
 // (gnn/train/training_loop.hpp): one optimiser step per training window.
 class LinkPredictionTrainer : private TrainingTask {
  public:
-  // `graphs[t]` and `features[t]` (or one feature matrix for all steps) for every snapshot; they
-  // must outlive the trainer.
+  // `graphs[t]` and `features[t]` (or one feature matrix for all steps) for every snapshot, and
+  // `dir`, must outlive the trainer.
   // Distributed (vertex strategy): `graphs` and `features` are this rank's, `dir` says where
   // every vertex lives (null: all on this one rank); each rank scores the pairs whose first
   // vertex it owns, and gradients are summed over ranks.
@@ -383,11 +383,11 @@ class LinkPredictionTrainer : private TrainingTask {
   int n_steps_ = 0, n_train_ = 0, n_val_ = 0;
   const SnapshotPlan* plan_ = nullptr;
   std::vector<uint8_t> has_targets_;  // per step: its batch is not empty
-  RowDirectory dir_;
+  RowDirectory single_;       // one process's directory, when none is given
+  const RowDirectory& dir_;   // the rank's, or single_
   std::unique_ptr<const EdgeHistory> history_;  // the tgb protocol's training-span edges
   // add_fused_eval_step(): per link step, its plan_link_step (made on first use).
   std::vector<std::shared_ptr<const LinkStepPlan>> eval_plans_;
-  std::vector<int32_t> end_slot_;  // score(): per vertex, its row among the fetched ends, or -1
   std::unique_ptr<TrainingLoop> loop_;
   // The vertex strategy's validation leaves the model's state at the end of the validation span:
   // the best one's (by the loop's rule: the first, then strictly higher selections) is kept with

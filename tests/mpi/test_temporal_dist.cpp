@@ -222,12 +222,22 @@ TEST_CASE("fetch_rows peer by peer equals the whole exchange, rows and gradients
   for (int64_t r = 0; r < mine; ++r)
     for (int64_t c = 0; c < f; ++c) own.data()[r * f + c] = float(me * 1000 + r * 10 + c);
   std::vector<int32_t> ids;
-  if (me != 1)
+  if (me != 1) {
     for (int64_t k = 0; k < 3 * n; ++k) ids.push_back(int32_t((k * 11 + me * 5) % n));
+    for (int64_t v = 0; v < n; ++v) ids.push_back(int32_t(v));  // ascending, as a whole fetch
+  }
+  // The same rows from a directory without row numbers (each owner finds its rows by id).
+  const RowDirectory by_id = RowDirectory::by_ascending_id(dir.owner, me);
+  REQUIRE(by_id.local.empty());
+  REQUIRE(int64_t(by_id.owned.size()) == mine);
+  for (int32_t v : by_id.owned) CHECK(by_id.owned_row(v) == dir.local[size_t(v)]);
+  for (int64_t v = 0; v < n; ++v)
+    if (dir.owner[size_t(v)] != me) CHECK_THROWS_AS(by_id.owned_row(int32_t(v)), Error);
   std::vector<std::vector<float>> values, grads;
-  for (bool by_peer : {false, true}) {
+  for (int way = 0; way < 4; ++way) {
+    const bool by_peer = way % 2 == 1;
     Var h(own.clone(), true);
-    Var got = fetch_rows(comm, dir, h, ids, by_peer);
+    Var got = fetch_rows(comm, way < 2 ? dir : by_id, h, ids, by_peer);
     REQUIRE(got.rows() == int64_t(ids.size()));
     values.emplace_back(got.value().data(), got.value().data() + got.value().numel());
     // Each fetched row is its owner's row (value me * 1000 + local * 10 + column).
@@ -237,6 +247,8 @@ TEST_CASE("fetch_rows peer by peer equals the whole exchange, rows and gradients
     sum(scale(got, 1.f)).backward();
     grads.emplace_back(h.grad().data(), h.grad().data() + h.grad().numel());
   }
-  CHECK(values[0] == values[1]);
-  CHECK(grads[0] == grads[1]);
+  for (size_t way = 1; way < values.size(); ++way) {
+    CHECK(values[0] == values[way]);
+    CHECK(grads[0] == grads[way]);
+  }
 }
