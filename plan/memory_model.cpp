@@ -129,6 +129,9 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
   m.graph += in.ranks > 1
                  ? int64_t(std::ceil(double(in.events) * std::min(1.0, 2.0 * share) * 12))
                  : in.events * 8;
+  // What every rank keeps of every vertex: its id in the input (8 bytes) and its owner (4); one
+  // process its row (4) instead. At 100M vertices that is 1.2 GB a rank, whatever P.
+  m.graph += vertices * (kI + (in.ranks > 1 ? kF : 2 * kF));
   // The halo: a plan per snapshot; and the rows a rank fetches from their owners: training
   // scores a step's pairs in P rounds, one owner of second ends a round, each back-propagated
   // before the next (at most the owner's rows, or the round's share of the pairs); to evaluate,

@@ -3,6 +3,7 @@
 // a real model's parameters and Adam's state; the tape's floats on hand-counted ops; and the
 // --device-memory sizes.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <numeric>
 
 #include "dgnn/common/error.hpp"
@@ -159,8 +160,11 @@ TEST_CASE("memory model: shares fall as 1 / P, the model does not", "[memory]") 
   CHECK(t1.halo == 0);
   CHECK(t4.halo == 30 * 0 + (100'000 + 2 * 25'000) * 16 * 4);
   // Events: one process 8 bytes each; a rank those with an end it owns (twice its share), 12.
+  // Every vertex: its input id and its row (one process), its input id and owner (a rank).
   CHECK(t1.graph - 30 * local_graph_bytes(balanced_share(100'000, 400'000, 1), false, true, true) ==
-        6'000'000 * 8);
+        6'000'000 * 8 + 100'000 * 16);
+  CHECK(t4.graph - 30 * local_graph_bytes(q, false, true, true) ==
+        int64_t(std::ceil(6'000'000 * 0.5 * 12)) + 100'000 * 12);
   CHECK(t4.total() * 2 < t1.total());
 }
 
