@@ -57,8 +57,8 @@ struct SnapshotEvents {
   int64_t size() const { return int64_t(src.size()); }
 
   // A rank's share under the vertex strategy on several ranks (shard_events): the lists above
-  // then hold only the events with an end the rank owns, `ordinal` numbers them in the whole
-  // step, and `whole` counts what the whole step holds.
+  // then hold only the events whose source the rank owns (undirected: or destination),
+  // `ordinal` numbers them in the whole step, and `whole` counts what the whole step holds.
   static constexpr uint32_t kRepeat = 0xffffffffu;  // a self loop, or (u, v) after (v, u)
   // Per event: its ordinal among the whole step's distinct pairs (no self loops, an undirected
   // pair once, the first of (u, v) and (v, u) in (src, dst) order), or kRepeat. Only on the

@@ -124,10 +124,12 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
   if (c.edges > 0)
     snap.cut_edges = int64_t(std::ceil(double(c.cut_edges) * double(snap.edges) / double(c.edges)));
   m.graph = snapshots * local_graph_bytes(snap, in.weighted, true, !in.directed);
-  // The rank's share of the events: those with an end it owns (an event has two; src, dst and
-  // its ordinal, 12 bytes), all of them on one process (8 bytes).
+  // The rank's share of the events: those whose source it owns, and on an undirected graph
+  // also those into its vertices (an event has two ends there); src, dst and its ordinal, 12
+  // bytes. All of them on one process (8 bytes).
+  const double ends = in.directed ? 1.0 : 2.0;
   m.graph += in.ranks > 1
-                 ? int64_t(std::ceil(double(in.events) * std::min(1.0, 2.0 * share) * 12))
+                 ? int64_t(std::ceil(double(in.events) * std::min(1.0, ends * share) * 12))
                  : in.events * 8;
   // What every rank keeps of every vertex: its id in the input (8 bytes) and its owner (4); one
   // process its row (4) instead. At 100M vertices that is 1.2 GB a rank, whatever P.

@@ -92,9 +92,9 @@ void move_vertex_shares(TemporalGraph& g, const std::vector<int32_t>& part, Comm
 // their own ranks stores the same with it.
 SnapshotDiff vertex_share_step(const Csr& prev, const Csr& now, int rank);
 
-// The vertex strategy's share of the events: each step keeps the events with an end this rank
-// owns under `part` (its sources' positives and the links their draws avoid; on an undirected
-// graph also the events into its vertices), each numbered by its ordinal among the whole step's
+// The vertex strategy's share of the events: each step keeps the events whose source this rank
+// owns under `part` (its sources' positives and the links their draws avoid) and, on an
+// undirected graph, also those into its vertices (each is a link of both ends), each numbered by its ordinal among the whole step's
 // distinct pairs (SnapshotEvents::ordinal, on its source's owner), and `whole` gets the whole
 // step's counts. This rank must hold at least the events with an end it owns (all of them, or
 // what a loader routed to it), each step sorted by (src, dst). Link prediction's positives,

@@ -65,7 +65,9 @@ void shard_events(TemporalGraph& g, const std::vector<int32_t>& part, Communicat
     const bool weighted = !ev.weight.empty();
     size_t k = 0;
     for (size_t i = 0; i < ev.src.size(); ++i) {
-      if (!mine(ev.src[i]) && !mine(ev.dst[i])) continue;
+      // A directed graph's events into this rank's vertices from elsewhere serve nothing here
+      // (their pairs are scored, drawn for and checked on their sources' ranks): not kept.
+      if (!mine(ev.src[i]) && (g.directed || !mine(ev.dst[i]))) continue;
       ev.src[k] = ev.src[i], ev.dst[k] = ev.dst[i];
       if (weighted) ev.weight[k] = ev.weight[i];
       ++k;

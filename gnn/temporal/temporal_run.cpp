@@ -243,6 +243,11 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
 
 TemporalRun::~TemporalRun() = default;
 
+const std::vector<int32_t>& TemporalRun::part() const {
+  // The rank's directory holds the owners once it is made (the loader's copy is dropped).
+  return rank_data_ ? rank_data_->dir.owner : in_.part;
+}
+
 TemporalResult TemporalRun::train(const std::function<void(const EpochRecord&)>& on_epoch) {
   return trainer_->run(on_epoch);
 }

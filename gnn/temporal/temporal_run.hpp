@@ -195,7 +195,7 @@ class TemporalRun {
   // of the events, shard_events) when TemporalRunConfig::keep_snapshots asked to keep them.
   const TemporalGraph& graph() const { return in_.g; }
   // Every vertex's rank (vertex strategy on several ranks; empty otherwise).
-  const std::vector<int32_t>& part() const { return in_.part; }
+  const std::vector<int32_t>& part() const;
   const TopologyStats& topology() const { return topology_; }
   int64_t feature_dim() const { return feature_dim_; }
   bool static_features() const { return static_dim_ > 0; }

@@ -49,8 +49,8 @@ void require_equal(const Csr& a, const Csr& b) {
   REQUIRE(a.values == b.values);
 }
 
-// `share` is this rank's share of ref's events under `part` (shard_events): the events with an
-// end here, in order, its sources' distinct pairs at their ordinals in the whole step (numbered
+// `share` is this rank's share of ref's events under `part` (shard_events): the events from its
+// vertices (undirected: with an end here), in order, its sources' distinct pairs at their ordinals in the whole step (numbered
 // as collect_positives numbers them), and the whole step's counts; and the positives a rank
 // finds in it are those it finds in the whole list.
 void check_event_share(const TemporalGraph& ref, const TemporalGraph& share,
@@ -82,7 +82,8 @@ void check_event_share(const TemporalGraph& ref, const TemporalGraph& share,
             ref.directed || u < v ? std::pair{u, v} : std::pair{v, u};
         if (seen.insert(key).second) o = uint32_t(c.distinct++);
       }
-      if (part[size_t(u)] != me && part[size_t(v)] != me) continue;
+      // Its sources' events; undirected, those into its vertices too.
+      if (part[size_t(u)] != me && (ref.directed || part[size_t(v)] != me)) continue;
       src.push_back(u), dst.push_back(v);
       if (!w.weight.empty()) wt.push_back(w.weight[i]);
       ord.push_back(part[size_t(u)] == me ? o : kRepeat);

@@ -165,6 +165,11 @@ TEST_CASE("memory model: shares fall as 1 / P, the model does not", "[memory]") 
         6'000'000 * 8 + 100'000 * 16);
   CHECK(t4.graph - 30 * local_graph_bytes(q, false, true, true) ==
         int64_t(std::ceil(6'000'000 * 0.5 * 12)) + 100'000 * 12);
+  // A directed graph's rank keeps only the events its sources send.
+  t.directed = true;
+  const MemoryBreakdown d4 = temporal_rank_memory(t, q, 100'000);
+  CHECK(d4.graph - 30 * local_graph_bytes(q, false, true, false) ==
+        int64_t(std::ceil(6'000'000 * 0.25 * 12)) + 100'000 * 12);
   CHECK(t4.total() * 2 < t1.total());
 }
 
