@@ -45,10 +45,11 @@ const GraphView::AttentionGraph& GraphView::attention() const {
         at->perm[size_t(pos)] = int32_t(e);
       }
     at->edge_keys.resize(f.indices.size());
+    const std::vector<int64_t>& id = ids();
     for (int64_t r = 0; r < f.rows; ++r)
       for (int64_t e = f.offsets[size_t(r)]; e < f.offsets[size_t(r) + 1]; ++e)
-        at->edge_keys[size_t(e)] = int64_t(uint64_t(global_ids_[size_t(r)]) << 32 ^
-                                           uint64_t(global_ids_[size_t(f.indices[size_t(e)])]));
+        at->edge_keys[size_t(e)] = int64_t(uint64_t(id[size_t(r)]) << 32 ^
+                                           uint64_t(id[size_t(f.indices[size_t(e)])]));
     attention_ = std::move(at);
   }
   return *attention_;

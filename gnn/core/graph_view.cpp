@@ -31,12 +31,47 @@ GraphView::GraphView(const Csr& in, Device dev)
     : in_(in), n_owned_(in.rows), n_halo_(0), n_interior_(in.rows), dev_(dev) {
   require_usable(dev);
   DGNN_CHECK(in.rows == in.cols, ShapeError, "GraphView of a whole graph needs a square CSR");
-  global_ids_.resize(size_t(n_owned_));
-  std::iota(global_ids_.begin(), global_ids_.end(), int64_t{0});
+  ids_deferred_ = true;  // the dense ids 0..n-1, made if asked for
+}
+
+GraphView::GraphView(Csr local_in, std::shared_ptr<const std::vector<int64_t>> owned_ids,
+                     std::vector<int64_t> halo_ids, std::vector<int64_t> halo_in_degree,
+                     HaloExchange* halo, Device dev)
+    : GraphView(std::move(local_in), owned_ids ? int64_t(owned_ids->size()) : -1,
+                std::vector<int64_t>(), std::move(halo_in_degree), halo, dev, Deferred{}) {
+  DGNN_CHECK(int64_t(halo_ids.size()) == n_halo_, ShapeError,
+             "need one global id per halo vertex");
+  owned_ids_ = std::move(owned_ids);
+  halo_ids_ = std::move(halo_ids);
+  ids_deferred_ = true;
+}
+
+const std::vector<int64_t>& GraphView::ids() const {
+  std::call_once(ids_once_, [this] {
+    if (!ids_deferred_) return;
+    if (owned_ids_) {
+      global_ids_.reserve(owned_ids_->size() + halo_ids_.size());
+      global_ids_.assign(owned_ids_->begin(), owned_ids_->end());
+      global_ids_.insert(global_ids_.end(), halo_ids_.begin(), halo_ids_.end());
+    } else {
+      global_ids_.resize(size_t(n_owned_));
+      std::iota(global_ids_.begin(), global_ids_.end(), int64_t{0});
+    }
+  });
+  return global_ids_;
 }
 
 GraphView::GraphView(Csr local_in, int64_t n_owned, std::vector<int64_t> global_ids,
                      std::vector<int64_t> halo_in_degree, HaloExchange* halo, Device dev)
+    : GraphView(std::move(local_in), n_owned, std::move(global_ids), std::move(halo_in_degree),
+                halo, dev, Deferred{}) {
+  DGNN_CHECK(int64_t(global_ids_.size()) == in_.cols, ShapeError,
+             "need one global id per local vertex");
+}
+
+GraphView::GraphView(Csr local_in, int64_t n_owned, std::vector<int64_t> global_ids,
+                     std::vector<int64_t> halo_in_degree, HaloExchange* halo, Device dev,
+                     Deferred)
     : in_(std::move(local_in)),
       n_owned_(n_owned),
       n_halo_(in_.cols - n_owned),
@@ -47,8 +82,6 @@ GraphView::GraphView(Csr local_in, int64_t n_owned, std::vector<int64_t> global_
   require_usable(dev);
   DGNN_CHECK(in_.rows == n_owned && n_halo_ >= 0, ShapeError,
              "local CSR must be n_owned x (n_owned + n_halo)");
-  DGNN_CHECK(int64_t(global_ids_.size()) == in_.cols, ShapeError,
-             "need one global id per local vertex");
   DGNN_CHECK(int64_t(halo_in_degree_.size()) == n_halo_, ShapeError,
              "need the global in-degree of every halo vertex");
   DGNN_CHECK(n_halo_ == 0 || halo_ != nullptr, ShapeError, "halo vertices need a HaloExchange");
@@ -102,7 +135,7 @@ const Csr& GraphView::structure() const {
 }
 
 const int64_t* GraphView::global_ids() const {
-  if (!block_) return global_ids_.data();
+  if (!block_) return ids().data();
   DGNN_CHECK(dev_ == Device::cpu, Error,
              "GraphView::global_ids: a device block's ids are in device memory (global_ids_on)");
   return block_->src.as<const int64_t>();
@@ -268,10 +301,11 @@ const int64_t* GraphView::global_ids_on(Device dev) const {
                    "): this block lives on " + device_name(dev_));
     return block_->src.as<const int64_t>();
   }
-  if (dev == Device::cpu) return global_ids_.data();
+  if (dev == Device::cpu) return ids().data();
+  const std::vector<int64_t>& host = ids();
   std::lock_guard<std::mutex> lock(adj_mutex_);
-  if (ids_on_device_.bytes() == 0 && !global_ids_.empty())
-    ids_on_device_ = kernels::Buffer::upload(dev, global_ids_);
+  if (ids_on_device_.bytes() == 0 && !host.empty())
+    ids_on_device_ = kernels::Buffer::upload(dev, host);
   return ids_on_device_.as<const int64_t>();
 }
 

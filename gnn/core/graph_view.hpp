@@ -35,6 +35,11 @@ class GraphView {
   // it); `halo` must outlive the view.
   GraphView(Csr local_in, int64_t n_owned, std::vector<int64_t> global_ids,
             std::vector<int64_t> halo_in_degree, HaloExchange* halo, Device dev = Device::cpu);
+  // The same, the owned rows' ids shared (a rank's snapshots have the same owned rows) and the
+  // halo rows' ids its own: the [owned | halo] list global_ids() returns is made on first use.
+  GraphView(Csr local_in, std::shared_ptr<const std::vector<int64_t>> owned_ids,
+            std::vector<int64_t> halo_ids, std::vector<int64_t> halo_in_degree, HaloExchange* halo,
+            Device dev = Device::cpu);
   // A bipartite block: `block_in` is n_dst x n_src, source j < n_dst being destination j;
   // `global_ids` names every source (dropout keys); `src_degree` is each source's in-degree in
   // the whole graph, self loops not counted. Row v's non-self entries are a sample of v's
@@ -168,7 +173,18 @@ class GraphView {
   int64_t n_interior_ = 0;
   bool overlap_ = true;
   bool bipartite_ = false;
-  std::vector<int64_t> global_ids_;
+  // Every input row's id: given, or made on first use (ids()) from the dense ids of a whole
+  // graph or from the shared owned ids and the halo ids. A run that never asks (no dropout: the
+  // temporal models) then keeps no 8 bytes a row a snapshot for them.
+  mutable std::vector<int64_t> global_ids_;
+  std::shared_ptr<const std::vector<int64_t>> owned_ids_;
+  std::vector<int64_t> halo_ids_;
+  bool ids_deferred_ = false;
+  mutable std::once_flag ids_once_;
+  const std::vector<int64_t>& ids() const;
+  struct Deferred {};  // the rank's-part constructor without the ids' check
+  GraphView(Csr local_in, int64_t n_owned, std::vector<int64_t> global_ids,
+            std::vector<int64_t> halo_in_degree, HaloExchange* halo, Device dev, Deferred);
   // A block: the degree of every source. A rank's part: dropped once the GCN adjacency, its
   // only reader there, is built.
   mutable std::vector<int64_t> halo_in_degree_;

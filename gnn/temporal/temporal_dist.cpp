@@ -14,7 +14,7 @@ namespace {
 // block in the order the peer sends them (ascending id).
 struct LocalSnapshot {
   Csr local;
-  std::vector<int64_t> global_ids;
+  std::vector<int64_t> halo_ids;  // global ids of the halo columns (the owned ones are shared)
   std::vector<int64_t> halo_in_degree;   // filled by exchange_halo_degrees
   std::vector<int64_t> owned_in_degree;  // per owned row
   HaloPlan plan;
@@ -73,8 +73,7 @@ LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int p
   });
   halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
   std::vector<int32_t> col_of_halo(halo.size());
-  s.global_ids = owned;
-  s.global_ids.insert(s.global_ids.end(), halo.begin(), halo.end());
+  s.halo_ids = halo;
   auto local_col = [&](int64_t u) -> int32_t {
     if (part[size_t(u)] == rank) return dir.owned_row(int32_t(u));
     auto it = std::lower_bound(halo.begin(), halo.end(), u, [&](int64_t x, int64_t y) {
@@ -182,6 +181,8 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
         cut_snapshot(cur.current(), part, parts, rank, tr->owned, tr->dir, !g.directed));
   while (cur.next());
   exchange_halo_degrees(snaps, comm);
+  // The owned rows' ids, one list for every snapshot's view.
+  const auto owned_ids = std::make_shared<const std::vector<int64_t>>(tr->owned);
   // One exchange runs at a time: the snapshots share one set of buffers, the largest's.
   const std::shared_ptr<HaloBuffers> buffers = make_halo_buffers();
   for (LocalSnapshot& s : snaps) {
@@ -192,9 +193,10 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
     agree_piece_rows(*tr->halos.back(), comm,
                      halo_piece_rows(s.plan, int64_t(tr->owned.size()), 1, -1));
     if (keep_plans) tr->plans.push_back(std::move(s.plan));
-    tr->graphs.push_back(std::make_unique<GraphView>(
-        std::move(s.local), int64_t(tr->owned.size()), std::move(s.global_ids),
-        std::move(s.halo_in_degree), tr->halos.back().get()));
+    tr->graphs.push_back(std::make_unique<GraphView>(std::move(s.local), owned_ids,
+                                                     std::move(s.halo_ids),
+                                                     std::move(s.halo_in_degree),
+                                                     tr->halos.back().get()));
     s = LocalSnapshot{};
   }
   return tr;
