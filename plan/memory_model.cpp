@@ -123,7 +123,12 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
   // The entries from halo columns, as the union graph's share of them.
   if (c.edges > 0)
     snap.cut_edges = int64_t(std::ceil(double(c.cut_edges) * double(snap.edges) / double(c.edges)));
-  m.graph = snapshots * local_graph_bytes(snap, in.weighted, true, !in.directed);
+  // A snapshot's view keeps its halo rows' ids only; the owned rows' ids are one list for every
+  // snapshot (and the rank's list of its vertices beside it), a whole graph's are its dense ids.
+  const int64_t ids = (snap.rows + snap.halo_rows) * kI + snap.rows * kI;
+  m.graph = snapshots * (local_graph_bytes(snap, in.weighted, true, !in.directed) - ids +
+                         snap.halo_rows * kI) +
+            (in.ranks > 1 ? 2 * c.rows * kI : 0);
   // The rank's share of the events: those whose source it owns, and on an undirected graph
   // also those into its vertices (an event has two ends there); src, dst and its ordinal, 12
   // bytes. All of them on one process (8 bytes).
