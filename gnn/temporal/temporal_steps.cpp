@@ -385,8 +385,9 @@ struct TgbDraw {
     drawn.clear();
     taken = KeySet(size_t(std::max(negatives, 1)));
     eligible.clear();
-    for (int64_t e = history.offsets[size_t(u)]; e < history.offsets[size_t(u) + 1]; ++e)
-      if (!linked(u, history.dst[size_t(e)])) eligible.push_back(history.dst[size_t(e)]);
+    const auto [first, last] = history.of(u);
+    for (const int32_t* w = first; w != last; ++w)
+      if (!linked(u, *w)) eligible.push_back(*w);
     // Historical: a partial Fisher-Yates shuffle of u's eligible destinations.
     const size_t m = eligible.size(), take = std::min(m, size_t(historical));
     for (size_t j = 0; j < take; ++j) {
@@ -410,8 +411,9 @@ struct TgbDraw {
 
 auto tgb_draws(const TemporalGraph& g, const StepSetup& st, int step, int negatives, uint64_t seed,
                uint64_t salt, const EdgeHistory& history) {
-  DGNN_CHECK(int64_t(history.offsets.size()) == g.num_vertices + 1, ShapeError,
-             "tgb_step_pairs: a history of another graph");
+  DGNN_CHECK(history.num_vertices == g.num_vertices &&
+                 history.offsets.size() == history.src.size() + 1,
+             ShapeError, "tgb_step_pairs: a history of another graph");
   return [&g, &st, &history, step, negatives, seed, salt] {
     return TgbDraw{g,  history, LinkCursor(st.linked), seed ^ salt, step, negatives, negatives / 2,
                    {}, {}};
@@ -542,12 +544,24 @@ EdgeHistory edge_history(const TemporalGraph& g, int last_snapshot) {
   std::sort(e.begin(), e.end());
   e.erase(std::unique(e.begin(), e.end()), e.end());
   EdgeHistory h;
-  h.offsets.assign(size_t(n) + 1, 0);
-  for (const auto& [u, v] : e) ++h.offsets[size_t(u) + 1];
-  for (int64_t u = 0; u < n; ++u) h.offsets[size_t(u) + 1] += h.offsets[size_t(u)];
+  h.num_vertices = n;
   h.dst.reserve(e.size());
-  for (const auto& uv : e) h.dst.push_back(uv.second);
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (i == 0 || e[i].first != e[i - 1].first) {
+      h.src.push_back(e[i].first);
+      h.offsets.push_back(int64_t(i));
+    }
+    h.dst.push_back(e[i].second);
+  }
+  h.offsets.push_back(int64_t(e.size()));
   return h;
+}
+
+std::pair<const int32_t*, const int32_t*> EdgeHistory::of(int32_t u) const {
+  const auto it = std::lower_bound(src.begin(), src.end(), u);
+  if (it == src.end() || *it != u) return {nullptr, nullptr};
+  const size_t i = size_t(it - src.begin());
+  return {dst.data() + offsets[i], dst.data() + offsets[i + 1]};
 }
 
 PairBatch tgb_step_pairs(const TemporalGraph& g, int step, int negatives, uint64_t seed,

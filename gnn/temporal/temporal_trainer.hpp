@@ -137,10 +137,16 @@ PairBatch step_pairs(const TemporalGraph& g, TemporalTask task, int step, int ne
                      uint64_t seed, uint64_t salt, const std::function<bool(int32_t)>& keep = {},
                      const StepPositives* known = nullptr);
 // TGB's historical destinations: per vertex u, the distinct v with an edge u -> v (either
-// direction on an undirected graph) in snapshots 0..last_snapshot, ascending.
+// direction on an undirected graph) in snapshots 0..last_snapshot, ascending. Listed by the
+// sources that have some (a rank's share of the events names few of the graph's vertices: no
+// entry per vertex of the whole graph).
 struct EdgeHistory {
-  std::vector<int64_t> offsets;  // num_vertices + 1
+  int64_t num_vertices = 0;
+  std::vector<int32_t> src;      // the sources with a history, ascending
+  std::vector<int64_t> offsets;  // src.size() + 1: src[i]'s are dst[offsets[i], offsets[i + 1])
   std::vector<int32_t> dst;
+  // u's historical destinations (empty when it has none).
+  std::pair<const int32_t*, const int32_t*> of(int32_t u) const;
 };
 EdgeHistory edge_history(const TemporalGraph& g, int last_snapshot);
 // step_pairs' negatives as the tgb protocol draws them (the same layout: the kept positives,

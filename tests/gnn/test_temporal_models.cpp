@@ -225,11 +225,18 @@ TEST_CASE("tgb draws: half historical, none linked or repeated, a rank's share t
   const TemporalGraph g = generate_evolving_sbm(cfg).to_temporal();
   auto owner = [](int32_t u) { return int(uint32_t(u) * 2654435761u % 3); };
   const EdgeHistory hist = edge_history(g, 2);  // snapshots 0..2
-  REQUIRE(int64_t(hist.offsets.size()) == g.num_vertices + 1);
+  REQUIRE(hist.num_vertices == g.num_vertices);
+  REQUIRE(hist.offsets.size() == hist.src.size() + 1);
+  REQUIRE(std::is_sorted(hist.src.begin(), hist.src.end()));
   auto in_history = [&](int32_t u, int32_t w) {
-    return std::binary_search(hist.dst.begin() + hist.offsets[size_t(u)],
-                              hist.dst.begin() + hist.offsets[size_t(u) + 1], w);
+    const auto [first, last] = hist.of(u);
+    return std::binary_search(first, last, w);
   };
+  // Nothing for a source with no edge in snapshots 0..2, and every listed one has some.
+  for (size_t i = 0; i < hist.src.size(); ++i) CHECK(hist.offsets[i + 1] > hist.offsets[i]);
+  for (int32_t u = 0; u < int32_t(g.num_vertices); ++u)
+    if (!std::binary_search(hist.src.begin(), hist.src.end(), u))
+      CHECK(hist.of(u).first == hist.of(u).second);
   // The history holds both directions of every edge of snapshots 0..2, and nothing else.
   for (int t = 0; t <= 2; ++t)
     for (size_t i = 0; i < g.events[size_t(t)].src.size(); ++i) {
@@ -254,8 +261,7 @@ TEST_CASE("tgb draws: half historical, none linked or repeated, a rank's share t
     CHECK(full.target[j] == 1.f);
     std::set<int32_t> seen;
     int eligible = 0;
-    for (int64_t e = hist.offsets[size_t(u)]; e < hist.offsets[size_t(u) + 1]; ++e)
-      eligible += !linked.count({u, hist.dst[size_t(e)]});
+    for (auto [w, end] = hist.of(u); w != end; ++w) eligible += !linked.count({u, *w});
     for (int i = 0; i < k; ++i) {
       const size_t at = kept + j * size_t(k) + size_t(i);
       const int32_t w = full.dst[at];
