@@ -72,7 +72,6 @@ LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int p
     return part[size_t(x)] != part[size_t(y)] ? part[size_t(x)] < part[size_t(y)] : x < y;
   });
   halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
-  std::vector<int32_t> col_of_halo(halo.size());
   s.halo_ids = halo;
   auto local_col = [&](int64_t u) -> int32_t {
     if (part[size_t(u)] == rank) return dir.owned_row(int32_t(u));
@@ -181,8 +180,10 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
         cut_snapshot(cur.current(), part, parts, rank, tr->owned, tr->dir, !g.directed));
   while (cur.next());
   exchange_halo_degrees(snaps, comm);
-  // The owned rows' ids, one list for every snapshot's view.
-  const auto owned_ids = std::make_shared<const std::vector<int64_t>>(tr->owned);
+  // The owned rows' ids, one list for every snapshot's view: the rank's own, which outlives
+  // the views it holds (an aliasing pointer that owns nothing, not a copy).
+  const std::shared_ptr<const std::vector<int64_t>> owned_ids(std::shared_ptr<void>(),
+                                                               &tr->owned);
   // One exchange runs at a time: the snapshots share one set of buffers, the largest's.
   const std::shared_ptr<HaloBuffers> buffers = make_halo_buffers();
   for (LocalSnapshot& s : snaps) {

@@ -22,7 +22,7 @@ namespace dgnn {
 
 struct TemporalRank {
   RowDirectory dir;             // every vertex's owner; rows by ascending id (dir.owned)
-  std::vector<int64_t> owned;   // this rank's vertices (global ids, ascending)
+  std::vector<int64_t> owned;   // this rank's vertices (global ids, ascending); graphs' owned ids
   // Per snapshot, only with make_temporal_rank's keep_plans (tests): each exchange holds its own
   // copy of its plan, so the rank does not keep a second one for the run.
   std::vector<HaloPlan> plans;
