@@ -143,6 +143,50 @@ TEST_CASE("halo exchange over self fills halo rows and sums gradients into owner
   CHECK(y.at(6, 0) == 4.f);
 }
 
+TEST_CASE("halo exchange with an ascending send list and a run of halo rows (kept compactly)",
+          "[comm]") {
+  // 100 owned rows; 60 of them sent, ascending (kept as bits: 16 bytes instead of 240), into
+  // halo rows 100..159 (one run: kept as its first row). The exchange moves what the lists say,
+  // forward and back. (Streamed exchanges of such plans: tests/mpi/test_comm.cpp, whose
+  // synthetic plans are ascending runs too; self is no streaming peer.)
+  SelfCommunicator self;
+  const bool staged = GENERATE(false, true);
+  INFO((staged ? "staged device path" : "host path"));
+  MaybeStaged link(self, staged);
+  const int64_t n_owned = 100, n_halo = 60, f = 2;
+  HaloPlan plan;
+  plan.peers = {0};
+  plan.send_rows.resize(1);
+  plan.recv_rows.resize(1);
+  for (int32_t k = 0; k < n_halo; ++k) {
+    plan.send_rows[0].push_back(k < 30 ? 2 * k : 30 + k);  // 0, 2, .., 58, 60, .., 89
+    plan.recv_rows[0].push_back(int32_t(n_owned) + k);
+  }
+  const std::vector<int32_t> sent = plan.send_rows[0];
+  auto halo = make_halo_exchange(plan, self);
+  for (int pass = 0; pass < 2; ++pass) {  // twice: the expanded list's scratch is reused
+    Mat x(n_owned + n_halo, f);
+    for (int64_t r = 0; r < n_owned; ++r)
+      for (int64_t c = 0; c < f; ++c) x.at(r, c) = float(10 * r + c + pass);
+    Mat g(n_owned + n_halo, f);
+    for (int64_t r = 0; r < n_owned + n_halo; ++r)
+      for (int64_t c = 0; c < f; ++c) g.at(r, c) = r < n_owned ? 1.f : float(1000 * r + c);
+    halo->forward_begin(x.view());
+    halo->forward_end(x.view());
+    halo->backward_begin(g.view());
+    halo->backward_end(g.view());
+    for (int64_t k = 0; k < n_halo; ++k)
+      for (int64_t c = 0; c < f; ++c)
+        CHECK(x.at(n_owned + k, c) == float(10 * sent[size_t(k)] + c + pass));
+    for (int64_t r = 0; r < n_owned; ++r) {
+      const auto it = std::find(sent.begin(), sent.end(), int32_t(r));
+      const float want =
+          it == sent.end() ? 1.f : 1.f + float(1000 * (n_owned + (it - sent.begin())));
+      for (int64_t c = 0; c < f; ++c) CHECK(g.at(r, c) == want + float(it == sent.end() ? 0 : c));
+    }
+  }
+}
+
 TEST_CASE("halo exchange rejects bad plans and bad call orders", "[comm]") {
   SelfCommunicator self;
   const bool staged = GENERATE(false, true);
