@@ -34,9 +34,38 @@ GraphView::GraphView(const Csr& in, Device dev)
   ids_deferred_ = true;  // the dense ids 0..n-1, made if asked for
 }
 
+IdSubset::IdSubset(std::shared_ptr<const std::vector<int64_t>> of,
+                   const std::vector<int32_t>& positions)
+    : of_(std::move(of)), size_(int64_t(positions.size())) {
+  const int64_t n = of_ ? int64_t(of_->size()) : 0;
+  for (size_t k = 0; k < positions.size(); ++k)
+    DGNN_CHECK(positions[k] >= 0 && positions[k] < n && (k == 0 || positions[k - 1] < positions[k]),
+               ShapeError, "IdSubset: positions must be ascending and within the list");
+  const size_t words = size_t((n + 63) / 64);
+  if (words * 8 < positions.size() * 4) {
+    bits_.assign(words, 0);
+    for (int32_t p : positions) bits_[size_t(p) / 64] |= uint64_t(1) << (p % 64);
+  } else {
+    positions_ = positions;
+  }
+}
+
+std::vector<int64_t> IdSubset::ids() const {
+  std::vector<int64_t> out;
+  out.reserve(size_t(size_));
+  if (!bits_.empty()) {
+    for (size_t w = 0; w < bits_.size(); ++w)
+      for (uint64_t b = bits_[w]; b; b &= b - 1)
+        out.push_back((*of_)[w * 64 + size_t(__builtin_ctzll(b))]);
+  } else {
+    for (int32_t p : positions_) out.push_back((*of_)[size_t(p)]);
+  }
+  return out;
+}
+
 GraphView::GraphView(Csr local_in, std::shared_ptr<const std::vector<int64_t>> owned_ids,
-                     std::vector<int64_t> halo_ids, std::vector<int64_t> halo_in_degree,
-                     HaloExchange* halo, Device dev)
+                     IdSubset halo_ids, std::vector<int64_t> halo_in_degree, HaloExchange* halo,
+                     Device dev)
     : GraphView(std::move(local_in), owned_ids ? int64_t(owned_ids->size()) : -1,
                 std::vector<int64_t>(), std::move(halo_in_degree), halo, dev, Deferred{}) {
   DGNN_CHECK(int64_t(halo_ids.size()) == n_halo_, ShapeError,
@@ -50,9 +79,10 @@ const std::vector<int64_t>& GraphView::ids() const {
   std::call_once(ids_once_, [this] {
     if (!ids_deferred_) return;
     if (owned_ids_) {
-      global_ids_.reserve(owned_ids_->size() + halo_ids_.size());
+      const std::vector<int64_t> halo = halo_ids_.ids();
+      global_ids_.reserve(owned_ids_->size() + halo.size());
       global_ids_.assign(owned_ids_->begin(), owned_ids_->end());
-      global_ids_.insert(global_ids_.end(), halo_ids_.begin(), halo_ids_.end());
+      global_ids_.insert(global_ids_.end(), halo.begin(), halo.end());
     } else {
       global_ids_.resize(size_t(n_owned_));
       std::iota(global_ids_.begin(), global_ids_.end(), int64_t{0});
@@ -234,7 +264,6 @@ void drop_transpose_if_owned_symmetric(GraphView::Adjacency& a, int64_t n_owned)
   const Csr& f = a.forward;
   const Csr& t = a.transposed;
   if (f.values.empty() != t.values.empty()) return;
-  std::vector<int32_t> end(size_t(f.rows));
   for (int64_t r = 0; r < f.rows; ++r) {
     const int64_t b = f.offsets[size_t(r)], e = f.offsets[size_t(r) + 1];
     const auto first = f.indices.begin() + b;
@@ -245,10 +274,8 @@ void drop_transpose_if_owned_symmetric(GraphView::Adjacency& a, int64_t n_owned)
     if (!f.values.empty() &&
         !std::equal(f.values.begin() + b, f.values.begin() + b + k, t.values.begin() + tb))
       return;
-    end[size_t(r)] = int32_t(k);
   }
   a.transposed = Csr{};
-  a.owned_end = std::move(end);
   a.owned_symmetric = true;
 }
 
@@ -309,11 +336,24 @@ const int64_t* GraphView::global_ids_on(Device dev) const {
   return ids_on_device_.as<const int64_t>();
 }
 
+std::vector<int32_t> GraphView::Adjacency::owned_ends() const {
+  const Csr& f = forward;
+  std::vector<int32_t> end(size_t(f.rows));
+  for (int64_t r = 0; r < f.rows; ++r) {
+    const auto first = f.indices.begin() + f.offsets[size_t(r)];
+    end[size_t(r)] = int32_t(
+        std::lower_bound(first, f.indices.begin() + f.offsets[size_t(r) + 1], int32_t(f.rows)) -
+        first);
+  }
+  return end;
+}
+
 Csr GraphView::Adjacency::halo_transpose() const {
   DGNN_CHECK(owned_symmetric, Error,
              "GraphView::Adjacency::halo_transpose: only an owned-symmetric adjacency's");
   const Csr& f = forward;
   const int64_t owned = f.rows;
+  const std::vector<int32_t> owned_end = owned_ends();
   Csr t;
   t.rows = f.cols - owned;
   t.cols = owned;
@@ -340,7 +380,7 @@ Csr GraphView::Adjacency::halo_transpose() const {
 const Csr& GraphView::Adjacency::backward() const {
   DGNN_CHECK(!owned_symmetric, Error,
              "GraphView::Adjacency::backward: an owned-symmetric adjacency keeps no transpose "
-             "(owned_end and halo_transpose() give it)");
+             "(owned_ends() and halo_transpose() give it)");
   return symmetric ? forward : transposed;
 }
 
@@ -526,7 +566,8 @@ void backward_owned_symmetric(const GraphView* gp, const GraphView::Adjacency& a
       [&](MatView rows) { kernels::spmm(Device::cpu, halo.view(), gy, rows); },
       [&](MatView rows) {
         kernels::fill(Device::cpu, rows.data, rows.rows * rows.cols, 0.f);
-        kernels::spmm_span(Device::cpu, adj.forward.view(), nullptr, adj.owned_end.data(), 0, gy,
+        const std::vector<int32_t> owned_end = adj.owned_ends();
+        kernels::spmm_span(Device::cpu, adj.forward.view(), nullptr, owned_end.data(), 0, gy,
                            rows);
       });
 }
@@ -580,7 +621,8 @@ Var aggregate_streamed(const GraphView& g, const Var& x, Norm norm) {
         const int64_t owned = gp->n_owned();
         const std::function<void()> owned_rows = [&] {
           if (split) {
-            kernels::spmm_span(Device::cpu, adj.forward.view(), nullptr, adj.owned_end.data(), 0,
+            const std::vector<int32_t> owned_end = adj.owned_ends();
+            kernels::spmm_span(Device::cpu, adj.forward.view(), nullptr, owned_end.data(), 0,
                                gy, gx);
             return;
           }

@@ -184,6 +184,33 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
   // the views it holds (an aliasing pointer that owns nothing, not a copy).
   const std::shared_ptr<const std::vector<int64_t>> owned_ids(std::shared_ptr<void>(),
                                                                &tr->owned);
+  // Every snapshot's halo vertices in one list, in the snapshots' halo order (owner, then id):
+  // each snapshot names its own as a subset of it (IdSubset: a bit an entry, or positions).
+  auto halo_order = [&](int64_t x, int64_t y) {
+    return part[size_t(x)] != part[size_t(y)] ? part[size_t(x)] < part[size_t(y)] : x < y;
+  };
+  auto all_halo = std::make_shared<std::vector<int64_t>>();
+  {
+    size_t total = 0;
+    for (const LocalSnapshot& s : snaps) total += s.halo_ids.size();
+    all_halo->reserve(total);
+    for (const LocalSnapshot& s : snaps)
+      all_halo->insert(all_halo->end(), s.halo_ids.begin(), s.halo_ids.end());
+    std::sort(all_halo->begin(), all_halo->end(), halo_order);
+    all_halo->erase(std::unique(all_halo->begin(), all_halo->end()), all_halo->end());
+    all_halo->shrink_to_fit();
+  }
+  const std::shared_ptr<const std::vector<int64_t>> halo_list = all_halo;
+  auto halo_subset = [&](const std::vector<int64_t>& ids) {
+    std::vector<int32_t> at;
+    at.reserve(ids.size());
+    size_t j = 0;
+    for (int64_t v : ids) {
+      while ((*halo_list)[j] != v) ++j;  // both in halo order, ids a subset: found ahead
+      at.push_back(int32_t(j));
+    }
+    return IdSubset(halo_list, at);
+  };
   // One exchange runs at a time: the snapshots share one set of buffers, the largest's.
   const std::shared_ptr<HaloBuffers> buffers = make_halo_buffers();
   for (LocalSnapshot& s : snaps) {
@@ -195,7 +222,7 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
                      halo_piece_rows(s.plan, int64_t(tr->owned.size()), 1, -1));
     if (keep_plans) tr->plans.push_back(std::move(s.plan));
     tr->graphs.push_back(std::make_unique<GraphView>(std::move(s.local), owned_ids,
-                                                     std::move(s.halo_ids),
+                                                     halo_subset(s.halo_ids),
                                                      std::move(s.halo_in_degree),
                                                      tr->halos.back().get()));
     s = LocalSnapshot{};

@@ -156,3 +156,24 @@ TEST_CASE("aggregate rejects a feature matrix of the wrong height") {
   GraphView view(g);
   CHECK_THROWS_AS(aggregate(view, Var(Tensor(4, 2)), Norm::sum), ShapeError);
 }
+
+TEST_CASE("IdSubset gives back its members in the list's order, as bits or as positions") {
+  auto list = std::make_shared<std::vector<int64_t>>();
+  for (int64_t k = 0; k < 200; ++k) list->push_back(1000 - 3 * k);  // any order: the list's
+  const std::shared_ptr<const std::vector<int64_t>> of = list;
+  // Many members (bits: 32 bytes, fewer than 4 a member) and few (positions: 8 bytes).
+  std::vector<int32_t> dense, sparse = {5, 199};
+  for (int32_t k = 0; k < 200; k += 2) dense.push_back(k);
+  const IdSubset a(of, dense), b(of, sparse), none(of, {});
+  CHECK(a.bytes() == 32);
+  CHECK(b.bytes() == 8);
+  std::vector<int64_t> want;
+  for (int32_t k : dense) want.push_back((*list)[size_t(k)]);
+  CHECK(a.ids() == want);
+  CHECK(a.size() == 100);
+  CHECK(b.ids() == std::vector<int64_t>{1000 - 15, 1000 - 597});
+  CHECK(none.ids().empty());
+  CHECK_THROWS_AS(IdSubset(of, {3, 3}), ShapeError);
+  CHECK_THROWS_AS(IdSubset(of, {200}), ShapeError);
+  CHECK_THROWS_AS(IdSubset(of, {4, 2}), ShapeError);
+}

@@ -64,7 +64,7 @@ Curve train_on(Communicator& comm, Partitioner method, ModelKind kind, int epoch
     const GraphView::Adjacency& a = g.adjacency(Norm::gcn);
     CHECK(a.owned_symmetric);
     CHECK(a.transposed.rows == 0);
-    CHECK(int64_t(a.owned_end.size()) == g.n_owned());
+    CHECK(int64_t(a.owned_ends().size()) == g.n_owned());
     const Csr whole = a.forward.transpose(), halo = a.halo_transpose();
     REQUIRE(halo.rows == g.n_halo());
     const int64_t base = whole.offsets[size_t(g.n_owned())];
