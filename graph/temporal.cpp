@@ -234,6 +234,45 @@ void apply_diff_into(const Csr& prev, const SnapshotDiff& d, Csr& out) {
 
 }  // namespace
 
+void SnapshotEvents::set_ordinals(const std::vector<uint32_t>& per_event) {
+  DGNN_CHECK(per_event.size() == src.size(), ShapeError,
+             "SnapshotEvents::set_ordinals: one ordinal an event");
+  Ordinals o;
+  o.counted.assign((per_event.size() + 63) / 64, 0);
+  uint32_t next = 0;  // the ordinal the current run's next counted event must hold
+  bool in_run = false;
+  for (size_t i = 0; i < per_event.size(); ++i) {
+    if (i > 0 && src[i] != src[i - 1]) in_run = false;
+    if (per_event[i] == kRepeat) continue;
+    o.counted[i / 64] |= uint64_t(1) << (i % 64);
+    if (!in_run) {
+      o.first.push_back(per_event[i]);
+      in_run = true;
+    } else {
+      DGNN_CHECK(per_event[i] == next, Error,
+                 "SnapshotEvents::set_ordinals: a source's ordinals are not consecutive");
+    }
+    next = per_event[i] + 1;
+  }
+  o.first.shrink_to_fit();
+  ordinal = std::move(o);
+}
+
+std::vector<uint32_t> SnapshotEvents::ordinals() const {
+  if (ordinal.empty()) return {};
+  std::vector<uint32_t> out(src.size(), kRepeat);
+  size_t run = 0;
+  uint32_t next = 0;
+  bool in_run = false;
+  for (size_t i = 0; i < src.size(); ++i) {
+    if (i > 0 && src[i] != src[i - 1]) in_run = false;
+    if (!(ordinal.counted[i / 64] >> (i % 64) & 1)) continue;
+    if (!in_run) next = ordinal.first[run++], in_run = true;
+    out[i] = next++;
+  }
+  return out;
+}
+
 int64_t SnapshotDiff::bytes() const {
   if (whole) return csr_wire_bytes(*whole);
   return 4 * int64_t(add_src.size() + add_dst.size() + add_weight.size() + del_src.size() +

@@ -62,8 +62,20 @@ struct SnapshotEvents {
   static constexpr uint32_t kRepeat = 0xffffffffu;  // a self loop, or (u, v) after (v, u)
   // Per event: its ordinal among the whole step's distinct pairs (no self loops, an undirected
   // pair once, the first of (u, v) and (v, u) in (src, dst) order), or kRepeat. Only on the
-  // rank that owns its source: kRepeat elsewhere.
-  std::vector<uint32_t> ordinal;
+  // rank that owns its source: kRepeat elsewhere. A source's counted events (those not kRepeat)
+  // hold consecutive ordinals (the whole step numbers pairs by source), so they are kept as a
+  // bit per event and the first ordinal of each source's run: about 2 bytes an event of the
+  // rank's sources and 1 bit an event, not 4 bytes an event (ordinals() lists them).
+  struct Ordinals {
+    std::vector<uint64_t> counted;  // bit i: event i is not kRepeat
+    std::vector<uint32_t> first;    // per run of one source with a counted event, in order
+    bool empty() const { return counted.empty(); }
+  };
+  Ordinals ordinal;
+  // Keeps `per_event` (one entry per event, kRepeat or an ordinal; consecutive within a source's
+  // run of events) in the form above. Error if a run's ordinals are not consecutive.
+  void set_ordinals(const std::vector<uint32_t>& per_event);
+  std::vector<uint32_t> ordinals() const;
   struct Whole {
     int64_t events = 0;            // every event of the step (size() of the whole list)
     int64_t targets = 0;           // of which not self loops

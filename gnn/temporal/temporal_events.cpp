@@ -56,6 +56,9 @@ void shard_events(TemporalGraph& g, const std::vector<int32_t>& part, Communicat
   // and per owned source with distinct pairs, their count, to the rank numbering its ids.
   std::vector<int64_t> counts(size_t(t) * kCounts, 0);
   std::vector<std::vector<SourceCount>> out(static_cast<size_t>(p));
+  // Per step and event, kRepeat or (after the numbering) its ordinal; kept compactly at the end
+  // (SnapshotEvents::set_ordinals).
+  std::vector<std::vector<uint32_t>> ordinals(static_cast<size_t>(t));
   auto ranger = [&](int64_t u) { return int(u * p / std::max<int64_t>(n, 1)); };
   for (int s = 0; s < t; ++s) {
     SnapshotEvents& ev = g.events[size_t(s)];
@@ -77,7 +80,7 @@ void shard_events(TemporalGraph& g, const std::vector<int32_t>& part, Communicat
     std::vector<int32_t>(ev.src).swap(ev.src);  // the whole list's capacity goes
     std::vector<int32_t>(ev.dst).swap(ev.dst);
     std::vector<float>(ev.weight).swap(ev.weight);
-    ev.ordinal.assign(k, SnapshotEvents::kRepeat);
+    ordinals[size_t(s)].assign(k, SnapshotEvents::kRepeat);
     int64_t* c = counts.data() + size_t(s) * kCounts;
     for (size_t i = 0; i < k;) {
       const int32_t u = ev.src[i];
@@ -91,7 +94,7 @@ void shard_events(TemporalGraph& g, const std::vector<int32_t>& part, Communicat
       // (v, u) of a pair has an end here (u), so this rank holds it: count_event sees it.
       for (; i < end; ++i)
         if (count_event(ev, i, g.directed, c)) {
-          ev.ordinal[i] = 0;  // numbered below
+          ordinals[size_t(s)][i] = 0;  // numbered below
           ++distinct;
         }
       if (distinct > 0) out[size_t(ranger(u))].push_back({s, u, distinct});
@@ -131,8 +134,9 @@ void shard_events(TemporalGraph& g, const std::vector<int32_t>& part, Communicat
     ev.whole = SnapshotEvents::Whole{c[0], c[1], c[2], c[3], c[4]};
     DGNN_CHECK(c[4] < int64_t(SnapshotEvents::kRepeat), Error,
                "shard_events: more than 2^32-1 distinct pairs in one step");
-    for (size_t i = 0; i < ev.ordinal.size();) {
-      if (ev.ordinal[i] == SnapshotEvents::kRepeat) {
+    std::vector<uint32_t>& ordinal = ordinals[size_t(s)];
+    for (size_t i = 0; i < ordinal.size();) {
+      if (ordinal[i] == SnapshotEvents::kRepeat) {
         ++i;
         continue;
       }
@@ -140,9 +144,11 @@ void shard_events(TemporalGraph& g, const std::vector<int32_t>& part, Communicat
       DGNN_CHECK(f < firsts.size() && firsts[f].step == s && firsts[f].u == u, Error,
                  "shard_events: no ordinal came back for a source");
       int64_t at = firsts[f++].count;
-      for (; i < ev.ordinal.size() && ev.src[i] == u; ++i)
-        if (ev.ordinal[i] != SnapshotEvents::kRepeat) ev.ordinal[i] = uint32_t(at++);
+      for (; i < ordinal.size() && ev.src[i] == u; ++i)
+        if (ordinal[i] != SnapshotEvents::kRepeat) ordinal[i] = uint32_t(at++);
     }
+    ev.set_ordinals(ordinal);
+    std::vector<uint32_t>().swap(ordinal);
   }
   DGNN_CHECK(f == firsts.size(), Error, "shard_events: an ordinal came back for no source");
 }

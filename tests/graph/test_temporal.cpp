@@ -458,3 +458,34 @@ TEST_CASE("temporal: bitcoin-alpha and CollegeMsg in EvolveGCN's buckets", "[tem
     }
   }
 }
+
+TEST_CASE("a share's ordinals are kept as a bit an event and each source's first ordinal") {
+  constexpr uint32_t R = SnapshotEvents::kRepeat;
+  SnapshotEvents ev;
+  // Sources 1 (counted 7, 8, a repeat, 9), 2 (repeats only: another rank's source), 4 (3), 5
+  // (a repeat, then 20, 21): one run each, sorted by source as shares are.
+  ev.src = {1, 1, 1, 1, 2, 2, 4, 5, 5, 5};
+  ev.dst = {2, 3, 4, 5, 0, 1, 0, 0, 1, 2};
+  const std::vector<uint32_t> per = {7, 8, R, 9, R, R, 3, R, 20, 21};
+  ev.set_ordinals(per);
+  CHECK(ev.ordinals() == per);
+  CHECK(ev.ordinal.first == std::vector<uint32_t>{7, 3, 20});
+  CHECK(ev.ordinal.counted.size() == 1);
+  // 130 events of one source, every third a repeat: more than two words of bits.
+  SnapshotEvents many;
+  std::vector<uint32_t> big;
+  for (uint32_t i = 0, next = 100; i < 130; ++i) {
+    many.src.push_back(6), many.dst.push_back(int32_t(i));
+    big.push_back(i % 3 == 2 ? R : next++);
+  }
+  many.set_ordinals(big);
+  CHECK(many.ordinals() == big);
+  CHECK(many.ordinal.first.size() == 1);
+  // No events: nothing kept, nothing listed.
+  SnapshotEvents none;
+  none.set_ordinals({});
+  CHECK(none.ordinals().empty());
+  // A run that skips an ordinal is not a share's numbering; one ordinal per event.
+  CHECK_THROWS_AS(ev.set_ordinals({7, 9, R, 10, R, R, 3, R, 20, 21}), Error);
+  CHECK_THROWS_AS(ev.set_ordinals({7, 8}), ShapeError);
+}

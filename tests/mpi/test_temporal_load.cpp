@@ -53,7 +53,7 @@ void check_same(const LoadedTemporal& a, const LoadedTemporal& b) {
     CHECK(x.events[t].src == y.events[t].src);
     CHECK(x.events[t].dst == y.events[t].dst);
     CHECK(x.events[t].weight == y.events[t].weight);
-    CHECK(x.events[t].ordinal == y.events[t].ordinal);
+    CHECK(x.events[t].ordinals() == y.events[t].ordinals());
     REQUIRE(x.events[t].sharded() == y.events[t].sharded());
     if (x.events[t].sharded()) {
       CHECK(x.events[t].whole->events == y.events[t].whole->events);

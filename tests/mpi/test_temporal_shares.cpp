@@ -91,7 +91,7 @@ void check_event_share(const TemporalGraph& ref, const TemporalGraph& share,
     CHECK(s.src == src);
     CHECK(s.dst == dst);
     CHECK(s.weight == wt);
-    CHECK(s.ordinal == ord);
+    CHECK(s.ordinals() == ord);
     CHECK(s.whole->events == c.events);
     CHECK(s.whole->targets == c.targets);
     CHECK(s.whole->negative_targets == c.negative_targets);
