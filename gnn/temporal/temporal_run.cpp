@@ -9,6 +9,7 @@
 #include "dgnn/partition/dist_read.hpp"
 #include "dgnn/common/memory.hpp"
 #include "dgnn/common/timer.hpp"
+#include "dgnn/kernels/kernels.hpp"
 
 namespace dgnn {
 
@@ -239,6 +240,7 @@ TemporalRun::TemporalRun(const std::function<TemporalGraph()>& read, TemporalRun
   trainer_ = std::make_unique<LinkPredictionTrainer>(
       *model_, *head_, g, views, rank_data_ ? rank_data_->features : features_, comm, opt,
       rank_data_ ? &rank_data_->dir : nullptr, snap_data_ ? &snap_data_->plan : nullptr);
+  kernels::release_cached(Device::cpu);
 }
 
 TemporalRun::~TemporalRun() = default;
