@@ -32,14 +32,10 @@ int64_t local_graph_bytes(const PartCounts& c, bool weighted, bool self_loops, b
   const int64_t adj = c.edges + (self_loops ? c.rows : 0);
   int64_t b = csr_size(c.rows, c.edges, weighted);  // the structure, as loaded
   b += csr_size(c.rows, adj, true);                 // the normalised adjacency
-  // Its transpose, for the backward: none when the matrix is symmetric (undirected, no halo);
-  // a rank's part of an undirected graph keeps only, per owned row, where the row's owned
-  // entries end (GraphView::Adjacency::owned_symmetric: the halo rows are made as a backward
-  // runs); a directed graph all of it.
-  if (!undirected)
-    b += csr_size(cols, adj, true);
-  else if (c.halo_rows > 0)
-    b += c.rows * kF;
+  // Its transpose, for the backward: none when the matrix is symmetric (undirected, no halo) or
+  // a rank's part of an undirected graph (GraphView::Adjacency::owned_symmetric: the backward
+  // reads the forward rows and makes the halo rows as it runs); a directed graph all of it.
+  if (!undirected) b += csr_size(cols, adj, true);
   return b + cols * kI + c.rows * kI;  // global ids of owned and halo rows, input ids of owned
 }
 
@@ -123,19 +119,29 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
   // The entries from halo columns, as the union graph's share of them.
   if (c.edges > 0)
     snap.cut_edges = int64_t(std::ceil(double(c.cut_edges) * double(snap.edges) / double(c.edges)));
-  // A snapshot's view keeps its halo rows' ids only; the owned rows' ids are one list for every
-  // snapshot (and the rank's list of its vertices beside it), a whole graph's are its dense ids.
+  // A snapshot's view names its halo rows as a subset of one list of every snapshot's halo
+  // vertices (IdSubset: a bit an entry of the list, or 4 bytes a row when fewer); the owned
+  // rows' ids are one list for every snapshot (and the rank's list of its vertices beside it),
+  // a whole graph's are its dense ids.
   const int64_t ids = (snap.rows + snap.halo_rows) * kI + snap.rows * kI;
+  const int64_t halo_list = std::min(std::max<int64_t>(vertices - c.rows, 0),
+                                     snapshots * snap.halo_rows);
   m.graph = snapshots * (local_graph_bytes(snap, in.weighted, true, !in.directed) - ids +
-                         snap.halo_rows * kI) +
-            (in.ranks > 1 ? 2 * c.rows * kI : 0);
+                         std::min(snap.halo_rows * kF, (halo_list + 63) / 64 * 8)) +
+            (in.ranks > 1 ? 2 * c.rows * kI + halo_list * kI : 0);
   // The rank's share of the events: those whose source it owns, and on an undirected graph
-  // also those into its vertices (an event has two ends there); src, dst and its ordinal, 12
-  // bytes. All of them on one process (8 bytes).
+  // also those into its vertices (an event has two ends there); src and dst (8 bytes), a bit
+  // and, per owned source with events in a step, its first ordinal (SnapshotEvents::Ordinals).
+  // All of them on one process (8 bytes).
   const double ends = in.directed ? 1.0 : 2.0;
-  m.graph += in.ranks > 1
-                 ? int64_t(std::ceil(double(in.events) * std::min(1.0, ends * share) * 12))
-                 : in.events * 8;
+  if (in.ranks > 1) {
+    const double kept = double(in.events) * std::min(1.0, ends * share);
+    const int64_t sourced = int64_t(std::ceil(double(in.events) * std::min(1.0, share)));
+    m.graph += int64_t(std::ceil(kept * 8 + kept / 8)) +
+               std::min(c.rows * snapshots, sourced) * kF;
+  } else {
+    m.graph += in.events * 8;
+  }
   // What every rank keeps of every vertex: its id in the input (8 bytes) and its owner (4); one
   // process its row (4) instead. At 100M vertices that is 1.2 GB a rank, whatever P.
   m.graph += vertices * (kI + (in.ranks > 1 ? kF : 2 * kF));
@@ -153,7 +159,10 @@ MemoryBreakdown temporal_rank_memory(const TemporalMemoryInput& in, const PartCo
         std::min(c.rows, (part(in.step_pairs) + in.ranks - 1) / int64_t(in.ranks));
     const int64_t named = part(step_positives) * (1 + int64_t(std::max(0, in.neg_eval)));
     const int64_t eval_rows = named * 4 <= vertices ? named : vertices;
-    m.halo = snapshots * halo_plan_bytes(c) +
+    // A snapshot's exchange keeps each peer's halo rows as one run and its send list as a bit
+    // per owned row when that is smaller; the halo in-degrees go once the adjacency is built.
+    const int64_t send = std::min(c.send_rows * kF, int64_t(in.ranks - 1) * ((c.rows + 63) / 64) * 8);
+    m.halo = snapshots * send +
              std::max(round_ends, eval_rows + 2 * c.rows) * in.hidden * kF;
   }
   m.features = c.rows * in.features * kF;
