@@ -109,6 +109,8 @@ DeviceBlock sample_block(Device dev, const SampleGraph& g, const int64_t* dst, i
                                                            epoch, layer, local_of, first_of));
 }
 
+void trim_host_heap() noexcept { (void)cpu::trim_free_heap(); }
+
 void release_cached(Device dev) noexcept {
   if (dev == Device::cpu) cpu::release_cached();
   DGNN_IF_CUDA(if (dev == Device::cuda) cuda::release_cached();)

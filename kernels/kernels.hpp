@@ -41,6 +41,9 @@ bool vector_draws_pay();
 // True when this build has CUDA and at least one device is usable; otherwise `why` says what
 // was found (built without CUDA, or the count / error cudaGetDeviceCount gave).
 bool cuda_available(std::string* why);
+// The host heap's free pages back to the system when there are many (cpu::trim_free_heap): the
+// training loop calls it before each step, whatever the device.
+void trim_host_heap() noexcept;
 // Binds this process to CUDA device local_rank % count (the node's ranks spread over its GPUs,
 // one each when there are as many) and returns its index. DeviceError when CUDA is unusable.
 int bind_cuda_device(int local_rank);

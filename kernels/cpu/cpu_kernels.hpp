@@ -20,4 +20,9 @@ namespace dgnn::kernels::cpu {
 // pool's cached blocks not): what the tensors alive now hold, for tests that count memory.
 size_t bytes_in_use() noexcept;
 
+// Hands the pages of malloc's free chunks back to the system when they are at least an eighth
+// of what is in use (and 4 MB): freed small objects and the blocks between live ones stay
+// resident otherwise, and accumulate from step to step. Returns whether it trimmed.
+bool trim_free_heap() noexcept;
+
 }  // namespace dgnn::kernels::cpu

@@ -155,6 +155,17 @@ void release_cached() noexcept {
 #endif
 }
 
+bool trim_free_heap() noexcept {
+#ifdef __GLIBC__
+  const struct mallinfo2 m = mallinfo2();
+  if (m.fordblks < (size_t(4) << 20) || m.fordblks * 8 < m.uordblks) return false;
+  malloc_trim(0);
+  return true;
+#else
+  return false;
+#endif
+}
+
 void copy(void* dst, const void* src, size_t bytes) {
   if (bytes > 0) std::memcpy(dst, src, bytes);
 }

@@ -1,11 +1,17 @@
 // Allocation, copies, fills, and what the dispatcher says about devices this build lacks.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "dgnn/common/error.hpp"
 #include "dgnn/dgnn_config.hpp"
+#include "dgnn/kernels/cpu/cpu_kernels.hpp"
 #include "dgnn/kernels/kernels.hpp"
 
 using namespace dgnn;
@@ -38,6 +44,43 @@ TEST_CASE("a freed large block serves a later request of a slightly different si
   kernels::free(Device::cpu, r);
   kernels::release_cached(Device::cpu);
 }
+
+#ifdef __GLIBC__
+namespace {
+// This process's resident bytes now (/proc/self/statm's second field, in pages).
+int64_t resident_now() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  long size = 0, resident = 0;
+  if (f) {
+    if (std::fscanf(f, "%ld %ld", &size, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return int64_t(resident) * sysconf(_SC_PAGE_SIZE);
+}
+}  // namespace
+
+TEST_CASE("trim_host_heap hands freed pages between live blocks back, and leaves a tidy heap be",
+          "[kernels][memory]") {
+  // 48 MB of 32 kB objects (malloc's heap, not mmap), touched; all freed but the last, which
+  // keeps the heap's top in place: free() alone returns none of their pages.
+  std::vector<char*> blocks;
+  for (int i = 0; i < 1536; ++i) {
+    char* b = static_cast<char*>(std::malloc(32 << 10));
+    REQUIRE(b != nullptr);
+    std::memset(b, 1, 32 << 10);
+    blocks.push_back(b);
+  }
+  for (size_t i = 0; i + 1 < blocks.size(); ++i) std::free(blocks[i]);
+  const int64_t before = resident_now();
+  kernels::trim_host_heap();
+  const int64_t after = resident_now();
+  CHECK(before - after > (int64_t(32) << 20));
+  std::free(blocks.back());
+  // Nothing much free now: nothing to do.
+  kernels::trim_host_heap();
+  CHECK(!kernels::cpu::trim_free_heap());
+}
+#endif
 
 TEST_CASE("fill, copy and copy_view", "[kernels][memory]") {
   float* p = static_cast<float*>(kernels::alloc(Device::cpu, 5 * sizeof(float)));
