@@ -59,6 +59,15 @@ void exchange_halo_degrees(std::vector<LocalSnapshot>& snaps, Communicator& comm
   }
 }
 
+// The order of a rank's halo columns: by owner, then by id (each peer's rows one block, in the
+// order the peer sends them).
+struct HaloOrder {
+  const std::vector<int32_t>& part;
+  bool operator()(int64_t x, int64_t y) const {
+    return part[size_t(x)] != part[size_t(y)] ? part[size_t(x)] < part[size_t(y)] : x < y;
+  }
+};
+
 LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int parts, int rank,
                            const std::vector<int64_t>& owned, const RowDirectory& dir,
                            bool symmetric) {
@@ -68,16 +77,12 @@ LocalSnapshot cut_snapshot(const Csr& a, const std::vector<int32_t>& part, int p
   for (int64_t v : owned)
     for (int64_t e = a.offsets[v]; e < a.offsets[v + 1]; ++e)
       if (part[size_t(a.indices[e])] != rank) halo.push_back(a.indices[e]);
-  std::sort(halo.begin(), halo.end(), [&](int64_t x, int64_t y) {
-    return part[size_t(x)] != part[size_t(y)] ? part[size_t(x)] < part[size_t(y)] : x < y;
-  });
+  std::sort(halo.begin(), halo.end(), HaloOrder{part});
   halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
   s.halo_ids = halo;
   auto local_col = [&](int64_t u) -> int32_t {
     if (part[size_t(u)] == rank) return dir.owned_row(int32_t(u));
-    auto it = std::lower_bound(halo.begin(), halo.end(), u, [&](int64_t x, int64_t y) {
-      return part[size_t(x)] != part[size_t(y)] ? part[size_t(x)] < part[size_t(y)] : x < y;
-    });
+    auto it = std::lower_bound(halo.begin(), halo.end(), u, HaloOrder{part});
     return int32_t(n_owned + (it - halo.begin()));
   };
   // In-degree without self loops, as GraphView's GCN weights expect for halo vertices: counted
@@ -186,9 +191,6 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
                                                                &tr->owned);
   // Every snapshot's halo vertices in one list, in the snapshots' halo order (owner, then id):
   // each snapshot names its own as a subset of it (IdSubset: a bit an entry, or positions).
-  auto halo_order = [&](int64_t x, int64_t y) {
-    return part[size_t(x)] != part[size_t(y)] ? part[size_t(x)] < part[size_t(y)] : x < y;
-  };
   auto all_halo = std::make_shared<std::vector<int64_t>>();
   {
     size_t total = 0;
@@ -196,7 +198,7 @@ std::unique_ptr<TemporalRank> make_temporal_rank(const TemporalGraph& g,
     all_halo->reserve(total);
     for (const LocalSnapshot& s : snaps)
       all_halo->insert(all_halo->end(), s.halo_ids.begin(), s.halo_ids.end());
-    std::sort(all_halo->begin(), all_halo->end(), halo_order);
+    std::sort(all_halo->begin(), all_halo->end(), HaloOrder{part});
     all_halo->erase(std::unique(all_halo->begin(), all_halo->end()), all_halo->end());
     all_halo->shrink_to_fit();
   }

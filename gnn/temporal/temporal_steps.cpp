@@ -169,22 +169,13 @@ StepPositives collect_positives(const TemporalGraph& g, int step,
   if (ev.sharded()) {
     // A share: the ordinals came with it, on the ranks of the sources (one that holds another
     // rank's source has no positive of it).
-    // The compact ordinals (SnapshotEvents::Ordinals) read in order: a source's counted events
-    // number on from its run's first.
-    const SnapshotEvents::Ordinals& o = ev.ordinal;
-    size_t run = 0;
-    uint32_t next = 0;
-    bool in_run = false;
-    for (size_t i = 0; i < ev.src.size(); ++i) {
-      if (i > 0 && ev.src[i] != ev.src[i - 1]) in_run = false;
-      if (!(o.counted[i / 64] >> (i % 64) & 1)) continue;
-      if (!in_run) next = o.first[run++], in_run = true;
-      const uint32_t ordinal = next++;
-      if (!keep || keep(ev.src[i])) {
+    // The compact ordinals listed for this step alone (SnapshotEvents::ordinals()).
+    const std::vector<uint32_t> ordinal = ev.ordinals();
+    for (size_t i = 0; i < ordinal.size(); ++i)
+      if (ordinal[i] != SnapshotEvents::kRepeat && (!keep || keep(ev.src[i]))) {
         p.event.push_back(uint32_t(i));
-        p.index.push_back(ordinal);
+        p.index.push_back(ordinal[i]);
       }
-    }
     p.total = size_t(ev.whole->distinct);
     return p;
   }

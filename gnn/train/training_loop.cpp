@@ -323,7 +323,7 @@ double TrainingLoop::train_epoch(int epoch) {
     // What the last step freed and malloc kept resident between live blocks (the tape's small
     // objects, a step's batches, snapshots' adjacencies built on first use) goes back before
     // this step allocates its own: at 8 ranks of the 100k x 30 SBM the ranks' resident peaks
-    // summed 1066-1077 -> 1046 MB (malloc held about 20 MB a rank free).
+    // summed 1066-1077 -> 1050-1052 MB (malloc held about 20 MB a rank free).
     kernels::trim_host_heap();
     const StepLoss l = task_.step_loss(epoch, s);
     total += step(l) * l.weight;
