@@ -307,6 +307,7 @@ std::vector<int64_t> lookup(const IdSpace& s, const std::vector<int64_t>& ids, C
   std::vector<int64_t> q = ids;
   std::sort(q.begin(), q.end());
   q.erase(std::unique(q.begin(), q.end()), q.end());
+  q.shrink_to_fit();  // an edge list's ends repeat: its distinct ids are far fewer
   // Each id's owner answers its dense id and whether it is in an edge, as dense * 2 + in_edge.
   const std::vector<int64_t> q_dense = ask_owners(
       q, 1, [&](int64_t id) { return s.owner_of_id(id); },

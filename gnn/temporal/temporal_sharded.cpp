@@ -93,19 +93,24 @@ ReadShard read_shard(const TemporalInput& in, Communicator& comm) {
   ReadShard r;
   EdgeList e = dist_read::read_edges(in.file, in.opt, comm, &r.text_bytes);
   // The ids of the edges, and ids 0..min_vertices-1 (a folder's vertex count) dealt over the
-  // ranks: load_temporal numbers their union in ascending order.
-  std::vector<std::pair<int64_t, uint8_t>> tagged;
-  tagged.reserve(2 * e.src.size());
-  for (size_t i = 0; i < e.src.size(); ++i)
-    tagged.push_back({e.src[i], 1}), tagged.push_back({e.dst[i], 1});
-  for (int64_t v = in.min_vertices * me / p; v < in.min_vertices * (me + 1) / p; ++v)
-    tagged.push_back({v, 0});
-  r.ids = dist_read::number_ids(std::move(tagged), 0, comm);
-  DGNN_CHECK(r.ids.n <= std::numeric_limits<int32_t>::max(), Error, "more than 2^31-1 vertices");
+  // ranks: load_temporal numbers their union in ascending order. The ends are made distinct here
+  // first (number_ids would, after sorting 16-byte pairs, twice an edge: the load's peak).
   std::vector<int64_t> ends(e.src);
   ends.insert(ends.end(), e.dst.begin(), e.dst.end());
   std::vector<int64_t>().swap(e.src);
   std::vector<int64_t>().swap(e.dst);
+  std::vector<std::pair<int64_t, uint8_t>> tagged;
+  {
+    std::vector<int64_t> distinct(ends);
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    const int64_t from = in.min_vertices * me / p, to = in.min_vertices * (me + 1) / p;
+    tagged.reserve(distinct.size() + size_t(to - from));
+    for (int64_t v : distinct) tagged.push_back({v, 1});
+    for (int64_t v = from; v < to; ++v) tagged.push_back({v, 0});
+  }
+  r.ids = dist_read::number_ids(std::move(tagged), 0, comm);
+  DGNN_CHECK(r.ids.n <= std::numeric_limits<int32_t>::max(), Error, "more than 2^31-1 vertices");
   const std::vector<int64_t> dense = dist_read::lookup(r.ids, ends, comm);
   std::vector<int64_t>().swap(ends);
 
