@@ -307,7 +307,7 @@ Var slice_rows(const Var& x, int64_t begin, int64_t end) {
         float* gx = grad_of(n, 0).data() + begin * f;
         kernels::axpby(dev, n.grad.numel(), 1.f, n.grad.data(), 1.f, gx);
       },
-      "slice_rows");
+      "slice_rows", Reads::nothing());
 }
 
 Var gather_rows(const Var& x, std::vector<int32_t> idx) {

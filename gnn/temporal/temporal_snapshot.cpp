@@ -103,6 +103,18 @@ void recv_from(Communicator& comm, Tensor& t, int peer) {
   exchange_begin_on(comm, t.device(), {}, {PeerBuffer{peer, t.data(), t.numel() * kF}})->wait();
 }
 
+// `all`, a communication op's output, as `count` matrices of `rows` rows each (copies, each
+// one op). No backward reads `all`'s value (the op's reads its gradient only, slice_rows
+// nothing), so its storage goes now: the window's token keeps the node for ordering, which would
+// otherwise keep a second copy of the window's rows until the next exchange.
+std::vector<Var> split_rows(const Var& all, int count, int64_t rows) {
+  std::vector<Var> out;
+  out.reserve(size_t(count));
+  for (int k = 0; k < count; ++k) out.push_back(slice_rows(all, k * rows, (k + 1) * rows));
+  if (!all.node()->value_read) all.node()->value.drop_storage();
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -198,6 +210,7 @@ std::vector<Var> SnapshotWindow::to_vertex(const std::vector<Var>& owned, int64_
     DGNN_CHECK(v.rows() == n && v.cols() == f, ShapeError,
                "to_vertex: expected " + std::to_string(n) + " x " + std::to_string(f) + ", got " +
                    v.value().shape_str());
+  if (p == 1) return owned;  // one rank's block is every vertex, its steps every step
   // To rank q: its block's rows of each owned step. From rank r: this block's rows of r's steps,
   // which (blocks being in rank order) lands step after step.
   std::vector<int64_t> sc(static_cast<size_t>(p)), rc(static_cast<size_t>(p));
@@ -230,11 +243,9 @@ std::vector<Var> SnapshotWindow::to_vertex(const std::vector<Var>& owned, int64_
               copy_rows(back, r, self.inputs[size_t(k)]->grad_buffer(), vb[q], bq, true);
         }
       },
-      "to_vertex");
+      "to_vertex", Reads::nothing());
   chain(all);
-  std::vector<Var> steps;
-  for (int k = 0; k < w; ++k) steps.push_back(slice_rows(all, k * nb, (k + 1) * nb));
-  return steps;
+  return split_rows(all, w, nb);
 }
 
 std::vector<Var> SnapshotWindow::to_snapshot(const std::vector<Var>& steps, int64_t f) {
@@ -244,16 +255,15 @@ std::vector<Var> SnapshotWindow::to_snapshot(const std::vector<Var>& steps, int6
   DGNN_CHECK(int(steps.size()) == w, ShapeError,
              "to_snapshot: one matrix per step of the window (" + std::to_string(w) + "), got " +
                  std::to_string(steps.size()));
-  // To rank r: this block's rows of r's steps (step order is rank order). From rank q: q's
-  // block of each owned step, put in place in the step's N rows.
-  Tensor send = Tensor::uninitialized(int64_t(w) * nb, f, dev_);
-  for (int k = 0; k < w; ++k) {
-    const Var& v = steps[size_t(k)];
+  for (const Var& v : steps)
     DGNN_CHECK(v.rows() == nb && v.cols() == f, ShapeError,
                "to_snapshot: expected " + std::to_string(nb) + " x " + std::to_string(f) +
                    ", got " + v.value().shape_str());
-    copy_rows(v.value(), 0, send, k * nb, nb);
-  }
+  if (p == 1) return steps;
+  // To rank r: this block's rows of r's steps (step order is rank order). From rank q: q's
+  // block of each owned step, put in place in the step's N rows.
+  Tensor send = Tensor::uninitialized(int64_t(w) * nb, f, dev_);
+  for (int k = 0; k < w; ++k) copy_rows(steps[size_t(k)].value(), 0, send, k * nb, nb);
   std::vector<int64_t> sc(static_cast<size_t>(p)), rc(static_cast<size_t>(p)),
       recv_row(static_cast<size_t>(p), 0);
   for (int q = 0; q < p; ++q) {
@@ -289,11 +299,9 @@ std::vector<Var> SnapshotWindow::to_snapshot(const std::vector<Var>& steps, int6
           if (self.inputs[size_t(k)]->requires_grad)
             copy_rows(mine, k * nb, self.inputs[size_t(k)]->grad_buffer(), 0, nb, true);
       },
-      "to_snapshot");
+      "to_snapshot", Reads::nothing());
   chain(all);
-  std::vector<Var> owned;
-  for (int k = 0; k < n_own; ++k) owned.push_back(slice_rows(all, k * n, (k + 1) * n));
-  return owned;
+  return split_rows(all, n_own, n);
 }
 
 std::vector<Var> SnapshotWindow::allgather(const std::vector<Var>& owned, int64_t rows, int64_t f) {
@@ -302,14 +310,13 @@ std::vector<Var> SnapshotWindow::allgather(const std::vector<Var>& owned, int64_
   DGNN_CHECK(int(owned.size()) == n_own, ShapeError,
              "allgather: one matrix per owned step (" + std::to_string(n_own) + "), got " +
                  std::to_string(owned.size()));
-  Tensor send = Tensor::uninitialized(int64_t(n_own) * rows, f, dev_);
-  for (int k = 0; k < n_own; ++k) {
-    const Var& v = owned[size_t(k)];
+  for (const Var& v : owned)
     DGNN_CHECK(v.rows() == rows && v.cols() == f, ShapeError,
                "allgather: expected " + std::to_string(rows) + " x " + std::to_string(f) +
                    ", got " + v.value().shape_str());
-    copy_rows(v.value(), 0, send, k * rows, rows);
-  }
+  if (p == 1) return owned;  // one rank owns every step
+  Tensor send = Tensor::uninitialized(int64_t(n_own) * rows, f, dev_);
+  for (int k = 0; k < n_own; ++k) copy_rows(owned[size_t(k)].value(), 0, send, k * rows, rows);
   // The same rows to everyone; from rank r its steps', which land in step order.
   const std::vector<int64_t> sc(static_cast<size_t>(p), int64_t(n_own) * rows * f * kF),
       sd(static_cast<size_t>(p), 0);
@@ -335,11 +342,9 @@ std::vector<Var> SnapshotWindow::allgather(const std::vector<Var>& owned, int64_
             copy_rows(back, (int64_t(q) * n_own + k) * rows, g, 0, rows, true);
         }
       },
-      "allgather");
+      "allgather", Reads::nothing());
   chain(all);
-  std::vector<Var> steps;
-  for (int k = 0; k < w; ++k) steps.push_back(slice_rows(all, k * rows, (k + 1) * rows));
-  return steps;
+  return split_rows(all, w, rows);
 }
 
 Var SnapshotWindow::state_in(const Var& held, int64_t rows, int64_t cols) {

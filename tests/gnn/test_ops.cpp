@@ -238,6 +238,29 @@ TEST_CASE("autograd: the tape drops values no backward reads once no Var holds t
   CHECK(host(q.value()) == std::vector<float>{3.5f, -0.5f, 7.5f, 1.5f});
 }
 
+TEST_CASE("autograd: slice_rows reads no values: a sliced product is dropped once unheld",
+          "[gnn][autograd]") {
+  // The snapshot strategy's re-shards slice one exchanged matrix into steps; the matrix must not
+  // stay on the tape beside its slices.
+  const Var x(make(2, 2, {1, -2, 3, -4}), true), w(make(2, 2, {1, 2, -1, 1}), true);
+  std::weak_ptr<Node> product;
+  Var loss;
+  {
+    const Var p = matmul(x, w);  // [3 0; 7 2]
+    const Var top = slice_rows(p, 0, 1), bottom = slice_rows(p, 1, 2);
+    loss = add(sum(mul(top, top)), sum(bottom));
+    product = p.node();
+  }
+  REQUIRE_FALSE(product.expired());
+  CHECK_FALSE(product.lock()->value.data());
+  CHECK(product.lock()->value.rows() == 2);
+  CHECK(host(loss.value()) == std::vector<float>{18});
+  loss.backward();
+  // G = [6 0; 1 1]: dw = x^T G, dx = G w^T.
+  CHECK(host(w.grad()) == std::vector<float>{9, 3, -16, -4});
+  CHECK(host(x.grad()) == std::vector<float>{6, -6, 3, 0});
+}
+
 TEST_CASE("autograd: deep tapes neither recurse in backward nor in destruction",
           "[gnn][autograd]") {
   const Var x(Tensor::filled(1, 1, 1.f), true);
