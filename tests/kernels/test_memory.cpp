@@ -45,6 +45,25 @@ TEST_CASE("a freed large block serves a later request of a slightly different si
   kernels::release_cached(Device::cpu);
 }
 
+TEST_CASE("blocks from 128 KB are pooled: a rank's share's rows are reused, not left in holes",
+          "[kernels][memory]") {
+  kernels::release_cached(Device::cpu);
+  // 200 kB and 210 kB share the 224 kB class (four classes from 128 kB to 256 kB). Live blocks
+  // on both sides keep malloc from growing a freed 200 kB chunk into a 210 kB one: only the
+  // pool hands the same block back.
+  void* before = std::malloc(200 << 10);
+  void* p = kernels::alloc(Device::cpu, 200 << 10);
+  void* after = std::malloc(200 << 10);
+  kernels::free(Device::cpu, p);
+  void* q = kernels::alloc(Device::cpu, 210 << 10);
+  CHECK(q == p);
+  static_cast<char*>(q)[(210 << 10) - 1] = 1;
+  kernels::free(Device::cpu, q);
+  std::free(before);
+  std::free(after);
+  kernels::release_cached(Device::cpu);
+}
+
 #ifdef __GLIBC__
 namespace {
 // This process's resident bytes now (/proc/self/statm's second field, in pages).
