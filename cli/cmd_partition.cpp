@@ -142,7 +142,7 @@ void run_temporal_sharded(PartitionArgs& a, Communicator& comm) {
               describe(a, true, comm.size()).c_str(), part_s);
   std::printf("%-14s peak %s on the largest rank (rank 0: %s)\n", "memory",
               memory_str(most).c_str(), memory_str(peak).c_str());
-  std::printf("%-14s %lld of the union's %lld edges (%.2f%%); halo %lld vertices\n", "edge cut",
+  std::printf("%-14s %lld of the union's %lld edges (%.2f%%); halo %lld rows\n", "edge cut",
               (long long)info.edge_cut, (long long)info.union_edges,
               percent(info.edge_cut, info.union_edges), (long long)info.halo_vertices);
   std::printf("%6s %12s\n", "rank", "vertices");
@@ -191,6 +191,7 @@ void run_temporal(PartitionArgs& a) {
   const double part_s = timer.ms() / 1000;
   if (comm.rank() != 0) return;
   const PartitionQuality q = partition_quality(u, part, a.opt.parts);
+  const int64_t halo_rows = union_halo_rows(u, part);  // as the sharded job counts them
   const TemporalBalance b = temporal_balance(g, part, a.opt.parts);
   std::printf(
       "%-14s %s: %lld vertices, %d snapshots, %lld edges in their union (loaded in %.2f "
@@ -199,9 +200,9 @@ void run_temporal(PartitionArgs& a) {
       (long long)u.nnz(), load_s);
   std::printf("%-14s %s (%.2f s)\n", "partitioner", describe(a, true, comm.size()).c_str(), part_s);
   if (!memory.empty()) std::printf("%-14s %s\n", "memory", memory.c_str());
-  std::printf("%-14s %lld of the union's %lld edges (%.2f%%); halo %lld vertices\n", "edge cut",
+  std::printf("%-14s %lld of the union's %lld edges (%.2f%%); halo %lld rows\n", "edge cut",
               (long long)q.edge_cut, (long long)u.nnz(), percent(q.edge_cut, u.nnz()),
-              (long long)q.halo_vertices);
+              (long long)halo_rows);
   std::printf(
       "%-14s per snapshot, max / mean over the parts; makespan: the sum over snapshots of "
       "the most loaded part's share / the sum of the mean\n",
@@ -226,7 +227,7 @@ void run_temporal(PartitionArgs& a) {
   info.snapshots = g.num_snapshots();
   info.directed = g.directed;
   info.edge_cut = q.edge_cut;
-  info.halo_vertices = q.halo_vertices;
+  info.halo_vertices = halo_rows;
   info.vertex_ids = temporal_vertex_ids_hash(g.original_ids, g.num_vertices);
   write_temporal_partition_dir(a.out, part, a.opt, info);
   std::printf("%-14s %s (manifest.json + parts.bin) in %.2f s\n", "wrote", a.out.c_str(),

@@ -71,6 +71,12 @@ struct PartitionQuality {
 };
 PartitionQuality partition_quality(const Csr& g, const std::vector<int32_t>& part, int parts,
                                    const std::vector<int32_t>& train = {});
+// A temporal union graph's (temporal_union: each (dst, src) pair once) halo rows as
+// `dgnn partition` reports them on one process and on the blocks alike: per vertex, the other
+// parts among its neighbours in either direction (the parts that receive its row). partition_
+// quality's count reads in-neighbours only, which on a union that holds an undirected pair once
+// misses the pairs stored the other way round.
+int64_t union_halo_rows(const Csr& u, const std::vector<int32_t>& part);
 
 // One rank's share of a dataset. Local numbering: owned vertices first — those with no remote
 // in-neighbour (interior) before the others (boundary) — then halo vertices.

@@ -71,4 +71,23 @@ PartitionQuality partition_quality(const Csr& g, const std::vector<int32_t>& par
   return q;
 }
 
+int64_t union_halo_rows(const Csr& u, const std::vector<int32_t>& part) {
+  DGNN_CHECK(int64_t(part.size()) == u.rows && u.rows == u.cols, ShapeError,
+             "union_halo_rows: one part per vertex of a square graph");
+  const Csr t = u.transpose();
+  int64_t rows = 0;
+  std::vector<int32_t> seen;
+  for (int64_t v = 0; v < u.rows; ++v) {
+    seen.clear();
+    for (const Csr* g : {&u, &t})
+      for (int64_t k = g->offsets[size_t(v)]; k < g->offsets[size_t(v) + 1]; ++k) {
+        const int32_t q = part[size_t(g->indices[size_t(k)])];
+        if (q != part[size_t(v)]) seen.push_back(q);
+      }
+    std::sort(seen.begin(), seen.end());
+    rows += std::unique(seen.begin(), seen.end()) - seen.begin();
+  }
+  return rows;
+}
+
 }  // namespace dgnn

@@ -67,3 +67,18 @@ TEST_CASE("assignments that do not fit the graph are option errors") {
   CHECK_THROWS_AS(partition_quality(g, {0, 0, 0, 1, 1, -1}, 2), OptionError);
   CHECK_THROWS_AS(partition_quality(g, {0, 0, 0, 1, 1, 1}, 2, {9}), OptionError);
 }
+
+TEST_CASE("a temporal union's halo rows count neighbours in either direction") {
+  // A union holds an undirected pair once, (dst, src) as its first event had it: 1 -> 0,
+  // 1 -> 2, 2 -> 3; parts {0, 1} {2, 3}. Vertex 1's row goes to part 1 (neighbour 2) and
+  // vertex 2's to part 0 (neighbour 1): 2 rows, where the in-neighbour count sees only 2's
+  // in-neighbour 1.
+  const Csr u = csr_from_coo(4, 4, {0, 2, 3}, {1, 1, 2}, {});
+  const std::vector<int32_t> part = {0, 0, 1, 1};
+  CHECK(union_halo_rows(u, part) == 2);
+  CHECK(partition_quality(u, part, 2).halo_vertices == 1);
+  // Parts {1} {0} {2, 3}: vertex 1's neighbours 0 and 2 are on two other parts, so its row goes
+  // to both; 0's goes to part 0, 2's to part 0, 3's nowhere.
+  CHECK(union_halo_rows(u, {1, 0, 2, 2}) == 4);
+  CHECK_THROWS_AS(union_halo_rows(u, {0, 1}), ShapeError);
+}
